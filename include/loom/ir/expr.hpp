@@ -1,0 +1,301 @@
+// Expression nodes of the loop IR and the Expr/Var handles that users hold.
+// Nodes are immutable and shared; `make` factories check types (user-facing operators with
+// type promotion live in ir/op.hpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "loom/ir/dtype.hpp"
+#include "loom/ir/node_kinds.hpp"
+#include "loom/support/object.hpp"
+
+namespace loom {
+
+class ExprNode : public Object {
+ public:
+  ExprNode(IRNodeKind k, DType t) : kind(k), dtype(t) {}
+  const IRNodeKind kind;
+  const DType dtype;
+};
+
+class Var;
+
+/// A handle to an immutable expression node. Converts implicitly from C++ numbers.
+class Expr {
+ public:
+  Expr() = default;
+  Expr(Ref<const ExprNode> node) : node_(std::move(node)) {}
+  Expr(int value);
+  Expr(int64_t value);
+  Expr(float value);
+  Expr(double value);
+  Expr(bool value);
+
+  bool defined() const { return static_cast<bool>(node_); }
+  const ExprNode* get() const { return node_.get(); }
+  const ExprNode* operator->() const { return node_.get(); }
+  DType dtype() const { return node_->dtype; }
+  IRNodeKind kind() const { return node_->kind; }
+  bool same_as(const Expr& other) const { return node_.same_as(other.node_); }
+
+  /// The node as T when it is one, otherwise nullptr.
+  template <typename T>
+  const T* as() const {
+    if (node_ && node_->kind == T::node_kind) return static_cast<const T*>(node_.get());
+    return nullptr;
+  }
+
+ private:
+  Ref<const ExprNode> node_;
+};
+
+struct ExprHash {
+  std::size_t operator()(const Expr& e) const { return std::hash<const void*>()(e.get()); }
+};
+struct ExprSameAs {
+  bool operator()(const Expr& a, const Expr& b) const { return a.same_as(b); }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Immediates and variables
+
+class IntImmNode : public ExprNode {
+ public:
+  static constexpr IRNodeKind node_kind = IRNodeKind::IntImm;
+  IntImmNode(DType t, int64_t v) : ExprNode(node_kind, t), value(v) {}
+  const int64_t value;  // for uint64 the bit pattern
+  static Expr make(DType t, int64_t v);
+};
+
+class FloatImmNode : public ExprNode {
+ public:
+  static constexpr IRNodeKind node_kind = IRNodeKind::FloatImm;
+  FloatImmNode(DType t, double v) : ExprNode(node_kind, t), value(v) {}
+  const double value;
+  static Expr make(DType t, double v) { return Expr(make_ref<FloatImmNode>(t, v)); }
+};
+
+class StringImmNode : public ExprNode {
+ public:
+  static constexpr IRNodeKind node_kind = IRNodeKind::StringImm;
+  explicit StringImmNode(std::string v) : ExprNode(node_kind, handle_type), value(std::move(v)) {}
+  const std::string value;
+  static Expr make(std::string v) { return Expr(make_ref<StringImmNode>(std::move(v))); }
+};
+
+class VarNode : public ExprNode {
+ public:
+  static constexpr IRNodeKind node_kind = IRNodeKind::Var;
+  VarNode(std::string n, DType t, bool reduce)
+      : ExprNode(node_kind, t), name(std::move(n)), is_reduce_axis(reduce) {}
+  const std::string name;
+  /// Set for the variable of a reduce_axis, so a use outside its reduction can be reported.
+  const bool is_reduce_axis;
+};
+
+/// A named variable: a loop counter, a symbolic extent, a buffer's data pointer (handle type).
+/// Two Vars are the same variable only when they are the same node, whatever their names.
+class Var : public Expr {
+ public:
+  Var() = default;
+  explicit Var(std::string name, DType t = i32, bool reduce_axis = false)
+      : Expr(make_ref<VarNode>(std::move(name), t, reduce_axis)) {}
+  explicit Var(Ref<const ExprNode> node) : Expr(std::move(node)) {}
+  const VarNode* get() const { return static_cast<const VarNode*>(Expr::get()); }
+  const VarNode* operator->() const { return get(); }
+  const std::string& name() const { return get()->name; }
+  /// A fresh variable of the same type with another name.
+  Var copy_with_name(const std::string& name) const { return Var(name, dtype(), get()->is_reduce_axis); }
+};
+
+inline Expr IntImmNode::make(DType t, int64_t v) {
+  // Normalise the stored value to the type's width so that equal constants compare equal.
+  if (t.bits < 64 && t.code == TypeCode::Int) {
+    int shift = 64 - t.bits;
+    v = static_cast<int64_t>(static_cast<uint64_t>(v) << shift) >> shift;
+  } else if (t.bits < 64 && t.code == TypeCode::UInt) {
+    v = static_cast<int64_t>(static_cast<uint64_t>(v) & ((uint64_t{1} << t.bits) - 1));
+  }
+  return Expr(make_ref<IntImmNode>(t, v));
+}
+
+inline Expr::Expr(int value) : Expr(IntImmNode::make(i32, value)) {}
+inline Expr::Expr(int64_t value) : Expr(IntImmNode::make(i64, value)) {}
+inline Expr::Expr(float value) : Expr(FloatImmNode::make(f32, value)) {}
+// A C++ double literal is float32, as a Python float is in TVM; binary operators adapt
+// immediates to the other operand's type, so `x * 0.1` with x:float64 keeps full precision.
+inline Expr::Expr(double value) : Expr(FloatImmNode::make(f32, value)) {}
+inline Expr::Expr(bool value) : Expr(IntImmNode::make(boolean, value ? 1 : 0)) {}
+
+// ---------------------------------------------------------------------------------------------
+// Arithmetic, comparison and logic
+
+template <IRNodeKind K>
+class BinaryNode : public ExprNode {
+ public:
+  static constexpr IRNodeKind node_kind = K;
+  static constexpr bool is_comparison = K == IRNodeKind::EQ || K == IRNodeKind::NE || K == IRNodeKind::LT ||
+                                        K == IRNodeKind::LE || K == IRNodeKind::GT || K == IRNodeKind::GE;
+  static constexpr bool is_logical = K == IRNodeKind::And || K == IRNodeKind::Or;
+  BinaryNode(DType t, Expr a_, Expr b_) : ExprNode(K, t), a(std::move(a_)), b(std::move(b_)) {}
+  const Expr a, b;
+
+  /// Builds the node; both operands must already have the same type (see ir/op.hpp).
+  static Expr make(Expr a, Expr b) {
+    internal_check(a.defined() && b.defined(), "undefined operand of ", kind_name(K));
+    internal_check(a.dtype() == b.dtype(), kind_name(K), " of mismatched types ", a.dtype().str(), " and ",
+                   b.dtype().str());
+    DType t = (is_comparison || is_logical) ? boolean.with_lanes(a.dtype().lanes) : a.dtype();
+    return Expr(make_ref<BinaryNode>(t, std::move(a), std::move(b)));
+  }
+};
+
+using AddNode = BinaryNode<IRNodeKind::Add>;
+using SubNode = BinaryNode<IRNodeKind::Sub>;
+using MulNode = BinaryNode<IRNodeKind::Mul>;
+/// Truncating division (C semantics) for integers, IEEE division for floats.
+using DivNode = BinaryNode<IRNodeKind::Div>;
+/// Truncating remainder (C semantics).
+using ModNode = BinaryNode<IRNodeKind::Mod>;
+/// Division rounding toward negative infinity; the index arithmetic of splits uses it.
+using FloorDivNode = BinaryNode<IRNodeKind::FloorDiv>;
+using FloorModNode = BinaryNode<IRNodeKind::FloorMod>;
+using MinNode = BinaryNode<IRNodeKind::Min>;
+using MaxNode = BinaryNode<IRNodeKind::Max>;
+using EQNode = BinaryNode<IRNodeKind::EQ>;
+using NENode = BinaryNode<IRNodeKind::NE>;
+using LTNode = BinaryNode<IRNodeKind::LT>;
+using LENode = BinaryNode<IRNodeKind::LE>;
+using GTNode = BinaryNode<IRNodeKind::GT>;
+using GENode = BinaryNode<IRNodeKind::GE>;
+using AndNode = BinaryNode<IRNodeKind::And>;
+using OrNode = BinaryNode<IRNodeKind::Or>;
+
+class NotNode : public ExprNode {
+ public:
+  static constexpr IRNodeKind node_kind = IRNodeKind::Not;
+  explicit NotNode(Expr a_) : ExprNode(node_kind, a_.dtype()), a(std::move(a_)) {}
+  const Expr a;
+  static Expr make(Expr a) {
+    internal_check(a.dtype().is_bool(), "logical not of non-bool ", a.dtype().str());
+    return Expr(make_ref<NotNode>(std::move(a)));
+  }
+};
+
+class SelectNode : public ExprNode {
+ public:
+  static constexpr IRNodeKind node_kind = IRNodeKind::Select;
+  SelectNode(Expr c, Expr t, Expr f)
+      : ExprNode(node_kind, t.dtype()),
+        condition(std::move(c)),
+        true_value(std::move(t)),
+        false_value(std::move(f)) {}
+  const Expr condition, true_value, false_value;
+  static Expr make(Expr c, Expr t, Expr f) {
+    internal_check(c.dtype().is_bool(), "select condition is not bool");
+    internal_check(t.dtype() == f.dtype(), "select branches of different types ", t.dtype().str(), " and ",
+                   f.dtype().str());
+    return Expr(make_ref<SelectNode>(std::move(c), std::move(t), std::move(f)));
+  }
+};
+
+class CastNode : public ExprNode {
+ public:
+  static constexpr IRNodeKind node_kind = IRNodeKind::Cast;
+  CastNode(DType t, Expr v) : ExprNode(node_kind, t), value(std::move(v)) {}
+  const Expr value;
+  static Expr make(DType t, Expr v) {
+    internal_check(t.lanes == v.dtype().lanes, "cast changes lanes");
+    return Expr(make_ref<CastNode>(t, std::move(v)));
+  }
+};
+
+/// A read of flat memory: buffer[index], after storage flattening. A vector index (a Ramp)
+/// makes a vector load; `predicate`, when defined, masks lanes.
+class LoadNode : public ExprNode {
+ public:
+  static constexpr IRNodeKind node_kind = IRNodeKind::Load;
+  LoadNode(DType t, Var b, Expr i, Expr p)
+      : ExprNode(node_kind, t), buffer(std::move(b)), index(std::move(i)), predicate(std::move(p)) {}
+  const Var buffer;
+  const Expr index;
+  const Expr predicate;
+  static Expr make(DType element, Var buffer, Expr index, Expr predicate = Expr()) {
+    DType t = element.with_lanes(index.dtype().lanes);
+    return Expr(make_ref<LoadNode>(t, std::move(buffer), std::move(index), std::move(predicate)));
+  }
+};
+
+/// The vector base, base+stride, ..., base+(lanes-1)*stride.
+class RampNode : public ExprNode {
+ public:
+  static constexpr IRNodeKind node_kind = IRNodeKind::Ramp;
+  RampNode(Expr b, Expr s, int l)
+      : ExprNode(node_kind, b.dtype().with_lanes(l)), base(std::move(b)), stride(std::move(s)), lanes(l) {}
+  const Expr base, stride;
+  const int lanes;
+  static Expr make(Expr base, Expr stride, int lanes) {
+    internal_check(base.dtype().is_scalar() && stride.dtype() == base.dtype(), "bad ramp");
+    return Expr(make_ref<RampNode>(std::move(base), std::move(stride), lanes));
+  }
+};
+
+class BroadcastNode : public ExprNode {
+ public:
+  static constexpr IRNodeKind node_kind = IRNodeKind::Broadcast;
+  BroadcastNode(Expr v, int l)
+      : ExprNode(node_kind, v.dtype().with_lanes(l)), value(std::move(v)), lanes(l) {}
+  const Expr value;
+  const int lanes;
+  static Expr make(Expr value, int lanes) {
+    internal_check(value.dtype().is_scalar(), "broadcast of a vector");
+    return Expr(make_ref<BroadcastNode>(std::move(value), lanes));
+  }
+};
+
+enum class CallKind : uint8_t {
+  PureIntrinsic,  // math and loom builtins without side effects (exp, if_then_else, likely)
+  Intrinsic,      // loom builtins with side effects (prefetch, extern stage calls)
+  Extern,         // a C function the generated code links against
+};
+
+class CallNode : public ExprNode {
+ public:
+  static constexpr IRNodeKind node_kind = IRNodeKind::Call;
+  CallNode(DType t, std::string n, std::vector<Expr> a, CallKind k)
+      : ExprNode(node_kind, t), name(std::move(n)), args(std::move(a)), call_kind(k) {}
+  const std::string name;
+  const std::vector<Expr> args;
+  const CallKind call_kind;
+  static Expr make(DType t, std::string name, std::vector<Expr> args,
+                   CallKind kind = CallKind::PureIntrinsic) {
+    return Expr(make_ref<CallNode>(t, std::move(name), std::move(args), kind));
+  }
+  bool is_pure() const { return call_kind == CallKind::PureIntrinsic; }
+};
+
+class LetNode : public ExprNode {
+ public:
+  static constexpr IRNodeKind node_kind = IRNodeKind::Let;
+  LetNode(Var v, Expr val, Expr b)
+      : ExprNode(node_kind, b.dtype()), var(std::move(v)), value(std::move(val)), body(std::move(b)) {}
+  const Var var;
+  const Expr value, body;
+  static Expr make(Var var, Expr value, Expr body) {
+    return Expr(make_ref<LetNode>(std::move(var), std::move(value), std::move(body)));
+  }
+};
+
+// Names of the intrinsics the lowering passes and backends agree on.
+namespace intrinsic {
+inline constexpr const char* if_then_else = "if_then_else";  // lazily evaluated select
+inline constexpr const char* likely = "likely";              // a guard that is usually true
+inline constexpr const char* address_of = "address_of";      // address of a Load
+inline constexpr const char* extern_stage = "loom.extern_stage";
+inline constexpr const char* reinterpret = "reinterpret";
+}  // namespace intrinsic
+
+}  // namespace loom

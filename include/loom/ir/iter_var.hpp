@@ -1,0 +1,80 @@
+// Range (min, extent) and IterVar: a named iteration domain, the axis of a computation or a
+// loop created by a schedule (split, fuse), or a hardware thread index ("threadIdx.x").
+#pragma once
+
+#include <string>
+#include <utility>
+
+#include "loom/ir/expr.hpp"
+
+namespace loom {
+
+/// The half-open interval [min, min + extent).
+struct Range {
+  Expr min;
+  Expr extent;
+  Range() = default;
+  Range(Expr mn, Expr ext) : min(std::move(mn)), extent(std::move(ext)) {}
+  bool defined() const { return min.defined(); }
+};
+
+enum class IterVarKind : uint8_t {
+  DataPar,      // a data-parallel axis of a compute
+  CommReduce,   // a reduction axis (commutative, associative)
+  Ordered,      // a sequential axis (the time axis of a scan)
+  ThreadIndex,  // a hardware thread or block index, or a virtual thread
+  Opaque,       // an axis with no known semantics (extern stages)
+};
+
+inline const char* iter_var_kind_name(IterVarKind k) {
+  switch (k) {
+    case IterVarKind::DataPar: return "DataPar";
+    case IterVarKind::CommReduce: return "CommReduce";
+    case IterVarKind::Ordered: return "Ordered";
+    case IterVarKind::ThreadIndex: return "ThreadIndex";
+    case IterVarKind::Opaque: return "Opaque";
+  }
+  return "?";
+}
+
+class IterVarNode : public Object {
+ public:
+  IterVarNode(Range d, Var v, IterVarKind k, std::string tag)
+      : dom(std::move(d)), var(std::move(v)), kind(k), thread_tag(std::move(tag)) {}
+  const Range dom;  // undefined for axes created by split/fuse until bounds are inferred
+  const Var var;
+  const IterVarKind kind;
+  const std::string thread_tag;  // "threadIdx.x", "blockIdx.y", "vthread", or empty
+};
+
+class IterVar {
+ public:
+  IterVar() = default;
+  explicit IterVar(Ref<const IterVarNode> node) : node_(std::move(node)) {}
+  IterVar(Range dom, Var var, IterVarKind kind, std::string thread_tag = "")
+      : node_(make_ref<IterVarNode>(std::move(dom), std::move(var), kind, std::move(thread_tag))) {}
+
+  bool defined() const { return static_cast<bool>(node_); }
+  const IterVarNode* get() const { return node_.get(); }
+  const IterVarNode* operator->() const { return node_.get(); }
+  const Var& var() const { return node_->var; }
+  const Range& dom() const { return node_->dom; }
+  const std::string& name() const { return node_->var.name(); }
+  IterVarKind kind() const { return node_->kind; }
+  bool is_reduce() const { return node_->kind == IterVarKind::CommReduce; }
+  /// Use an IterVar wherever an expression is expected: it stands for its variable.
+  operator Expr() const { return node_->var; }
+  bool same_as(const IterVar& other) const { return node_.same_as(other.node_); }
+  friend bool operator==(const IterVar& a, const IterVar& b) { return a.same_as(b); }
+  friend bool operator!=(const IterVar& a, const IterVar& b) { return !a.same_as(b); }
+  friend bool operator<(const IterVar& a, const IterVar& b) { return a.node_ < b.node_; }
+
+ private:
+  Ref<const IterVarNode> node_;
+};
+
+struct IterVarHash {
+  std::size_t operator()(const IterVar& iv) const { return std::hash<const void*>()(iv.get()); }
+};
+
+}  // namespace loom

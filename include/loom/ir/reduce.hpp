@@ -1,0 +1,56 @@
+// Commutative reducers (sum, min, max, prod, user-defined, multi-value like argmax) and the
+// Reduce expression that a compute's body uses to reduce over its reduce axes.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "loom/ir/iter_var.hpp"
+
+namespace loom {
+
+/// combiner(lhs, rhs) -> result, applied element-wise over a tuple of values, with identity.
+class CommReducerNode : public Object {
+ public:
+  CommReducerNode(std::vector<Var> l, std::vector<Var> r, std::vector<Expr> res, std::vector<Expr> id,
+                  std::string n)
+      : lhs(std::move(l)),
+        rhs(std::move(r)),
+        result(std::move(res)),
+        identity(std::move(id)),
+        name(std::move(n)) {}
+  const std::vector<Var> lhs, rhs;
+  const std::vector<Expr> result;
+  const std::vector<Expr> identity;
+  const std::string name;
+  std::size_t size() const { return result.size(); }
+};
+using CommReducer = Ref<const CommReducerNode>;
+
+/// Reduce `source` over `axis` with `combiner`, keeping only points where `condition` holds.
+/// A multi-value reducer produces one Reduce per value, told apart by value_index.
+class ReduceNode : public ExprNode {
+ public:
+  static constexpr IRNodeKind node_kind = IRNodeKind::Reduce;
+  ReduceNode(DType t, CommReducer c, std::vector<Expr> s, std::vector<IterVar> a, Expr cond, int vi)
+      : ExprNode(node_kind, t),
+        combiner(std::move(c)),
+        source(std::move(s)),
+        axis(std::move(a)),
+        condition(std::move(cond)),
+        value_index(vi) {}
+  const CommReducer combiner;
+  const std::vector<Expr> source;
+  const std::vector<IterVar> axis;
+  const Expr condition;
+  const int value_index;
+  static Expr make(CommReducer combiner, std::vector<Expr> source, std::vector<IterVar> axis, Expr condition,
+                   int value_index) {
+    DType t = source.at(value_index).dtype();
+    return Expr(make_ref<ReduceNode>(t, std::move(combiner), std::move(source), std::move(axis),
+                                     std::move(condition), value_index));
+  }
+};
+
+}  // namespace loom

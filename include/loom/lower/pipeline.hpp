@@ -1,0 +1,52 @@
+// The lowering recipe: Loom's passes in order, grouped in the phases of DESIGN.md. Each pass
+// is a free function Stmt(Stmt, const PassContext&); user passes run after any phase.
+#pragma once
+
+#include <vector>
+
+#include "loom/ir/simplify.hpp"
+#include "loom/lower/inline_stages.hpp"
+#include "loom/lower/lower_state.hpp"
+#include "loom/lower/pass_context.hpp"
+
+namespace loom {
+
+namespace passes {
+
+/// Phase schedule: inline stages, check attachments, infer bounds, build the loop nests.
+inline Stmt schedule_ops(Stmt, const PassContext& ctx) {
+  LowerState& state = *ctx.state;
+  ScheduleNode& sch = *state.schedule.get();
+  inline_stages(sch);
+  validate_attachments(sch);
+  state.bounds = infer_bounds(sch);
+  return loom::schedule_ops(sch, state.bounds, state.param_tensors);
+}
+
+/// Phase flatten: tensors to flat buffers.
+inline Stmt storage_flatten(Stmt body, const PassContext& ctx) {
+  return loom::storage_flatten(body, *ctx.state->schedule.get(), ctx.state->params);
+}
+
+/// Phase loops: fold constants, canonicalise indices, drop guards that always hold.
+inline Stmt simplify(Stmt body, const PassContext& ctx) { return ctx.simplify ? loom::simplify(body) : body; }
+
+}  // namespace passes
+
+struct PhasePasses {
+  Phase phase;
+  std::vector<NamedPass> passes;
+};
+
+/// Loom's own passes, phase by phase.
+inline std::vector<PhasePasses> default_pipeline() {
+  return {
+      {Phase::Schedule, {{"schedule_ops", passes::schedule_ops}}},
+      {Phase::Flatten, {{"storage_flatten", passes::storage_flatten}}},
+      {Phase::Loops, {{"simplify", passes::simplify}}},
+      {Phase::Memory, {}},
+      {Phase::Device, {}},
+  };
+}
+
+}  // namespace loom

@@ -1,0 +1,323 @@
+// Builds the loop IR of a schedule: one loop nest per stage from its leaf loops, producers
+// placed at their attach points inside consumers' loops, each produced tensor Realize'd around
+// the code that writes and reads it, guards where a split overshoots an axis (TVM's
+// ScheduleOps + MakeLoopNest, with bounds from bound inference).
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "loom/ir/simplify.hpp"
+#include "loom/lower/bound_inference.hpp"
+
+namespace loom {
+
+namespace intrinsic {
+/// Before flattening, an extern stage names its buffers by tensor (flattening rewrites it to
+/// extern_stage).
+inline constexpr const char* extern_stage_tensors = "loom.extern_stage_tensors";
+}  // namespace intrinsic
+
+using TensorSet = std::unordered_set<TensorKey, TensorKeyHash>;
+using TensorAliasMap = std::unordered_map<TensorKey, Tensor, TensorKeyHash>;
+
+/// Tensors that share another tensor's storage: a scan's init, update and state are all the
+/// scan's output.
+inline TensorAliasMap storage_aliases(const ScheduleNode& sch) {
+  TensorAliasMap alias;
+  for (const Ref<StageNode>& s : sch.stages) {
+    if (s->origin_op->kind != OpKind::Scan) continue;
+    const auto* scan = static_cast<const ScanOpNode*>(s->origin_op.get());
+    for (size_t k = 0; k < scan->update.size(); ++k) {
+      Tensor out = s->origin_op->output(static_cast<int>(k));
+      alias[TensorKey(scan->init[k])] = out;
+      alias[TensorKey(scan->update[k])] = out;
+      alias[TensorKey(scan->state_placeholder[k])] = out;
+    }
+  }
+  return alias;
+}
+
+namespace detail {
+
+class ScheduleOpsBuilder {
+ public:
+  ScheduleOpsBuilder(const ScheduleNode& sch, const BoundResult& bounds, const TensorSet& params)
+      : sch_(sch), bounds_(bounds), params_(params), aliases_(storage_aliases(sch)) {
+    for (const Ref<StageNode>& s : sch.stages) {
+      if (!lowered(*s)) continue;
+      if (s->attach_type == AttachType::Scope || s->attach_type == AttachType::ScanUpdate) {
+        attached_[s->attach_stage][s->attach_ivar.get()].push_back(s.get());
+      } else if (s->attach_type == AttachType::ScanInit) {
+        scan_inits_[s->attach_stage].push_back(s.get());
+      }
+      // Every loop counter ranges over [0, extent): what the guards are proven against.
+      for (const IterVar& leaf : s->leaf_iter_vars) {
+        const Range& r = bounds_.ranges.at(leaf.get());
+        analyzer_.bind(loop_var_of(*s, leaf), Range(make_zero(r.extent.dtype()), r.extent));
+      }
+    }
+  }
+
+  Stmt build() {
+    Stmt body;
+    for (auto it = sch_.stages.rbegin(); it != sch_.stages.rend(); ++it) {
+      StageNode* s = it->get();
+      if (!lowered(*s) || s->attach_type != AttachType::Root) continue;
+      body = realize(*s, SeqNode::make({build_stage(*s), body}));
+    }
+    return body;
+  }
+
+ private:
+  static bool lowered(const StageNode& s) {
+    return !s.is_placeholder() && s.attach_type != AttachType::Inline &&
+           s.attach_type != AttachType::InlinedAlready;
+  }
+
+  /// Wraps `body` in a Realize for each output of `s` that needs storage of its own.
+  Stmt realize(const StageNode& s, Stmt body) {
+    for (int k = s.origin_op->num_outputs() - 1; k >= 0; --k) {
+      Tensor t = s.origin_op->output(k);
+      if (params_.count(TensorKey(t)) || aliases_.count(TensorKey(t))) continue;
+      body = RealizeNode::make(t.producer(), bounds_.regions.at(TensorKey(t)), effective_scope(s), body);
+    }
+    return body;
+  }
+
+  /// Places the stages attached at loop `iv` of `s` (and their storage) before `body`.
+  Stmt wrap_attached(const StageNode& s, const IterVar& iv, Stmt body) {
+    auto sit = attached_.find(&s);
+    if (sit == attached_.end()) return body;
+    auto it = sit->second.find(iv.get());
+    if (it == sit->second.end()) return body;
+    const std::vector<StageNode*>& stages = it->second;
+    for (auto p = stages.rbegin(); p != stages.rend(); ++p)
+      body = realize(**p, SeqNode::make({build_stage(**p), body}));
+    return body;
+  }
+
+  Stmt build_stage(const StageNode& s) {
+    switch (s.op->kind) {
+      case OpKind::Compute: return build_compute(s);
+      case OpKind::Scan: return build_scan(s);
+      case OpKind::Extern: return build_extern(s);
+      case OpKind::Placeholder: break;
+    }
+    return Stmt();
+  }
+
+  struct LoopNest {
+    std::vector<IterVar> leaves;
+    ValueMap values;  // value of every IterVar of the stage
+  };
+
+  LoopNest loop_values(const StageNode& s) {
+    LoopNest nest;
+    nest.leaves = s.leaf_iter_vars;
+    ValueMap counters;
+    for (const IterVar& leaf : s.leaf_iter_vars) {
+      const Range& r = bounds_.ranges.at(leaf.get());
+      bool no_loop = is_one(r.extent) && !bound_to_thread(s, leaf);
+      counters[leaf.get()] = no_loop ? make_zero(leaf.var().dtype()) : Expr(loop_var_of(s, leaf));
+    }
+    nest.values = pass_up_index(s, bounds_.ranges, counters);
+    for (auto& [iv, value] : nest.values) value = analyzer_.simplify(value);
+    return nest;
+  }
+
+  static bool bound_to_thread(const StageNode& s, const IterVar& leaf) {
+    const IterVarAttr* a = s.attr(leaf);
+    return a && a->bind_thread.defined();
+  }
+
+  /// The loop of one leaf around `body` (none for an extent-one serial loop).
+  Stmt make_loop(const StageNode& s, const IterVar& leaf, Stmt body) {
+    const Range& r = bounds_.ranges.at(leaf.get());
+    const IterVarAttr* a = s.attr(leaf);
+    Expr zero = make_zero(r.extent.dtype());
+    if (a && a->bind_thread.defined())
+      return ForNode::make(a->bind_thread.var(), zero, r.extent, ForKind::ThreadBinding, body,
+                           a->bind_thread->thread_tag);
+    if (is_one(r.extent)) return body;
+    ForKind kind = a ? a->for_kind : ForKind::Serial;
+    std::vector<LoopAnnotation> annotations = a ? a->pragmas : std::vector<LoopAnnotation>{};
+    return ForNode::make(leaf.var(), zero, r.extent, kind, body, "", annotations);
+  }
+
+  /// Guards for the axes whose loops may run past the axis' extent (non-dividing splits, a
+  /// producer computed for a consumer's overshooting tile).
+  std::vector<Expr> bound_checks(const std::vector<IterVar>& axes, const ValueMap& values) {
+    std::vector<Expr> conds;
+    for (const IterVar& iv : axes) {
+      const Expr& value = values.at(iv.get());
+      const Range& dom = iv.dom();
+      Expr end = analyzer_.simplify(dom.min + dom.extent);
+      if (!analyzer_.can_prove(value < end)) conds.push_back(likely(value < end));
+      if (!analyzer_.can_prove(value >= dom.min)) conds.push_back(likely(value >= dom.min));
+    }
+    return conds;
+  }
+
+  static Stmt guard(const std::vector<Expr>& conds, Stmt body) {
+    if (conds.empty() || !body.defined()) return body;
+    return IfThenElseNode::make(all(conds), body);
+  }
+
+  Stmt build_compute(const StageNode& s) {
+    const auto* c = static_cast<const ComputeOpNode*>(s.op.get());
+    LoopNest nest = loop_values(s);
+    VarMap root;
+    for (const IterVar& iv : c->root_iter_vars()) root[iv.var().get()] = nest.values.at(iv.get());
+    std::vector<Expr> index;
+    for (const IterVar& iv : c->axis) index.push_back(nest.values.at(iv.get()));
+    std::vector<Expr> data_par_checks = bound_checks(c->axis, nest.values);
+    std::vector<Expr> checks = data_par_checks;
+    for (const Expr& e : bound_checks(c->reduce_axis, nest.values)) checks.push_back(e);
+    if (s.store_predicate.defined()) checks.push_back(s.store_predicate);
+
+    Stmt inner, init;
+    if (!c->is_reduction()) {
+      std::vector<Stmt> provides;
+      for (int k = 0; k < c->num_outputs(); ++k)
+        provides.push_back(ProvideNode::make(s.origin_op->output(k).producer(), index,
+                                             substitute(c->body[static_cast<size_t>(k)], root)));
+      inner = guard(checks, SeqNode::make(provides));
+    } else {
+      const auto* r = c->body[0].as<ReduceNode>();
+      std::vector<Stmt> init_provides;
+      for (int k = 0; k < c->num_outputs(); ++k)
+        init_provides.push_back(ProvideNode::make(s.origin_op->output(k).producer(), index,
+                                                  r->combiner->identity[static_cast<size_t>(k)]));
+      init = SeqNode::make(init_provides);
+      inner = guard(checks, reduction_update(s, *r, index, root));
+    }
+
+    // The first loop that walks a reduction: the init goes just outside it, in a nest of the
+    // data-parallel loops that follow.
+    size_t init_pos = nest.leaves.size();
+    if (c->is_reduction()) {
+      for (size_t l = 0; l < nest.leaves.size(); ++l)
+        if (nest.leaves[l].is_reduce()) {
+          init_pos = l;
+          break;
+        }
+      Stmt init_nest = guard(data_par_checks, init);
+      for (size_t l = nest.leaves.size(); l-- > init_pos;)
+        if (!nest.leaves[l].is_reduce()) init_nest = make_loop(s, nest.leaves[l], init_nest);
+      init = init_nest;
+    }
+    Stmt body = inner;
+    for (size_t l = nest.leaves.size(); l-- > 0;) {
+      if (init.defined() && init_pos == l + 1) body = SeqNode::make({init, body});
+      body = wrap_attached(s, nest.leaves[l], body);
+      body = make_loop(s, nest.leaves[l], body);
+    }
+    if (init.defined() && init_pos == 0) body = SeqNode::make({init, body});
+    return body;
+  }
+
+  /// out = combiner(out, source) for each output, reading all old values before writing.
+  Stmt reduction_update(const StageNode& s, const ReduceNode& r, const std::vector<Expr>& index,
+                        const VarMap& root) {
+    const CommReducerNode& comb = *r.combiner;
+    VarMap bind;
+    for (size_t k = 0; k < comb.size(); ++k) {
+      bind[comb.lhs[k].get()] =
+          ProducerLoadNode::make(s.origin_op->output(static_cast<int>(k)).producer(), index);
+      bind[comb.rhs[k].get()] = substitute(r.source[k], root);
+    }
+    Expr cond = substitute(r.condition, root);
+    if (comb.size() == 1) {
+      Stmt update =
+          ProvideNode::make(s.origin_op->output(0).producer(), index, substitute(comb.result[0], bind));
+      return is_const_int(cond, 1) ? update : IfThenElseNode::make(cond, update);
+    }
+    std::vector<Var> temps;
+    std::vector<Stmt> writes;
+    for (size_t k = 0; k < comb.size(); ++k) {
+      temps.push_back(Var(s.origin_op->name + ".v" + std::to_string(k), comb.result[k].dtype()));
+      writes.push_back(
+          ProvideNode::make(s.origin_op->output(static_cast<int>(k)).producer(), index, temps.back()));
+    }
+    Stmt body = SeqNode::make(writes);
+    for (size_t k = comb.size(); k-- > 0;)
+      body = LetStmtNode::make(temps[k], substitute(comb.result[k], bind), body);
+    return is_const_int(cond, 1) ? body : IfThenElseNode::make(cond, body);
+  }
+
+  Stmt build_scan(const StageNode& s) {
+    const auto* scan = static_cast<const ScanOpNode*>(s.op.get());
+    Stmt body;
+    for (size_t l = s.leaf_iter_vars.size(); l-- > 0;) {
+      body = wrap_attached(s, s.leaf_iter_vars[l], body);
+      internal_check(body.defined(), "scan '", scan->name, "' has no update stage attached");
+      body = make_loop(s, s.leaf_iter_vars[l], body);
+    }
+    std::vector<Stmt> seq;
+    auto it = scan_inits_.find(&s);
+    if (it != scan_inits_.end())
+      for (StageNode* init : it->second) seq.push_back(build_stage(*init));
+    seq.push_back(body);
+    return SeqNode::make(seq);
+  }
+
+  Stmt build_extern(const StageNode& s) {
+    const auto* ext = static_cast<const ExternOpNode*>(s.op.get());
+    std::vector<Expr> args{IntImmNode::make(i64, ext->function_id),
+                           IntImmNode::make(i32, static_cast<int64_t>(ext->inputs.size())),
+                           IntImmNode::make(i32, ext->num_outputs())};
+    auto whole = [](const Tensor& t) {
+      std::vector<Expr> zeros;
+      for (const Expr& e : t.shape()) zeros.push_back(make_zero(e.dtype()));
+      return ProducerLoadNode::make(t.producer(), zeros);
+    };
+    for (const Tensor& t : ext->inputs) args.push_back(whole(t));
+    for (int k = 0; k < ext->num_outputs(); ++k) args.push_back(whole(s.origin_op->output(k)));
+    return EvaluateNode::make(
+        CallNode::make(i32, intrinsic::extern_stage_tensors, std::move(args), CallKind::Intrinsic));
+  }
+
+  const ScheduleNode& sch_;
+  const BoundResult& bounds_;
+  const TensorSet& params_;
+  TensorAliasMap aliases_;
+  std::unordered_map<const StageNode*, std::unordered_map<const IterVarNode*, std::vector<StageNode*>>>
+      attached_;
+  std::unordered_map<const StageNode*, std::vector<StageNode*>> scan_inits_;
+  Analyzer analyzer_;
+};
+
+}  // namespace detail
+
+/// Checks that every compute_at still names a loop that exists and encloses all readers.
+inline void validate_attachments(const ScheduleNode& sch) {
+  for (const Ref<StageNode>& s : sch.stages) {
+    if (s->attach_type != AttachType::Scope) continue;
+    StageNode* parent = s->attach_stage;
+    if (!parent->is_leaf(s->attach_ivar)) {
+      std::string why = parent->owns(s->attach_ivar) ? detail::replaced_by(*parent, s->attach_ivar)
+                                                     : std::string("is not a loop of that stage");
+      throw ScheduleError(cat("compute_at: stage '", s->name(), "' is computed at loop '",
+                              s->attach_ivar.name(), "' of stage '", parent->name(), "', but that loop ", why,
+                              "; call compute_at again with one of the loops of '", parent->name(),
+                              "': ", detail::loop_list(*parent)));
+    }
+    std::vector<AttachPoint> legal = legal_attach_points(sch, s.get());
+    if (std::find(legal.begin(), legal.end(), AttachPoint{parent, s->attach_ivar}) == legal.end())
+      throw ScheduleError(cat("compute_at: stage '", s->name(), "' is computed at loop '",
+                              s->attach_ivar.name(), "' of stage '", parent->name(),
+                              "', which no longer encloses every use of it; legal locations are: ",
+                              describe_attach_points(legal)));
+  }
+}
+
+/// The loop IR of the schedule, before storage flattening. `params` are the tensors passed as
+/// arguments: they are written in place rather than realized.
+inline Stmt schedule_ops(const ScheduleNode& sch, const BoundResult& bounds, const TensorSet& params) {
+  return detail::ScheduleOpsBuilder(sch, bounds, params).build();
+}
+
+}  // namespace loom

@@ -1,0 +1,150 @@
+// Storage flattening: every multi-dimensional tensor becomes flat memory. Realize becomes
+// Allocate (strides padded by storage_align, TVM's rule), Provide becomes Store, and reads
+// become Loads at the row-major offset (relative to the realized region's origin).
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "loom/ir/extern_call.hpp"
+#include "loom/lower/schedule_ops.hpp"
+
+namespace loom {
+
+/// A tensor laid out in flat memory.
+struct FlatBuffer {
+  Var data;
+  DType dtype;
+  std::vector<Expr> mins;     // the realized region's origin (zero for arguments)
+  std::vector<Expr> extents;  // the realized region's extents
+  std::vector<Expr> strides;  // in elements
+};
+
+/// Strides of a row-major layout with TVM's storage_align rule applied to aligned dims:
+/// stride = stride + (factor + offset - stride % factor) % factor.
+inline std::vector<Expr> aligned_strides(const std::vector<Expr>& extents,
+                                         const std::vector<StorageAlign>& align) {
+  Analyzer analyzer;
+  std::vector<Expr> strides(extents.size());
+  Expr stride = extents.empty() ? Expr(1) : make_int_const(extents[0].dtype(), 1);
+  for (size_t d = extents.size(); d-- > 0;) {
+    for (const StorageAlign& a : align) {
+      if (a.dim != static_cast<int>(d) || a.factor == 0) continue;
+      Expr factor = make_int_const(stride.dtype(), a.factor),
+           offset = make_int_const(stride.dtype(), a.offset);
+      stride = analyzer.simplify(stride + floormod(factor + offset - floormod(stride, factor), factor));
+    }
+    strides[d] = stride;
+    stride = analyzer.simplify(stride * extents[d]);
+  }
+  return strides;
+}
+
+namespace detail {
+
+class StorageFlattener : public IRMutator {
+ public:
+  StorageFlattener(std::unordered_map<TensorKey, FlatBuffer, TensorKeyHash> params, TensorAliasMap aliases,
+                   std::unordered_map<TensorKey, std::vector<StorageAlign>, TensorKeyHash> align)
+      : buffers_(std::move(params)), aliases_(std::move(aliases)), align_(std::move(align)) {}
+  using IRMutator::mutate;
+
+ protected:
+  using IRMutator::visit;
+
+  const FlatBuffer& buffer_of(const Producer& p, const char* use) {
+    TensorKey key(p);
+    auto alias = aliases_.find(key);
+    if (alias != aliases_.end()) key = TensorKey(alias->second);
+    auto it = buffers_.find(key);
+    if (it == buffers_.end()) {
+      Tensor t = as_tensor(p);
+      if (t.op()->kind == OpKind::Placeholder)
+        throw Error(cat("lower: placeholder '", t.name(), "' is ", use,
+                        " but is not an argument of lower(); add it to the argument list"));
+      throw InternalError(cat("no storage for tensor '", t.name(), "' where it is ", use));
+    }
+    return it->second;
+  }
+
+  Expr flat_index(const FlatBuffer& b, const std::vector<Expr>& indices) {
+    Expr index;
+    for (size_t d = 0; d < indices.size(); ++d) {
+      Expr offset = is_zero(b.mins[d]) ? indices[d] : indices[d] - b.mins[d];
+      Expr term = is_one(b.strides[d]) ? offset : offset * b.strides[d];
+      index = index.defined() ? index + term : term;
+    }
+    return index.defined() ? index : Expr(0);
+  }
+
+  Stmt visit(const RealizeNode* op) override {
+    Tensor t = as_tensor(op->producer);
+    FlatBuffer b;
+    b.data = Var(t.name(), handle_type);
+    b.dtype = t.dtype();
+    for (const Range& r : op->bounds) {
+      b.mins.push_back(r.min);
+      b.extents.push_back(r.extent);
+    }
+    auto align = align_.find(TensorKey(t));
+    b.strides =
+        aligned_strides(b.extents, align == align_.end() ? std::vector<StorageAlign>{} : align->second);
+    Expr size = b.extents.empty() ? Expr(1) : analyzer_.simplify(b.strides[0] * b.extents[0]);
+    buffers_[TensorKey(t)] = b;
+    Stmt body = mutate(op->body);
+    buffers_.erase(TensorKey(t));
+    return AllocateNode::make(b.data, b.dtype, {size}, op->scope, body);
+  }
+
+  Stmt visit(const ProvideNode* op) override {
+    const FlatBuffer& b = buffer_of(op->producer, "written");
+    Expr value = mutate(op->value);
+    bool changed = false;
+    std::vector<Expr> indices = mutate_all(op->indices, changed);
+    return StoreNode::make(b.data, value, flat_index(b, indices));
+  }
+
+  Expr visit(const ProducerLoadNode* op) override {
+    const FlatBuffer& b = buffer_of(op->producer, "read");
+    bool changed = false;
+    std::vector<Expr> indices = mutate_all(op->indices, changed);
+    return LoadNode::make(b.dtype, b.data, flat_index(b, indices));
+  }
+
+  Expr visit(const CallNode* op) override {
+    if (op->name != intrinsic::extern_stage_tensors) return IRMutator::visit(op);
+    ExternStageCall call;
+    call.function_id = op->args[0].as<IntImmNode>()->value;
+    int64_t n_in = op->args[1].as<IntImmNode>()->value;
+    for (size_t i = 3; i < op->args.size(); ++i) {
+      const auto* load = op->args[i].as<ProducerLoadNode>();
+      const FlatBuffer& b = buffer_of(load->producer, "passed to an extern stage");
+      ExternBufferArg arg{b.data, b.dtype, b.extents, b.strides};
+      (static_cast<int64_t>(i - 3) < n_in ? call.inputs : call.outputs).push_back(arg);
+    }
+    return call.encode();
+  }
+
+ private:
+  std::unordered_map<TensorKey, FlatBuffer, TensorKeyHash> buffers_;
+  TensorAliasMap aliases_;
+  std::unordered_map<TensorKey, std::vector<StorageAlign>, TensorKeyHash> align_;
+  Analyzer analyzer_;
+};
+
+}  // namespace detail
+
+/// Flattens `body`; `params` gives the flat layout of each argument tensor.
+inline Stmt storage_flatten(const Stmt& body, const ScheduleNode& sch,
+                            const std::unordered_map<TensorKey, FlatBuffer, TensorKeyHash>& params) {
+  std::unordered_map<TensorKey, std::vector<StorageAlign>, TensorKeyHash> align;
+  for (const Ref<StageNode>& s : sch.stages)
+    if (!s->storage_align.empty())
+      for (int k = 0; k < s->origin_op->num_outputs(); ++k)
+        align[TensorKey(s->origin_op->output(k))] = s->storage_align;
+  detail::StorageFlattener flattener(params, storage_aliases(sch), std::move(align));
+  return flattener.mutate(body);
+}
+
+}  // namespace loom

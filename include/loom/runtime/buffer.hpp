@@ -1,0 +1,187 @@
+// Host memory for kernel arguments: BufferView (a non-owning typed view with shape and
+// strides in elements) and Buffer<T> (owning, 64-byte aligned, row-major by default).
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <initializer_list>
+#include <memory>
+#include <new>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "loom/ir/dtype.hpp"
+#include "loom/runtime/half.hpp"
+
+namespace loom {
+
+template <typename T>
+struct dtype_of;
+template <>
+struct dtype_of<float> {
+  static constexpr DType value = f32;
+};
+template <>
+struct dtype_of<double> {
+  static constexpr DType value = f64;
+};
+template <>
+struct dtype_of<half> {
+  static constexpr DType value = f16;
+};
+template <>
+struct dtype_of<bfloat16> {
+  static constexpr DType value = bf16;
+};
+template <>
+struct dtype_of<int8_t> {
+  static constexpr DType value = i8;
+};
+template <>
+struct dtype_of<int16_t> {
+  static constexpr DType value = i16;
+};
+template <>
+struct dtype_of<int32_t> {
+  static constexpr DType value = i32;
+};
+template <>
+struct dtype_of<int64_t> {
+  static constexpr DType value = i64;
+};
+template <>
+struct dtype_of<uint8_t> {
+  static constexpr DType value = u8;
+};
+template <>
+struct dtype_of<uint16_t> {
+  static constexpr DType value = u16;
+};
+template <>
+struct dtype_of<uint32_t> {
+  static constexpr DType value = u32;
+};
+template <>
+struct dtype_of<uint64_t> {
+  static constexpr DType value = u64;
+};
+template <>
+struct dtype_of<bool> {
+  static constexpr DType value = boolean;
+};
+
+/// Row-major strides (in elements) for a shape.
+inline std::vector<int64_t> compact_strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t s = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= shape[i];
+  }
+  return strides;
+}
+
+/// A typed view of memory someone else owns. Strides are in elements.
+struct BufferView {
+  void* data = nullptr;
+  DType dtype = f32;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+
+  BufferView() = default;
+  BufferView(void* d, DType t, std::vector<int64_t> s, std::vector<int64_t> st = {})
+      : data(d), dtype(t), shape(std::move(s)), strides(std::move(st)) {
+    if (strides.empty()) strides = compact_strides(shape);
+  }
+  template <typename T>
+  BufferView(T* d, std::vector<int64_t> s, std::vector<int64_t> st = {})
+      : BufferView(static_cast<void*>(d), dtype_of<T>::value, std::move(s), std::move(st)) {}
+
+  int64_t num_elements() const {
+    return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<int64_t>());
+  }
+  int rank() const { return static_cast<int>(shape.size()); }
+};
+
+/// An owning buffer of T, 64-byte aligned so vector code can assume alignment.
+template <typename T>
+class Buffer {
+ public:
+  Buffer() = default;
+  explicit Buffer(std::vector<int64_t> shape) : shape_(std::move(shape)), strides_(compact_strides(shape_)) {
+    allocate(num_elements());
+  }
+  Buffer(std::initializer_list<int64_t> shape) : Buffer(std::vector<int64_t>(shape)) {}
+  /// A buffer with explicit strides (in elements), e.g. padded rows.
+  Buffer(std::vector<int64_t> shape, std::vector<int64_t> strides)
+      : shape_(std::move(shape)), strides_(std::move(strides)) {
+    int64_t span = 1;
+    for (size_t i = 0; i < shape_.size(); ++i) span += (shape_[i] - 1) * strides_[i];
+    allocate(shape_.empty() ? 1 : span);
+  }
+
+  T* data() const { return storage_.get(); }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  const std::vector<int64_t>& strides() const { return strides_; }
+  int64_t dim(int i) const { return shape_.at(static_cast<size_t>(i)); }
+  int rank() const { return static_cast<int>(shape_.size()); }
+  int64_t num_elements() const {
+    return std::accumulate(shape_.begin(), shape_.end(), int64_t{1}, std::multiplies<int64_t>());
+  }
+
+  template <typename... Idx>
+  T& operator()(Idx... idx) const {
+    int64_t indices[] = {static_cast<int64_t>(idx)...};
+    int64_t offset = 0;
+    for (size_t i = 0; i < sizeof...(Idx); ++i) offset += indices[i] * strides_[i];
+    return storage_.get()[offset];
+  }
+  T& at_flat(int64_t i) const { return storage_.get()[i]; }
+
+  BufferView view() const {
+    return BufferView(static_cast<void*>(data()), dtype_of<T>::value, shape_, strides_);
+  }
+  operator BufferView() const { return view(); }
+
+  /// Sets every element (including padding) to value.
+  void fill(T value) {
+    for (int64_t i = 0; i < allocated_; ++i) storage_.get()[i] = value;
+  }
+
+ private:
+  struct AlignedDelete {
+    void operator()(T* p) const { ::operator delete[](p, std::align_val_t{64}); }
+  };
+  void allocate(int64_t n) {
+    allocated_ = n < 1 ? 1 : n;
+    T* p =
+        static_cast<T*>(::operator new[](sizeof(T) * static_cast<size_t>(allocated_), std::align_val_t{64}));
+    for (int64_t i = 0; i < allocated_; ++i) new (p + i) T();
+    storage_ = std::shared_ptr<T>(p, AlignedDelete());
+  }
+
+  std::vector<int64_t> shape_;
+  std::vector<int64_t> strides_;
+  std::shared_ptr<T> storage_;
+  int64_t allocated_ = 0;
+};
+
+/// One argument of a kernel call: a buffer or a scalar.
+struct KernelArg {
+  enum class Kind { Buffer, Int, Float };
+  Kind kind = Kind::Buffer;
+  BufferView buffer;
+  int64_t int_value = 0;
+  double float_value = 0.0;
+
+  KernelArg(const BufferView& b) : kind(Kind::Buffer), buffer(b) {}
+  template <typename T>
+  KernelArg(const Buffer<T>& b) : kind(Kind::Buffer), buffer(b.view()) {}
+  KernelArg(int v) : kind(Kind::Int), int_value(v) {}
+  KernelArg(int64_t v) : kind(Kind::Int), int_value(v) {}
+  KernelArg(double v) : kind(Kind::Float), float_value(v) {}
+  KernelArg(float v) : kind(Kind::Float), float_value(v) {}
+};
+
+}  // namespace loom

@@ -1,0 +1,73 @@
+// The reference interpreter: runs any lowered function on the CPU, one statement at a time, with
+// every memory access checked. It is the oracle that every schedule and backend is tested against.
+#pragma once
+
+#include <vector>
+
+#include "loom/lower/lowered_func.hpp"
+#include "loom/runtime/arg_check.hpp"
+#include "loom/runtime/interp_compiler.hpp"
+
+namespace loom {
+
+/// A lowered function compiled once for the interpreter (see interp_compiler.hpp) and runnable
+/// many times. Runs are sequential: parallel, vectorized and thread-bound loops execute their
+/// iterations in order. A run owns its frame, so one InterpretedFunc may run on several threads.
+///
+/// Semantics worth knowing (the rest is C's): integers wrap at their width; division by zero
+/// throws loom::Error; float32/float16/bfloat16 round after every operation; float->int casts
+/// truncate and saturate where C is undefined (NaN -> 0); masked vector lanes load 0.
+class InterpretedFunc {
+ public:
+  explicit InterpretedFunc(LoweredFunc f)
+      : func_(std::move(f)), program_(interp::Compiler(func_).compile()) {}
+
+  const LoweredFunc& func() const { return func_; }
+
+  /// Checks the arguments (throwing ArgumentError before touching memory), then runs.
+  void operator()(const std::vector<KernelArg>& args) const { run(bind_arguments(func_, args)); }
+
+  /// Runs with arguments that bind_arguments already checked.
+  void run(const BoundArgs& args) const {
+    std::vector<int64_t> ints(static_cast<size_t>(program_.num_ints));
+    std::vector<double> floats(static_cast<size_t>(program_.num_floats));
+    std::vector<interp::BufferSlot> buffers(static_cast<size_t>(program_.num_buffers));
+    for (const auto& [var, slot] : program_.int_params)
+      ints[static_cast<size_t>(slot)] = value_of(args.scalars, var);
+    for (const auto& [var, slot] : program_.float_params) {
+      floats[static_cast<size_t>(slot)] =
+          interp::round_double_to(value_of(args.float_scalars, var), interp::float_format_of(var->dtype));
+    }
+    for (const auto& [var, slot] : program_.buffer_params) {
+      const BoundBuffer& b = value_of(args.buffers, var);
+      const int64_t size = b.dtype.bytes();
+      buffers[static_cast<size_t>(slot)] =
+          interp::BufferSlot{static_cast<std::byte*>(b.data), b.begin * size, b.end * size};
+    }
+    interp::Frame frame{ints.data(), floats.data(), buffers.data()};
+    program_.body->run(frame);
+  }
+
+ private:
+  template <typename Map>
+  const typename Map::mapped_type& value_of(const Map& map, const VarNode* var) const {
+    auto it = map.find(var);
+    internal_check(it != map.end(), "BoundArgs for kernel '", func_.name, "' lack a value for '", var->name,
+                   "': bind them with bind_arguments on this function");
+    return it->second;
+  }
+
+  LoweredFunc func_;
+  interp::CompiledBody program_;
+};
+
+/// Checks the arguments, compiles f and runs it once.
+inline void interpret(const LoweredFunc& f, const std::vector<KernelArg>& args) {
+  BoundArgs bound = bind_arguments(f, args);  // argument errors come before any compile error
+  InterpretedFunc(f).run(bound);
+}
+
+/// Compiles f and runs it once with already-checked arguments.
+inline void interpret(const LoweredFunc& f, const BoundArgs& args) { InterpretedFunc(f).run(args); }
+
+}  // namespace loom

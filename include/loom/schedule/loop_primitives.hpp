@@ -1,0 +1,199 @@
+// The loop primitives of a Stage: split, fuse, reorder, tile, and the loop annotations
+// parallel, vectorize, unroll, bind and pragma. They edit the stage's IterVar relations.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <unordered_set>
+
+#include "loom/schedule/axis_lookup.hpp"
+#include "loom/te/thread_axis.hpp"
+
+namespace loom {
+
+namespace detail {
+
+inline void check_positive(const Expr& value, const char* primitive, const char* what, const StageNode& s,
+                           const IterVar& iv) {
+  if (!value.defined() || !value.dtype().is_integral() || value.dtype().is_bool() || value.dtype().lanes != 1)
+    throw ScheduleError(cat(primitive, ": the ", what, " for axis '", iv.name(), "' of stage '", s.name(),
+                            "' must be a scalar integer"));
+  if (const int64_t* v = as_const_int(value); v && *v <= 0)
+    throw ScheduleError(cat(primitive, ": the ", what, " for axis '", iv.name(), "' of stage '", s.name(),
+                            "' must be positive, got ", *v));
+}
+
+inline void replace_leaf(StageNode& s, const IterVar& old_iv, const std::vector<IterVar>& with) {
+  auto it = std::find(s.leaf_iter_vars.begin(), s.leaf_iter_vars.end(), old_iv);
+  internal_check(it != s.leaf_iter_vars.end(), "replace_leaf: not a leaf");
+  it = s.leaf_iter_vars.erase(it);
+  s.leaf_iter_vars.insert(it, with.begin(), with.end());
+  s.all_iter_vars.insert(s.all_iter_vars.end(), with.begin(), with.end());
+}
+
+inline std::pair<IterVar, IterVar> split_impl(StageNode& s, const IterVar& parent, Expr factor, Expr nparts) {
+  IterVarKind kind = parent.kind() == IterVarKind::ThreadIndex ? IterVarKind::DataPar : parent.kind();
+  bool reduce = parent.var()->is_reduce_axis;
+  DType t = parent.var().dtype();
+  IterVar outer(Range(), Var(parent.name() + ".outer", t, reduce), kind);
+  IterVar inner(Range(), Var(parent.name() + ".inner", t, reduce), kind);
+  if (factor.defined()) factor = cast(t, factor);
+  if (nparts.defined()) nparts = cast(t, nparts);
+  s.relations.push_back(SplitRelation{parent, outer, inner, factor, nparts});
+  replace_leaf(s, parent, {outer, inner});
+  return {outer, inner};
+}
+
+}  // namespace detail
+
+inline std::pair<IterVar, IterVar> Stage::split(const IterVar& parent_in, Factor factor) {
+  IterVar parent = resolve(parent_in, "split");
+  detail::check_positive(factor.value, "split", "factor", *node_, parent);
+  return detail::split_impl(*node_, parent, factor.value, Expr());
+}
+
+inline std::pair<IterVar, IterVar> Stage::split(const IterVar& parent_in, NParts nparts) {
+  IterVar parent = resolve(parent_in, "split");
+  detail::check_positive(nparts.value, "split", "nparts", *node_, parent);
+  return detail::split_impl(*node_, parent, Expr(), nparts.value);
+}
+
+inline IterVar Stage::fuse(const IterVar& outer_in, const IterVar& inner_in) {
+  IterVar outer = resolve(outer_in, "fuse"), inner = resolve(inner_in, "fuse");
+  StageNode& s = *node_;
+  if (outer == inner)
+    throw ScheduleError(
+        cat("fuse: stage '", s.name(), "' was asked to fuse axis '", outer.name(), "' with itself"));
+  auto& leaves = s.leaf_iter_vars;
+  auto po = std::find(leaves.begin(), leaves.end(), outer) - leaves.begin();
+  auto pi = std::find(leaves.begin(), leaves.end(), inner) - leaves.begin();
+  if (pi == po - 1)
+    throw ScheduleError(cat("fuse: in stage '", s.name(), "', '", inner.name(), "' is outside '",
+                            outer.name(), "'; pass the outer loop first: fuse(", inner.name(), ", ",
+                            outer.name(), ")"));
+  if (pi != po + 1)
+    throw ScheduleError(cat("fuse: axes '", outer.name(), "' and '", inner.name(), "' of stage '", s.name(),
+                            "' are not adjacent (loop order: ", detail::loop_list(s),
+                            "); reorder them so that '", inner.name(), "' directly follows '", outer.name(),
+                            "' before fusing"));
+  if (outer.is_reduce() != inner.is_reduce())
+    throw ScheduleError(
+        cat("fuse: stage '", s.name(), "' cannot fuse the ", outer.is_reduce() ? "reduce" : "data-parallel",
+            " axis '", outer.name(), "' with the ", inner.is_reduce() ? "reduce" : "data-parallel", " axis '",
+            inner.name(), "'; fuse data-parallel axes with each other and reduce axes with each other"));
+  IterVar fused(Range(),
+                Var(outer.name() + "." + inner.name() + ".fused", outer.var().dtype(), outer.is_reduce()),
+                outer.kind());
+  s.relations.push_back(FuseRelation{outer, inner, fused});
+  leaves[static_cast<size_t>(po)] = fused;
+  leaves.erase(leaves.begin() + pi);
+  s.all_iter_vars.push_back(fused);
+  return fused;
+}
+
+inline IterVar Stage::fuse(const std::vector<IterVar>& axes) {
+  if (axes.empty()) {
+    IterVar single(Range(), Var("singleton"), IterVarKind::DataPar);
+    node_->relations.push_back(SingletonRelation{single});
+    node_->all_iter_vars.push_back(single);
+    node_->leaf_iter_vars.insert(node_->leaf_iter_vars.begin(), single);
+    return single;
+  }
+  IterVar fused = resolve(axes[0], "fuse");
+  for (size_t i = 1; i < axes.size(); ++i) fused = fuse(fused, axes[i]);
+  return fused;
+}
+
+inline Stage& Stage::reorder(const std::vector<IterVar>& order_in) {
+  StageNode& s = *node_;
+  std::vector<IterVar> order;
+  std::unordered_set<const IterVarNode*> seen;
+  for (const IterVar& iv_in : order_in) {
+    IterVar iv = resolve(iv_in, "reorder");
+    if (!seen.insert(iv.get()).second)
+      throw ScheduleError(cat("reorder: axis '", iv.name(), "' of stage '", s.name(), "' is listed twice"));
+    order.push_back(iv);
+  }
+  // The listed loops take the positions they occupy now, in the order given (TVM semantics).
+  std::vector<size_t> positions;
+  for (const IterVar& iv : order)
+    positions.push_back(static_cast<size_t>(std::find(s.leaf_iter_vars.begin(), s.leaf_iter_vars.end(), iv) -
+                                            s.leaf_iter_vars.begin()));
+  std::sort(positions.begin(), positions.end());
+  for (size_t i = 0; i < order.size(); ++i) s.leaf_iter_vars[positions[i]] = order[i];
+  return *this;
+}
+
+inline std::tuple<IterVar, IterVar, IterVar, IterVar> Stage::tile(const IterVar& x, const IterVar& y,
+                                                                  Expr x_factor, Expr y_factor) {
+  auto [xo, xi] = split(x, Factor{x_factor});
+  auto [yo, yi] = split(y, Factor{y_factor});
+  reorder({xo, yo, xi, yi});
+  return {xo, yo, xi, yi};
+}
+
+namespace detail {
+inline void set_for_kind(StageNode& s, const IterVar& iv, ForKind kind, const char* primitive) {
+  IterVarAttr& a = s.attr_mut(iv);
+  if (a.bind_thread.defined())
+    throw ScheduleError(cat(primitive, ": axis '", iv.name(), "' of stage '", s.name(), "' is bound to '",
+                            a.bind_thread->thread_tag, "'; a bound loop cannot also be ",
+                            for_kind_name(kind)));
+  a.for_kind = kind;
+}
+}  // namespace detail
+
+inline Stage& Stage::parallel(const IterVar& iv_in) {
+  detail::set_for_kind(*node_, resolve(iv_in, "parallel"), ForKind::Parallel, "parallel");
+  return *this;
+}
+
+inline Stage& Stage::vectorize(const IterVar& iv_in) {
+  IterVar iv = resolve(iv_in, "vectorize");
+  if (iv.is_reduce())
+    throw ScheduleError(
+        cat("vectorize: axis '", iv.name(), "' of stage '", name(),
+            "' is a reduction axis; vectorizing it would make the lanes race on one accumulator. "
+            "Vectorize a data-parallel axis, or rfactor the reduction first"));
+  detail::set_for_kind(*node_, iv, ForKind::Vectorized, "vectorize");
+  return *this;
+}
+
+inline Stage& Stage::unroll(const IterVar& iv_in) {
+  detail::set_for_kind(*node_, resolve(iv_in, "unroll"), ForKind::Unrolled, "unroll");
+  return *this;
+}
+
+inline Stage& Stage::bind(const IterVar& iv_in, const IterVar& thread) {
+  IterVar iv = resolve(iv_in, "bind");
+  if (!thread.defined() || thread.kind() != IterVarKind::ThreadIndex)
+    throw ScheduleError(
+        cat("bind: axis '", iv.name(), "' of stage '", name(),
+            "' must be bound to a thread axis made by thread_axis(\"threadIdx.x\") (or blockIdx.*, "
+            "vthread)"));
+  IterVarAttr& a = node_->attr_mut(iv);
+  if (a.for_kind != ForKind::Serial)
+    throw ScheduleError(cat("bind: axis '", iv.name(), "' of stage '", name(), "' is already ",
+                            for_kind_name(a.for_kind),
+                            "; a loop is either bound to a thread or annotated, not both"));
+  for (const auto& [other_iv, other_attr] : node_->iter_var_attrs) {
+    if (other_iv != iv.get() && other_attr.bind_thread.defined() &&
+        other_attr.bind_thread->thread_tag == thread->thread_tag)
+      throw ScheduleError(cat("bind: stage '", name(), "' already binds another loop to '",
+                              thread->thread_tag, "'; each thread tag can be bound once per stage"));
+  }
+  a.bind_thread = thread;
+  return *this;
+}
+
+inline Stage& Stage::pragma(const IterVar& iv_in, const std::string& key, Expr value) {
+  IterVar iv = resolve(iv_in, "pragma");
+  // As in TVM, the unroll and vectorize pragmas are the primitives of the same name.
+  if (key == "unroll") return unroll(iv);
+  if (key == "vectorize") return vectorize(iv);
+  if (key.empty()) throw ScheduleError(cat("pragma: stage '", name(), "': the pragma key is empty"));
+  node_->attr_mut(iv).pragmas.push_back(LoopAnnotation{"pragma_" + key, value});
+  return *this;
+}
+
+}  // namespace loom

@@ -1,0 +1,78 @@
+// Where a stage is computed: compute_at (inside a loop of a consumer), compute_inline
+// (substituted into its consumers) and compute_root (at the top of the function).
+#pragma once
+
+#include "loom/schedule/axis_lookup.hpp"
+#include "loom/schedule/graph.hpp"
+
+namespace loom {
+
+namespace detail {
+inline void check_movable(const StageNode& s, const char* primitive) {
+  if (s.is_placeholder())
+    throw ScheduleError(cat(primitive, ": '", s.name(), "' is a placeholder (an input); it is not computed"));
+  if (s.attach_type == AttachType::ScanInit || s.attach_type == AttachType::ScanUpdate)
+    throw ScheduleError(cat(primitive, ": stage '", s.name(), "' is the ",
+                            s.attach_type == AttachType::ScanInit ? "init" : "update", " of scan '",
+                            s.attach_stage->name(), "' and is computed by it; its placement cannot change"));
+}
+}  // namespace detail
+
+inline Stage& Stage::compute_at(const Stage& parent, const IterVar& scope_in) {
+  StageNode& s = *node_;
+  detail::check_movable(s, "compute_at");
+  if (!parent.defined())
+    throw ScheduleError(cat("compute_at: stage '", s.name(), "' was given an undefined parent"));
+  if (parent->schedule != s.schedule)
+    throw ScheduleError(cat("compute_at: stage '", parent.name(),
+                            "' belongs to another schedule than stage '", s.name(),
+                            "'; use the stages of one schedule (s[", parent.name(), "] of the same s)"));
+  if (parent.get() == &s)
+    throw ScheduleError(cat("compute_at: stage '", s.name(), "' cannot be computed inside its own loops"));
+  IterVar scope = parent.resolve(scope_in, "compute_at");
+  std::vector<AttachPoint> legal = legal_attach_points(*s.schedule, &s);
+  if (std::find(legal.begin(), legal.end(), AttachPoint{parent.get(), scope}) == legal.end()) {
+    std::vector<StageNode*> readers = readers_of(*s.schedule, &s);
+    std::string reader_names;
+    for (StageNode* r : readers) reader_names += (reader_names.empty() ? "" : ", ") + r->name();
+    throw ScheduleError(cat("compute_at: stage '", s.name(), "' cannot be computed at loop '", scope.name(),
+                            "' of stage '", parent.name(), "': that loop does not enclose every use of '",
+                            s.name(), "' (it is read by ",
+                            reader_names.empty() ? std::string("no stage") : reader_names,
+                            "). Legal locations for '", s.name(), "' are: ", describe_attach_points(legal)));
+  }
+  s.attach_type = AttachType::Scope;
+  s.attach_stage = parent.get();
+  s.attach_ivar = scope;
+  return *this;
+}
+
+inline Stage& Stage::compute_inline() {
+  StageNode& s = *node_;
+  detail::check_movable(s, "compute_inline");
+  if (s.op->kind != OpKind::Compute)
+    throw ScheduleError(cat("compute_inline: stage '", s.name(), "' is a ", op_kind_name(s.op->kind),
+                            "; only compute stages can be inlined"));
+  if (static_cast<const ComputeOpNode*>(s.op.get())->is_reduction())
+    throw ScheduleError(cat("compute_inline: stage '", s.name(),
+                            "' is a reduction, which cannot be inlined into its consumers; use compute_at to "
+                            "compute it inside a consumer's loop instead"));
+  if (s.is_output)
+    throw ScheduleError(cat("compute_inline: stage '", s.name(),
+                            "' is an output of the schedule; outputs must be stored, not inlined"));
+  s.attach_type = AttachType::Inline;
+  s.attach_stage = nullptr;
+  s.attach_ivar = IterVar();
+  return *this;
+}
+
+inline Stage& Stage::compute_root() {
+  StageNode& s = *node_;
+  detail::check_movable(s, "compute_root");
+  s.attach_type = AttachType::Root;
+  s.attach_stage = nullptr;
+  s.attach_ivar = IterVar();
+  return *this;
+}
+
+}  // namespace loom

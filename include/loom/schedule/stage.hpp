@@ -1,0 +1,95 @@
+// StageNode: the schedule of one operation: its loops (all and leaf IterVars, relations),
+// per-loop attributes (parallel, bound to a thread, pragmas), where it is computed (attach),
+// and where its result is stored (scope, alignment).
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "loom/ir/stmt.hpp"
+#include "loom/schedule/relations.hpp"
+#include "loom/te/tensor.hpp"
+
+namespace loom {
+
+class ScheduleNode;
+class StageNode;
+
+enum class AttachType : uint8_t {
+  Root,            // computed at the outermost level of the function
+  Inline,          // substituted into its consumers
+  InlinedAlready,  // a stage that inlining has consumed
+  Scope,           // computed inside a loop of another stage (compute_at)
+  GroupRoot,       // at the root of its group
+  ScanInit,        // the initial rows of a scan, written before its time loop
+  ScanUpdate,      // the update of a scan, inside its time loop
+};
+
+inline const char* attach_type_name(AttachType t) {
+  switch (t) {
+    case AttachType::Root: return "root";
+    case AttachType::Inline: return "inline";
+    case AttachType::InlinedAlready: return "inlined";
+    case AttachType::Scope: return "compute_at";
+    case AttachType::GroupRoot: return "group root";
+    case AttachType::ScanInit: return "scan init";
+    case AttachType::ScanUpdate: return "scan update";
+  }
+  return "?";
+}
+
+/// What the schedule says about one loop.
+struct IterVarAttr {
+  ForKind for_kind = ForKind::Serial;
+  IterVar bind_thread;                            // the thread axis this loop is bound to
+  std::vector<LoopAnnotation> pragmas;            // pragma(axis, key, value)
+  std::vector<std::pair<Tensor, Expr>> prefetch;  // (tensor, offset) prefetched each iteration
+};
+
+/// storage_align(axis, factor, offset) on the stage's output buffer dimension `dim`.
+struct StorageAlign {
+  int dim = 0;
+  int64_t factor = 0;
+  int64_t offset = 0;
+};
+
+class StageNode : public Object {
+ public:
+  Operation op;         // the operation as currently scheduled (inlining may rewrite it)
+  Operation origin_op;  // the operation the stage was created for
+  std::vector<IterVar> all_iter_vars;
+  std::vector<IterVar> leaf_iter_vars;
+  std::vector<IterVarRelation> relations;
+  std::unordered_map<const IterVarNode*, IterVarAttr> iter_var_attrs;
+  AttachType attach_type = AttachType::Root;
+  IterVar attach_ivar;
+  StageNode* attach_stage = nullptr;  // owned by the same schedule
+  StageNode* group = nullptr;         // the group stage this stage belongs to, if any
+  std::string scope;                  // storage scope of the output; empty means "global"
+  bool is_output = false;
+  Expr store_predicate;
+  bool double_buffer = false;
+  std::vector<StorageAlign> storage_align;
+  const ScheduleNode* schedule = nullptr;  // the owning schedule
+
+  const std::string& name() const { return op->name; }
+  bool is_placeholder() const { return op->kind == OpKind::Placeholder; }
+  const IterVarAttr* attr(const IterVar& iv) const {
+    auto it = iter_var_attrs.find(iv.get());
+    return it == iter_var_attrs.end() ? nullptr : &it->second;
+  }
+  IterVarAttr& attr_mut(const IterVar& iv) { return iter_var_attrs[iv.get()]; }
+  bool is_leaf(const IterVar& iv) const {
+    for (const IterVar& l : leaf_iter_vars)
+      if (l == iv) return true;
+    return false;
+  }
+  bool owns(const IterVar& iv) const {
+    for (const IterVar& a : all_iter_vars)
+      if (a == iv) return true;
+    return false;
+  }
+};
+
+}  // namespace loom

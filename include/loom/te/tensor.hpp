@@ -1,0 +1,151 @@
+// Tensor and Operation: a Tensor is one output of an Operation (placeholder, compute, extern,
+// scan); indexing a tensor, A(i, k), builds the expression that reads one of its elements.
+#pragma once
+
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "loom/ir/iter_var.hpp"
+#include "loom/ir/op.hpp"
+#include "loom/ir/printer.hpp"
+#include "loom/ir/producer.hpp"
+
+namespace loom {
+
+class Tensor;
+
+enum class OpKind : uint8_t { Placeholder, Compute, Extern, Scan };
+
+inline const char* op_kind_name(OpKind k) {
+  switch (k) {
+    case OpKind::Placeholder: return "placeholder";
+    case OpKind::Compute: return "compute";
+    case OpKind::Extern: return "extern";
+    case OpKind::Scan: return "scan";
+  }
+  return "?";
+}
+
+/// What produces tensors. Concrete operations live in te/{placeholder,compute,extern,scan}.hpp.
+class OperationNode : public Object {
+ public:
+  OperationNode(OpKind k, std::string n, std::string t) : kind(k), name(std::move(n)), tag(std::move(t)) {}
+  const OpKind kind;
+  const std::string name;
+  const std::string tag;
+
+  virtual int num_outputs() const = 0;
+  virtual DType output_dtype(int i) const = 0;
+  virtual const std::vector<Expr>& output_shape(int i) const = 0;
+  /// The tensors this operation reads, each once, in order of first use.
+  virtual std::vector<Tensor> input_tensors() const = 0;
+  /// The axes a schedule stage of this operation starts from (data-parallel, then reduce).
+  virtual std::vector<IterVar> root_iter_vars() const = 0;
+  Tensor output(int i) const;
+};
+using Operation = Ref<const OperationNode>;
+
+class TensorNode : public ProducerNode {
+ public:
+  TensorNode(Operation o, int index)
+      : op(std::move(o)),
+        value_index(index),
+        name(op->num_outputs() == 1 ? op->name : op->name + ".v" + std::to_string(index)),
+        dtype(op->output_dtype(index)),
+        shape(op->output_shape(index)) {}
+  const Operation op;
+  const int value_index;
+  const std::string name;
+  const DType dtype;
+  const std::vector<Expr> shape;
+
+  const std::string& producer_name() const override { return name; }
+  DType producer_dtype() const override { return dtype; }
+  const std::vector<Expr>& producer_shape() const override { return shape; }
+};
+
+/// A handle to one output of an operation. Two handles to the same output compare equal.
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(Ref<const TensorNode> node) : node_(std::move(node)) {}
+  Tensor(Operation op, int index) : node_(make_ref<TensorNode>(std::move(op), index)) {}
+
+  bool defined() const { return static_cast<bool>(node_); }
+  const TensorNode* get() const { return node_.get(); }
+  const TensorNode* operator->() const { return node_.get(); }
+  const Operation& op() const { return node_->op; }
+  int value_index() const { return node_->value_index; }
+  const std::string& name() const { return node_->name; }
+  DType dtype() const { return node_->dtype; }
+  const std::vector<Expr>& shape() const { return node_->shape; }
+  int ndim() const { return static_cast<int>(node_->shape.size()); }
+  Producer producer() const { return Producer(node_.get()); }
+
+  /// The data-parallel axis i of the compute operation that produces this tensor.
+  IterVar axis(int i) const;
+  /// The reduce axis i of the compute operation that produces this tensor.
+  IterVar reduce_axis(int i) const;
+
+  /// Reads one element: A(i, k). Every index must be an integer expression.
+  Expr operator()(std::vector<Expr> indices) const {
+    if (static_cast<int>(indices.size()) != ndim()) {
+      std::string written = name() + "(";
+      for (size_t i = 0; i < indices.size(); ++i) written += (i ? ", " : "") + to_text(indices[i]);
+      written += ")";
+      throw Error(cat("tensor '", name(), "' has ", ndim(), " dimension", ndim() == 1 ? "" : "s", " but ",
+                      written, " indexes it with ", indices.size(), "; pass exactly ", ndim(), " index",
+                      ndim() == 1 ? "" : "es"));
+    }
+    for (size_t i = 0; i < indices.size(); ++i) {
+      if (!indices[i].defined() || !indices[i].dtype().is_integral() || indices[i].dtype().is_bool() ||
+          indices[i].dtype().lanes != 1)
+        throw Error(
+            cat("index ", i, " of tensor '", name(), "' must be a scalar integer expression, got ",
+                indices[i].defined() ? indices[i].dtype().str() : std::string("an undefined expression")));
+    }
+    return ProducerLoadNode::make(producer(), std::move(indices));
+  }
+  template <typename... Idx,
+            typename = std::enable_if_t<(std::is_convertible_v<Idx, Expr> && ...) && (sizeof...(Idx) > 0)>>
+  Expr operator()(Idx... idx) const {
+    return (*this)(std::vector<Expr>{Expr(idx)...});
+  }
+
+  friend bool operator==(const Tensor& a, const Tensor& b) {
+    return a.op().same_as(b.op()) && a.value_index() == b.value_index();
+  }
+  friend bool operator!=(const Tensor& a, const Tensor& b) { return !(a == b); }
+
+ private:
+  static std::string to_text(const Expr& e) { return e.defined() ? to_string(e) : "?"; }
+  Ref<const TensorNode> node_;
+};
+
+inline Tensor OperationNode::output(int i) const { return Tensor(Operation(this), i); }
+
+/// The tensor a ProducerLoad/Provide/Realize refers to.
+inline Tensor as_tensor(const Producer& p) {
+  return Tensor(Ref<const TensorNode>(static_cast<const TensorNode*>(p.get())));
+}
+
+/// Identity of a tensor for maps: (operation, output index).
+struct TensorKey {
+  const OperationNode* op = nullptr;
+  int value_index = 0;
+  TensorKey() = default;
+  TensorKey(const Tensor& t) : op(t.op().get()), value_index(t.value_index()) {}
+  TensorKey(const Producer& p) : TensorKey(as_tensor(p)) {}
+  friend bool operator==(const TensorKey& a, const TensorKey& b) {
+    return a.op == b.op && a.value_index == b.value_index;
+  }
+};
+struct TensorKeyHash {
+  std::size_t operator()(const TensorKey& k) const {
+    return std::hash<const void*>()(k.op) * 31 + static_cast<std::size_t>(k.value_index);
+  }
+};
+
+}  // namespace loom

@@ -1,0 +1,10 @@
+// Loom's version, for consumers that want to check what they build against.
+#pragma once
+
+#define LOOM_VERSION_MAJOR 0
+#define LOOM_VERSION_MINOR 1
+#define LOOM_VERSION_PATCH 0
+
+namespace loom {
+inline constexpr const char* version() { return "0.1.0"; }
+}  // namespace loom
