@@ -18,8 +18,12 @@
 #include "loom/te/scan.hpp"
 #include "loom/te/thread_axis.hpp"
 
+#include "loom/schedule/cache.hpp"
+#include "loom/schedule/group.hpp"
 #include "loom/schedule/loop_primitives.hpp"
+#include "loom/schedule/memory_primitives.hpp"
 #include "loom/schedule/placement_primitives.hpp"
+#include "loom/schedule/rfactor.hpp"
 #include "loom/schedule/schedule.hpp"
 
 #include "loom/lower/lower.hpp"

@@ -12,6 +12,7 @@
 
 #include "loom/ir/reduce.hpp"
 #include "loom/ir/stmt.hpp"
+#include "loom/ir/thread_allreduce.hpp"
 
 namespace loom {
 
@@ -179,11 +180,34 @@ class IRPrinter {
     os_ << ", " << op->lanes << ")";
   }
   void print_node(const CallNode* op) {
+    if (op->name == intrinsic::thread_allreduce) return print_allreduce(ThreadAllreduce::decode(op));
     os_ << op->name << "(";
     for (size_t i = 0; i < op->args.size(); ++i) {
       if (i) os_ << ", ";
       print(op->args[i]);
     }
+    os_ << ")";
+  }
+  template <typename T>
+  void print_list(const std::vector<T>& items) {
+    os_ << "[";
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (i) os_ << ", ";
+      print(items[i]);
+    }
+    os_ << "]";
+  }
+  void print_allreduce(const ThreadAllreduce& r) {
+    os_ << "thread_allreduce(combine=";
+    print_list(r.combine);
+    os_ << ", identity=";
+    print_list(r.identity);
+    os_ << ", values=";
+    print_list(r.values);
+    os_ << ", results=";
+    print_list(r.results);
+    os_ << ", threads=";
+    print_list(r.threads);
     os_ << ")";
   }
   void print_node(const LetNode* op) {

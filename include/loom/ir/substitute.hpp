@@ -65,7 +65,7 @@ inline Stmt substitute(const Stmt& s, const Var& var, const Expr& value) {
 
 /// True when `e` mentions any variable for which `pred(var)` holds.
 template <typename Pred>
-bool uses_var(const Expr& e, Pred&& pred) {
+bool uses_var_if(const Expr& e, Pred&& pred) {
   bool found = false;
   for_each_expr(e, [&](const Expr& x) {
     if (const VarNode* v = x.as<VarNode>(); v && pred(v)) found = true;
@@ -73,7 +73,7 @@ bool uses_var(const Expr& e, Pred&& pred) {
   return found;
 }
 inline bool uses_var(const Expr& e, const Var& var) {
-  return uses_var(e, [&](const VarNode* v) { return v == var.get(); });
+  return uses_var_if(e, [&](const VarNode* v) { return v == var.get(); });
 }
 
 }  // namespace loom

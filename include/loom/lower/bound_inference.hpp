@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "loom/lower/interval_set.hpp"
-#include "loom/lower/iter_values.hpp"
 #include "loom/schedule/graph.hpp"
+#include "loom/schedule/iter_values.hpp"
 
 namespace loom {
 
@@ -152,7 +152,7 @@ class BoundInferrer {
     IntervalEvaluator ev = evaluator_for(map);
     IntervalSet set = ev.eval(e);
     auto mentions_relaxed = [&](const Expr& x) {
-      return x.defined() && uses_var(x, [&](const VarNode* v) { return map.count(v) > 0; });
+      return x.defined() && uses_var_if(x, [&](const VarNode* v) { return map.count(v) > 0; });
     };
     for (int round = 0; round < 16 && (mentions_relaxed(set.min) || mentions_relaxed(set.max)); ++round) {
       IntervalSet lo = set.min.defined() ? ev.eval(set.min) : IntervalSet::everything();
@@ -222,7 +222,7 @@ class BoundInferrer {
   /// The value of each IterVar of a stage whose ranges are known, in loop counters.
   ValueMap root_values(const StageNode& r) {
     ValueMap counters;
-    for (const IterVar& leaf : r.leaf_iter_vars) counters[leaf.get()] = loop_var_of(r, leaf);
+    for (const IterVar& leaf : r.leaf_iter_vars) counters[leaf.get()] = leaf_counter(r, leaf, result_.ranges);
     return pass_up_index(r, result_.ranges, counters);
   }
 

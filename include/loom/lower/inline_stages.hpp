@@ -46,15 +46,7 @@ inline void inline_stages(ScheduleNode& sch) {
                                 "' computed (compute_root or compute_at)"));
       const auto* reader = static_cast<const ComputeOpNode*>(r->op.get());
       detail::InlineReads inliner(s->origin_op, *body_op);
-      std::vector<Expr> body;
-      for (const Expr& b : reader->body) body.push_back(inliner.mutate(b));
-      // A tuple reduction keeps one shared source after the rewrite.
-      if (reader->is_reduction() && body.size() > 1) {
-        const auto* r0 = body[0].as<ReduceNode>();
-        for (size_t i = 1; i < body.size(); ++i)
-          body[i] = ReduceNode::make(r0->combiner, r0->source, r0->axis, r0->condition, static_cast<int>(i));
-      }
-      r->op = Operation(reader->with_body(std::move(body)));
+      r->op = Operation(reader->map_body([&](const Expr& b) { return inliner.mutate(b); }));
       sch.stage_map[r->op.get()] = r.get();
     }
     s->attach_type = AttachType::InlinedAlready;

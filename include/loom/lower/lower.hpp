@@ -108,6 +108,14 @@ class FreeVarCollector : public IRVisitor {
     bound.insert(op->var.get());
     IRVisitor::visit(op);
   }
+  void visit(const CallNode* op) override {
+    if (op->name == intrinsic::thread_allreduce) {
+      ThreadAllreduce r = ThreadAllreduce::decode(op);
+      for (const Var& v : r.lhs) bound.insert(v.get());
+      for (const Var& v : r.rhs) bound.insert(v.get());
+    }
+    IRVisitor::visit(op);
+  }
 };
 
 }  // namespace detail

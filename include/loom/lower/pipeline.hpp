@@ -8,6 +8,10 @@
 #include "loom/lower/inline_stages.hpp"
 #include "loom/lower/lower_state.hpp"
 #include "loom/lower/pass_context.hpp"
+#include "loom/lower/unroll_loops.hpp"
+#include "loom/lower/validate_schedule.hpp"
+#include "loom/lower/vectorize_loops.hpp"
+#include "loom/schedule/group.hpp"
 
 namespace loom {
 
@@ -17,9 +21,11 @@ namespace passes {
 inline Stmt schedule_ops(Stmt, const PassContext& ctx) {
   LowerState& state = *ctx.state;
   ScheduleNode& sch = *state.schedule.get();
+  resolve_groups(sch);
   inline_stages(sch);
   validate_attachments(sch);
   state.bounds = infer_bounds(sch);
+  validate_thread_extents(sch, state.bounds);
   return loom::schedule_ops(sch, state.bounds, state.param_tensors);
 }
 
@@ -30,6 +36,12 @@ inline Stmt storage_flatten(Stmt body, const PassContext& ctx) {
 
 /// Phase loops: fold constants, canonicalise indices, drop guards that always hold.
 inline Stmt simplify(Stmt body, const PassContext& ctx) { return ctx.simplify ? loom::simplify(body) : body; }
+
+/// Phase loops: vectorized loops of constant extent become vector IR.
+inline Stmt vectorize_loops(Stmt body, const PassContext&) { return loom::vectorize_loops(body); }
+
+/// Phase loops: unrolled loops of constant extent become copies of their body.
+inline Stmt unroll_loops(Stmt body, const PassContext&) { return loom::unroll_loops(body); }
 
 }  // namespace passes
 
@@ -43,7 +55,11 @@ inline std::vector<PhasePasses> default_pipeline() {
   return {
       {Phase::Schedule, {{"schedule_ops", passes::schedule_ops}}},
       {Phase::Flatten, {{"storage_flatten", passes::storage_flatten}}},
-      {Phase::Loops, {{"simplify", passes::simplify}}},
+      {Phase::Loops,
+       {{"simplify", passes::simplify},
+        {"vectorize_loops", passes::vectorize_loops},
+        {"unroll_loops", passes::unroll_loops},
+        {"simplify", passes::simplify}}},
       {Phase::Memory, {}},
       {Phase::Device, {}},
   };

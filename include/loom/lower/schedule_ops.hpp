@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "loom/ir/simplify.hpp"
+#include "loom/ir/thread_allreduce.hpp"
 #include "loom/lower/bound_inference.hpp"
 
 namespace loom {
@@ -118,11 +119,7 @@ class ScheduleOpsBuilder {
     LoopNest nest;
     nest.leaves = s.leaf_iter_vars;
     ValueMap counters;
-    for (const IterVar& leaf : s.leaf_iter_vars) {
-      const Range& r = bounds_.ranges.at(leaf.get());
-      bool no_loop = is_one(r.extent) && !bound_to_thread(s, leaf);
-      counters[leaf.get()] = no_loop ? make_zero(leaf.var().dtype()) : Expr(loop_var_of(s, leaf));
-    }
+    for (const IterVar& leaf : s.leaf_iter_vars) counters[leaf.get()] = leaf_counter(s, leaf, bounds_.ranges);
     nest.values = pass_up_index(s, bounds_.ranges, counters);
     for (auto& [iv, value] : nest.values) value = analyzer_.simplify(value);
     return nest;
@@ -168,6 +165,9 @@ class ScheduleOpsBuilder {
 
   Stmt build_compute(const StageNode& s) {
     const auto* c = static_cast<const ComputeOpNode*>(s.op.get());
+    if (c->is_reduction())
+      for (const IterVar& leaf : s.leaf_iter_vars)
+        if (leaf.is_reduce() && bound_to_thread(s, leaf)) return build_cross_thread_reduction(s);
     LoopNest nest = loop_values(s);
     VarMap root;
     for (const IterVar& iv : c->root_iter_vars()) root[iv.var().get()] = nest.values.at(iv.get());
@@ -216,6 +216,99 @@ class ScheduleOpsBuilder {
       body = make_loop(s, nest.leaves[l], body);
     }
     if (init.defined() && init_pos == 0) body = SeqNode::make({init, body});
+    return body;
+  }
+
+  /// A reduction over loops bound to threads: each thread reduces its share over the serial
+  /// reduce loops into a local accumulator, then all threads combine their accumulators with
+  /// a thread_allreduce, and the result is stored.
+  Stmt build_cross_thread_reduction(const StageNode& s) {
+    const auto* c = static_cast<const ComputeOpNode*>(s.op.get());
+    const auto* r = c->body[0].as<ReduceNode>();
+    const CommReducerNode& comb = *r->combiner;
+    LoopNest nest = loop_values(s);
+    VarMap root;
+    for (const IterVar& iv : c->root_iter_vars()) root[iv.var().get()] = nest.values.at(iv.get());
+    std::vector<Expr> index;
+    for (const IterVar& iv : c->axis) index.push_back(nest.values.at(iv.get()));
+    std::vector<Expr> store_checks = bound_checks(c->axis, nest.values);
+    if (s.store_predicate.defined()) store_checks.push_back(s.store_predicate);
+    Expr cond = substitute(r->condition, root);
+    for (const Expr& e : bound_checks(c->reduce_axis, nest.values))
+      cond = is_const_int(cond, 1) ? e : (cond && e);
+
+    std::vector<IterVar> serial_reduce;
+    ThreadAllreduce allreduce;
+    for (const IterVar& leaf : s.leaf_iter_vars) {
+      if (!leaf.is_reduce()) continue;
+      if (bound_to_thread(s, leaf)) {
+        allreduce.threads.push_back(loop_var_of(s, leaf));
+      } else {
+        serial_reduce.push_back(leaf);
+      }
+    }
+    const size_t n = comb.size();
+    std::vector<Expr> source;
+    for (size_t k = 0; k < n; ++k) source.push_back(substitute(r->source[k], root));
+    std::vector<Var> partial_bufs, result_bufs;
+    std::vector<Stmt> steps;
+    if (!serial_reduce.empty()) {
+      // This thread's share: an ordinary reduction into local accumulators.
+      std::vector<Stmt> init, writes;
+      VarMap bind;
+      for (size_t k = 0; k < n; ++k) {
+        DType t = comb.result[k].dtype();
+        partial_bufs.push_back(Var("normal_reduce_temp" + std::to_string(k), handle_type));
+        init.push_back(StoreNode::make(partial_bufs[k], comb.identity[k], Expr(0)));
+        bind[comb.lhs[k].get()] = LoadNode::make(t, partial_bufs[k], Expr(0));
+        bind[comb.rhs[k].get()] = source[k];
+      }
+      std::vector<Var> temps;
+      for (size_t k = 0; k < n; ++k) {
+        temps.push_back(Var(s.origin_op->name + ".v" + std::to_string(k), comb.result[k].dtype()));
+        writes.push_back(StoreNode::make(partial_bufs[k], temps[k], Expr(0)));
+      }
+      Stmt update = SeqNode::make(writes);
+      for (size_t k = n; k-- > 0;)
+        update = LetStmtNode::make(temps[k], substitute(comb.result[k], bind), update);
+      if (!is_const_int(cond, 1)) update = IfThenElseNode::make(cond, update);
+      for (auto it = serial_reduce.rbegin(); it != serial_reduce.rend(); ++it)
+        update = make_loop(s, *it, update);
+      steps.push_back(SeqNode::make(init));
+      steps.push_back(update);
+      for (size_t k = 0; k < n; ++k)
+        allreduce.values.push_back(LoadNode::make(comb.result[k].dtype(), partial_bufs[k], Expr(0)));
+    } else {
+      for (size_t k = 0; k < n; ++k)
+        allreduce.values.push_back(is_const_int(cond, 1) ? source[k]
+                                                         : select(cond, source[k], comb.identity[k]));
+    }
+    for (size_t k = 0; k < n; ++k) {
+      result_bufs.push_back(Var("reduce_temp" + std::to_string(k), handle_type));
+      allreduce.lhs.push_back(comb.lhs[k]);
+      allreduce.rhs.push_back(comb.rhs[k]);
+      allreduce.combine.push_back(comb.result[k]);
+      allreduce.identity.push_back(comb.identity[k]);
+      allreduce.results.push_back(result_bufs[k]);
+    }
+    steps.push_back(EvaluateNode::make(allreduce.encode()));
+    std::vector<Stmt> stores;
+    for (size_t k = 0; k < n; ++k)
+      stores.push_back(ProvideNode::make(s.origin_op->output(static_cast<int>(k)).producer(), index,
+                                         LoadNode::make(comb.result[k].dtype(), result_bufs[k], Expr(0))));
+    steps.push_back(guard(store_checks, SeqNode::make(stores)));
+    Stmt body = SeqNode::make(steps);
+    for (size_t k = n; k-- > 0;) {
+      body = AllocateNode::make(result_bufs[k], comb.result[k].dtype(), {Expr(1)}, "local", body);
+      if (!partial_bufs.empty())
+        body = AllocateNode::make(partial_bufs[k], comb.result[k].dtype(), {Expr(1)}, "local", body);
+    }
+    for (size_t l = nest.leaves.size(); l-- > 0;) {
+      const IterVar& leaf = nest.leaves[l];
+      if (leaf.is_reduce() && !bound_to_thread(s, leaf)) continue;
+      body = wrap_attached(s, leaf, body);
+      body = make_loop(s, leaf, body);
+    }
     return body;
   }
 
@@ -291,28 +384,6 @@ class ScheduleOpsBuilder {
 };
 
 }  // namespace detail
-
-/// Checks that every compute_at still names a loop that exists and encloses all readers.
-inline void validate_attachments(const ScheduleNode& sch) {
-  for (const Ref<StageNode>& s : sch.stages) {
-    if (s->attach_type != AttachType::Scope) continue;
-    StageNode* parent = s->attach_stage;
-    if (!parent->is_leaf(s->attach_ivar)) {
-      std::string why = parent->owns(s->attach_ivar) ? detail::replaced_by(*parent, s->attach_ivar)
-                                                     : std::string("is not a loop of that stage");
-      throw ScheduleError(cat("compute_at: stage '", s->name(), "' is computed at loop '",
-                              s->attach_ivar.name(), "' of stage '", parent->name(), "', but that loop ", why,
-                              "; call compute_at again with one of the loops of '", parent->name(),
-                              "': ", detail::loop_list(*parent)));
-    }
-    std::vector<AttachPoint> legal = legal_attach_points(sch, s.get());
-    if (std::find(legal.begin(), legal.end(), AttachPoint{parent, s->attach_ivar}) == legal.end())
-      throw ScheduleError(cat("compute_at: stage '", s->name(), "' is computed at loop '",
-                              s->attach_ivar.name(), "' of stage '", parent->name(),
-                              "', which no longer encloses every use of it; legal locations are: ",
-                              describe_attach_points(legal)));
-  }
-}
 
 /// The loop IR of the schedule, before storage flattening. `params` are the tensors passed as
 /// arguments: they are written in place rather than realized.

@@ -44,7 +44,11 @@ inline IterVar Stage::resolve(const IterVar& iv_in, const char* primitive) const
     for (size_t i = 0; i < c->reduce_axis_origin.size(); ++i)
       if (c->reduce_axis_origin[i] == iv) iv = c->reduce_axis[i];
   }
+  if (auto alias = s.axis_alias.find(iv.get()); alias != s.axis_alias.end()) iv = alias->second;
   if (s.is_leaf(iv)) return iv;
+  if (auto gone = s.retired.find(iv.get()); gone != s.retired.end())
+    throw ScheduleError(cat(primitive, ": axis '", iv.name(), "' of stage '", s.name(), "' ", gone->second,
+                            " (the loops of '", s.name(), "' are now: ", detail::loop_list(s), ")"));
   if (s.owns(iv))
     throw ScheduleError(cat(primitive, ": axis '", iv.name(), "' of stage '", s.name(), "' ",
                             detail::replaced_by(s, iv), " (the loops of '", s.name(),

@@ -63,10 +63,21 @@ inline std::vector<AttachPoint> attach_path(const StageNode* s) {
   return path;
 }
 
+/// The stages that read a group's members from outside the group.
+inline std::vector<StageNode*> readers_of_group(const ScheduleNode& sch, const StageNode* group) {
+  std::vector<StageNode*> out;
+  for (const Ref<StageNode>& m : sch.stages) {
+    if (m->group != group) continue;
+    for (StageNode* r : readers_of(sch, m.get()))
+      if (r->group != group && std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
+  }
+  return out;
+}
+
 /// The loops in which `s` may be computed: those that enclose every reader of `s`,
 /// innermost first. (Computing at the root is always legal too.)
 inline std::vector<AttachPoint> legal_attach_points(const ScheduleNode& sch, const StageNode* s) {
-  std::vector<StageNode*> readers = readers_of(sch, s);
+  std::vector<StageNode*> readers = s->is_group ? readers_of_group(sch, s) : readers_of(sch, s);
   std::vector<AttachPoint> result;
   bool first = true;
   for (StageNode* r : readers) {
@@ -87,7 +98,7 @@ inline std::vector<AttachPoint> legal_attach_points(const ScheduleNode& sch, con
   // A loop of `s` itself, or of a stage computed inside `s`, can never hold `s`.
   result.erase(std::remove_if(result.begin(), result.end(),
                               [&](const AttachPoint& p) {
-                                if (p.stage == s) return true;
+                                if (p.stage == s || (s->is_group && p.stage->group == s)) return true;
                                 for (const AttachPoint& q : attach_path(p.stage))
                                   if (q.stage == s) return true;
                                 return false;

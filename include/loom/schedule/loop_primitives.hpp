@@ -171,6 +171,12 @@ inline Stage& Stage::bind(const IterVar& iv_in, const IterVar& thread) {
         cat("bind: axis '", iv.name(), "' of stage '", name(),
             "' must be bound to a thread axis made by thread_axis(\"threadIdx.x\") (or blockIdx.*, "
             "vthread)"));
+  if (iv.is_reduce() && thread->thread_tag.rfind("threadIdx", 0) != 0)
+    throw ScheduleError(
+        cat("bind: reduce axis '", iv.name(), "' of stage '", name(), "' cannot be bound to '",
+            thread->thread_tag,
+            "': only the threads of one block can combine partial results. "
+            "Bind it to threadIdx.*, or rfactor the reduction and bind the factored axis instead"));
   IterVarAttr& a = node_->attr_mut(iv);
   if (a.for_kind != ForKind::Serial)
     throw ScheduleError(cat("bind: axis '", iv.name(), "' of stage '", name(), "' is already ",

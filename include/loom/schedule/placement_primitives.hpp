@@ -32,7 +32,8 @@ inline Stage& Stage::compute_at(const Stage& parent, const IterVar& scope_in) {
   IterVar scope = parent.resolve(scope_in, "compute_at");
   std::vector<AttachPoint> legal = legal_attach_points(*s.schedule, &s);
   if (std::find(legal.begin(), legal.end(), AttachPoint{parent.get(), scope}) == legal.end()) {
-    std::vector<StageNode*> readers = readers_of(*s.schedule, &s);
+    std::vector<StageNode*> readers =
+        s.is_group ? readers_of_group(*s.schedule, &s) : readers_of(*s.schedule, &s);
     std::string reader_names;
     for (StageNode* r : readers) reader_names += (reader_names.empty() ? "" : ", ") + r->name();
     throw ScheduleError(cat("compute_at: stage '", s.name(), "' cannot be computed at loop '", scope.name(),
@@ -49,6 +50,9 @@ inline Stage& Stage::compute_at(const Stage& parent, const IterVar& scope_in) {
 
 inline Stage& Stage::compute_inline() {
   StageNode& s = *node_;
+  if (s.is_group)
+    throw ScheduleError(
+        cat("compute_inline: '", s.name(), "' is a group; inline its member stages one by one"));
   detail::check_movable(s, "compute_inline");
   if (s.op->kind != OpKind::Compute)
     throw ScheduleError(cat("compute_inline: stage '", s.name(), "' is a ", op_kind_name(s.op->kind),

@@ -74,6 +74,13 @@ class Stage {
   Stage& compute_inline();
   Stage& compute_root();
 
+  // Memory (schedule/memory_primitives.hpp)
+  Stage& set_scope(const std::string& scope);
+  Stage& storage_align(const IterVar& axis, int64_t factor, int64_t offset);
+  Stage& double_buffer();
+  Stage& set_store_predicate(Expr predicate);
+  Stage& prefetch(const Tensor& tensor, const IterVar& iv, Expr offset);
+
   /// The leaf IterVar that `iv` names in this stage (the user's reduce_axis handle maps to
   /// this compute's copy); throws a ScheduleError that explains what happened to it otherwise.
   IterVar resolve(const IterVar& iv, const char* primitive) const;
@@ -102,6 +109,25 @@ class Schedule {
     return Stage(s);
   }
   const std::vector<Ref<StageNode>>& stages() const { return node_->stages; }
+
+  // Stages that cache a tensor (schedule/cache.hpp)
+  /// A copy of `tensor` in `scope` that `readers` read instead of `tensor`.
+  Tensor cache_read(const Tensor& tensor, const std::string& scope, const std::vector<Tensor>& readers);
+  /// `tensor` is computed into a cache in `scope`, then copied out.
+  Tensor cache_write(const Tensor& tensor, const std::string& scope);
+  std::vector<Tensor> cache_write(const std::vector<Tensor>& tensors, const std::string& scope);
+
+  // Groups (schedule/group.hpp)
+  /// A group of the stages between `inputs` (excluded unless include_inputs) and `outputs`,
+  /// scheduled together: compute_at on the group places all of them.
+  Stage create_group(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                     bool include_inputs = false);
+
+  // Reductions (schedule/rfactor.hpp)
+  /// Factors the reduction of `tensor` over its reduce loop `axis` into a new stage that keeps
+  /// `axis` as a data-parallel dimension (at position `factor_axis`).
+  Tensor rfactor(const Tensor& tensor, const IterVar& axis, int factor_axis = 0);
+  std::vector<Tensor> rfactor_all(const Tensor& tensor, const IterVar& axis, int factor_axis = 0);
 
   /// A deep copy: scheduling the copy leaves this schedule unchanged.
   Schedule copy() const {

@@ -72,9 +72,18 @@ class StageNode : public Object {
   bool double_buffer = false;
   std::vector<StorageAlign> storage_align;
   const ScheduleNode* schedule = nullptr;  // the owning schedule
+  /// Handles that name an axis of this stage under another identity (the original compute's
+  /// reduce axes after cache_write moved the reduction here).
+  std::unordered_map<const IterVarNode*, IterVar> axis_alias;
+  /// Axes that left the stage (rfactor, cache_write) and a sentence saying where they went.
+  std::unordered_map<const IterVarNode*, std::string> retired;
 
-  const std::string& name() const { return op->name; }
-  bool is_placeholder() const { return op->kind == OpKind::Placeholder; }
+  /// A group (create_group) is a stage without an operation that places its member stages.
+  bool is_group = false;
+  std::string group_name;
+
+  const std::string& name() const { return is_group ? group_name : op->name; }
+  bool is_placeholder() const { return !is_group && op->kind == OpKind::Placeholder; }
   const IterVarAttr* attr(const IterVar& iv) const {
     auto it = iter_var_attrs.find(iv.get());
     return it == iter_var_attrs.end() ? nullptr : &it->second;

@@ -64,6 +64,24 @@ class ComputeOpNode : public OperationNode {
     return make_ref<ComputeOpNode>(name, tag, axis, reduce_axis, reduce_axis_origin, std::move(new_body),
                                    shape);
   }
+
+  /// The same computation with `rewrite` applied to each output's body.
+  template <typename F>
+  Ref<ComputeOpNode> map_body(F&& rewrite) const {
+    std::vector<Expr> out;
+    for (const Expr& b : body) out.push_back(rewrite(b));
+    share_tuple_source(out);
+    return with_body(std::move(out));
+  }
+
+  /// The values of a tuple reduction must keep one shared source (and condition) after a
+  /// rewrite of each value: every value is rebuilt from the first.
+  static void share_tuple_source(std::vector<Expr>& bodies) {
+    const auto* r0 = bodies.empty() ? nullptr : bodies[0].as<ReduceNode>();
+    if (!r0 || bodies.size() < 2) return;
+    for (size_t i = 1; i < bodies.size(); ++i)
+      bodies[i] = ReduceNode::make(r0->combiner, r0->source, r0->axis, r0->condition, static_cast<int>(i));
+  }
 };
 
 inline IterVar Tensor::axis(int i) const {
@@ -247,12 +265,7 @@ inline std::vector<Tensor> build_compute(const std::vector<Expr>& shape, std::ve
   ReduceAxisCloner cloner(name);
   std::vector<Expr> new_body;
   for (const Expr& b : body) new_body.push_back(cloner.mutate_body(b));
-  // The values of a tuple reduction must keep sharing their sources after cloning.
-  if (reduction && new_body.size() > 1) {
-    const ReduceNode* r0 = new_body[0].as<ReduceNode>();
-    for (size_t i = 1; i < new_body.size(); ++i)
-      new_body[i] = ReduceNode::make(r0->combiner, r0->source, r0->axis, r0->condition, static_cast<int>(i));
-  }
+  ComputeOpNode::share_tuple_source(new_body);
   Operation op(make_ref<ComputeOpNode>(name, tag, std::move(axis), cloner.clones, cloner.origin,
                                        std::move(new_body), shape));
   std::vector<Tensor> outputs;

@@ -50,6 +50,15 @@ inline Var loop_var_of(const StageNode& stage, const IterVar& leaf) {
   return leaf.var();
 }
 
+/// The counter of a leaf loop as the loop nest will have it: zero for a serial loop of one
+/// iteration (no loop is emitted for it), the loop variable otherwise.
+inline Expr leaf_counter(const StageNode& stage, const IterVar& leaf, const RangeMap& ranges) {
+  const IterVarAttr* a = stage.attr(leaf);
+  bool bound = a && a->bind_thread.defined();
+  if (!bound && is_one(ranges.at(leaf.get()).extent)) return make_zero(leaf.var().dtype());
+  return loop_var_of(stage, leaf);
+}
+
 /// The value of every IterVar of the stage in terms of the leaf loop counters (which count
 /// from zero): value(leaf) = min + counter, and parents are rebuilt from their children.
 inline ValueMap pass_up_index(const StageNode& stage, const RangeMap& ranges, const ValueMap& leaf_counters) {

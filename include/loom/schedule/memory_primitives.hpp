@@ -1,0 +1,87 @@
+// Memory primitives of a Stage: set_scope, storage_align, double_buffer, and the store-side
+// ones, set_store_predicate and prefetch.
+#pragma once
+
+#include <string>
+
+#include "loom/schedule/axis_lookup.hpp"
+#include "loom/schedule/graph.hpp"
+
+namespace loom {
+
+inline bool is_valid_scope(const std::string& scope) {
+  for (const char* s : {"global", "shared", "local", "warp", "shared.dyn"})
+    if (scope == s) return true;
+  return false;
+}
+
+namespace detail {
+inline void check_scope(const std::string& scope, const std::string& where) {
+  if (!is_valid_scope(scope))
+    throw ScheduleError(cat(where, ": unknown storage scope '", scope,
+                            "'; use one of global, shared, local, warp, shared.dyn"));
+}
+}  // namespace detail
+
+inline Stage& Stage::set_scope(const std::string& scope) {
+  detail::check_scope(scope, cat("set_scope on stage '", name(), "'"));
+  if (node_->is_placeholder())
+    throw ScheduleError(cat("set_scope: '", name(), "' is a placeholder, whose storage the caller owns"));
+  node_->scope = scope;
+  return *this;
+}
+
+inline Stage& Stage::storage_align(const IterVar& axis_in, int64_t factor, int64_t offset) {
+  StageNode& s = *node_;
+  if (s.op->kind != OpKind::Compute)
+    throw ScheduleError(
+        cat("storage_align: stage '", s.name(), "' is not a compute; only computed buffers are laid out"));
+  const auto* c = static_cast<const ComputeOpNode*>(s.op.get());
+  int dim = -1;
+  for (size_t d = 0; d < c->axis.size(); ++d)
+    if (c->axis[d] == axis_in) dim = static_cast<int>(d);
+  if (dim < 0) {
+    std::string axes;
+    for (const IterVar& iv : c->axis) axes += (axes.empty() ? "" : ", ") + iv.name();
+    throw ScheduleError(cat("storage_align: '", axis_in.defined() ? axis_in.name() : "?",
+                            "' is not a dimension of '", s.name(), "'; pass one of its axes (", axes,
+                            "), e.g. ", s.name(), ".axis(0)"));
+  }
+  if (factor <= 0)
+    throw ScheduleError(cat("storage_align: factor for axis '", axis_in.name(), "' of stage '", s.name(),
+                            "' must be positive, got ", factor));
+  if (offset < 0 || offset >= factor)
+    throw ScheduleError(cat("storage_align: offset for axis '", axis_in.name(), "' of stage '", s.name(),
+                            "' must be in [0, factor), got ", offset, " with factor ", factor));
+  s.storage_align.push_back(StorageAlign{dim, factor, offset});
+  return *this;
+}
+
+inline Stage& Stage::double_buffer() {
+  if (node_->is_placeholder())
+    throw ScheduleError(
+        cat("double_buffer: '", name(), "' is a placeholder; only computed buffers can be doubled"));
+  node_->double_buffer = true;
+  return *this;
+}
+
+inline Stage& Stage::set_store_predicate(Expr predicate) {
+  if (!predicate.defined() || !predicate.dtype().is_bool() || predicate.dtype().lanes != 1)
+    throw ScheduleError(cat("set_store_predicate: stage '", name(), "' needs a scalar boolean predicate"));
+  node_->store_predicate = predicate;
+  return *this;
+}
+
+inline Stage& Stage::prefetch(const Tensor& tensor, const IterVar& iv_in, Expr offset) {
+  IterVar iv = resolve(iv_in, "prefetch");
+  if (!reads(node_->op, tensor.op()))
+    throw ScheduleError(cat("prefetch: stage '", name(), "' does not read '", tensor.name(),
+                            "'; prefetch a tensor that the stage reads"));
+  if (!offset.defined() || !offset.dtype().is_integral())
+    throw ScheduleError(cat("prefetch: the offset for axis '", iv.name(), "' of stage '", name(),
+                            "' must be an integer number of iterations"));
+  node_->attr_mut(iv).prefetch.emplace_back(tensor, offset);
+  return *this;
+}
+
+}  // namespace loom
