@@ -16,6 +16,7 @@
 #include "loom/te/placeholder.hpp"
 #include "loom/te/reduction.hpp"
 #include "loom/te/scan.hpp"
+#include "loom/te/tensor_intrin.hpp"
 #include "loom/te/thread_axis.hpp"
 
 #include "loom/schedule/cache.hpp"
@@ -25,6 +26,7 @@
 #include "loom/schedule/placement_primitives.hpp"
 #include "loom/schedule/rfactor.hpp"
 #include "loom/schedule/schedule.hpp"
+#include "loom/schedule/tensorize.hpp"
 
 #include "loom/lower/lower.hpp"
 

@@ -40,6 +40,9 @@ inline Stmt simplify(Stmt body, const PassContext& ctx) { return ctx.simplify ? 
 /// Phase loops: vectorized loops of constant extent become vector IR.
 inline Stmt vectorize_loops(Stmt body, const PassContext&) { return loom::vectorize_loops(body); }
 
+/// Phase memory: double-buffered allocations get two halves used alternately.
+inline Stmt inject_double_buffer(Stmt body, const PassContext&) { return loom::inject_double_buffer(body); }
+
 /// Phase loops: unrolled loops of constant extent become copies of their body.
 inline Stmt unroll_loops(Stmt body, const PassContext&) { return loom::unroll_loops(body); }
 
@@ -60,7 +63,8 @@ inline std::vector<PhasePasses> default_pipeline() {
         {"vectorize_loops", passes::vectorize_loops},
         {"unroll_loops", passes::unroll_loops},
         {"simplify", passes::simplify}}},
-      {Phase::Memory, {}},
+      {Phase::Memory,
+       {{"inject_double_buffer", passes::inject_double_buffer}, {"simplify", passes::simplify}}},
       {Phase::Device, {}},
   };
 }

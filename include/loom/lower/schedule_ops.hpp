@@ -12,6 +12,8 @@
 #include "loom/ir/simplify.hpp"
 #include "loom/ir/thread_allreduce.hpp"
 #include "loom/lower/bound_inference.hpp"
+#include "loom/lower/prefetch.hpp"
+#include "loom/lower/tensorize.hpp"
 
 namespace loom {
 
@@ -125,6 +127,15 @@ class ScheduleOpsBuilder {
     return nest;
   }
 
+  /// The index of the loop the stage is tensorized at, or the number of loops.
+  static size_t tensorized_loop(const StageNode& s) {
+    for (size_t l = 0; l < s.leaf_iter_vars.size(); ++l) {
+      const IterVarAttr* a = s.attr(s.leaf_iter_vars[l]);
+      if (a && a->tensor_intrin) return l;
+    }
+    return s.leaf_iter_vars.size();
+  }
+
   static bool bound_to_thread(const StageNode& s, const IterVar& leaf) {
     const IterVarAttr* a = s.attr(leaf);
     return a && a->bind_thread.defined();
@@ -179,7 +190,21 @@ class ScheduleOpsBuilder {
     if (s.store_predicate.defined()) checks.push_back(s.store_predicate);
 
     Stmt inner, init;
-    if (!c->is_reduction()) {
+    size_t tensorize_at = tensorized_loop(s);
+    if (tensorize_at < nest.leaves.size()) {
+      // The loops from the tensorized one inward become the intrinsic.
+      for (size_t l = tensorize_at; l < nest.leaves.size(); ++l) {
+        auto sit = attached_.find(&s);
+        if (sit != attached_.end() && sit->second.count(nest.leaves[l].get()))
+          throw ScheduleError(cat("tensorize: a stage is computed at loop '", nest.leaves[l].name(),
+                                  "' of stage '", s.name(), "', inside the tensorized loop '",
+                                  nest.leaves[tensorize_at].name(), "'; compute it at an outer loop"));
+      }
+      TensorizePlan plan = plan_tensorize(s, tensorize_at, bounds_.ranges, nest.values, analyzer_);
+      inner = plan.main;
+      init = plan.init;
+      nest.leaves.resize(tensorize_at);
+    } else if (!c->is_reduction()) {
       std::vector<Stmt> provides;
       for (int k = 0; k < c->num_outputs(); ++k)
         provides.push_back(ProvideNode::make(s.origin_op->output(k).producer(), index,
@@ -198,7 +223,7 @@ class ScheduleOpsBuilder {
     // The first loop that walks a reduction: the init goes just outside it, in a nest of the
     // data-parallel loops that follow.
     size_t init_pos = nest.leaves.size();
-    if (c->is_reduction()) {
+    if (init.defined()) {
       for (size_t l = 0; l < nest.leaves.size(); ++l)
         if (nest.leaves[l].is_reduce()) {
           init_pos = l;
@@ -213,6 +238,7 @@ class ScheduleOpsBuilder {
     for (size_t l = nest.leaves.size(); l-- > 0;) {
       if (init.defined() && init_pos == l + 1) body = SeqNode::make({init, body});
       body = wrap_attached(s, nest.leaves[l], body);
+      body = SeqNode::make({make_prefetches(s, l, bounds_.ranges, nest.values), body});
       body = make_loop(s, nest.leaves[l], body);
     }
     if (init.defined() && init_pos == 0) body = SeqNode::make({init, body});

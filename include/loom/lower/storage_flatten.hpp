@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "loom/ir/extern_call.hpp"
+#include "loom/lower/inject_double_buffer.hpp"
 #include "loom/lower/schedule_ops.hpp"
 
 namespace loom {
@@ -46,8 +47,12 @@ namespace detail {
 class StorageFlattener : public IRMutator {
  public:
   StorageFlattener(std::unordered_map<TensorKey, FlatBuffer, TensorKeyHash> params, TensorAliasMap aliases,
-                   std::unordered_map<TensorKey, std::vector<StorageAlign>, TensorKeyHash> align)
-      : buffers_(std::move(params)), aliases_(std::move(aliases)), align_(std::move(align)) {}
+                   std::unordered_map<TensorKey, std::vector<StorageAlign>, TensorKeyHash> align,
+                   TensorSet double_buffer)
+      : buffers_(std::move(params)),
+        aliases_(std::move(aliases)),
+        align_(std::move(align)),
+        double_buffer_(std::move(double_buffer)) {}
   using IRMutator::mutate;
 
  protected:
@@ -94,7 +99,10 @@ class StorageFlattener : public IRMutator {
     buffers_[TensorKey(t)] = b;
     Stmt body = mutate(op->body);
     buffers_.erase(TensorKey(t));
-    return AllocateNode::make(b.data, b.dtype, {size}, op->scope, body);
+    Stmt alloc = AllocateNode::make(b.data, b.dtype, {size}, op->scope, body);
+    if (double_buffer_.count(TensorKey(t)))
+      alloc = AttrStmtNode::make(attr::double_buffer_scope, b.data, Expr(1), alloc);
+    return alloc;
   }
 
   Stmt visit(const ProvideNode* op) override {
@@ -110,6 +118,39 @@ class StorageFlattener : public IRMutator {
     bool changed = false;
     std::vector<Expr> indices = mutate_all(op->indices, changed);
     return LoadNode::make(b.dtype, b.data, flat_index(b, indices));
+  }
+
+  /// A tensorized nest: the intrinsic's builder writes the code for the operands' windows.
+  Stmt visit(const EvaluateNode* op) override {
+    const auto* call = op->value.as<CallNode>();
+    if (!call || call->name != intrinsic::tensorize_call) return IRMutator::visit(op);
+    TensorIntrin intrin = TensorIntrinRegistry::global().get(call->args[0].as<IntImmNode>()->value);
+    auto part = static_cast<IntrinPart>(call->args[1].as<IntImmNode>()->value);
+    int64_t n_in = call->args[2].as<IntImmNode>()->value;
+    const auto* ic = static_cast<const ComputeOpNode*>(intrin->op.get());
+    std::vector<Tensor> intrin_inputs = ic->input_tensors();
+    std::vector<BufferRegion> inputs, outputs;
+    for (size_t i = 4; i + 1 < call->args.size(); i += 2) {
+      const auto* load = call->args[i].as<ProducerLoadNode>();
+      size_t dropped = static_cast<size_t>(call->args[i + 1].as<IntImmNode>()->value);
+      const FlatBuffer& b = buffer_of(load->producer, "handed to a tensor intrinsic");
+      bool is_input = static_cast<int64_t>((i - 4) / 2) < n_in;
+      BufferRegion region;
+      region.data = b.data;
+      region.dtype = b.dtype;
+      bool changed = false;
+      region.elem_offset = analyzer_.simplify(flat_index(b, mutate_all(load->indices, changed)));
+      region.strides.assign(b.strides.begin() + static_cast<std::ptrdiff_t>(dropped), b.strides.end());
+      region.shape = is_input ? intrin_inputs[inputs.size()].shape() : ic->shape;
+      (is_input ? inputs : outputs).push_back(region);
+    }
+    const IntrinBody& build = part == IntrinPart::Body         ? intrin->body
+                              : part == IntrinPart::ReduceInit ? intrin->reduce_init
+                                                               : intrin->reduce_update;
+    Stmt code = build(inputs, outputs);
+    if (!code.defined())
+      throw Error(cat("tensor intrinsic '", intrin->name, "': its body builder returned no statement"));
+    return code;
   }
 
   Expr visit(const CallNode* op) override {
@@ -130,6 +171,7 @@ class StorageFlattener : public IRMutator {
   std::unordered_map<TensorKey, FlatBuffer, TensorKeyHash> buffers_;
   TensorAliasMap aliases_;
   std::unordered_map<TensorKey, std::vector<StorageAlign>, TensorKeyHash> align_;
+  TensorSet double_buffer_;
   Analyzer analyzer_;
 };
 
@@ -139,11 +181,15 @@ class StorageFlattener : public IRMutator {
 inline Stmt storage_flatten(const Stmt& body, const ScheduleNode& sch,
                             const std::unordered_map<TensorKey, FlatBuffer, TensorKeyHash>& params) {
   std::unordered_map<TensorKey, std::vector<StorageAlign>, TensorKeyHash> align;
-  for (const Ref<StageNode>& s : sch.stages)
-    if (!s->storage_align.empty())
-      for (int k = 0; k < s->origin_op->num_outputs(); ++k)
-        align[TensorKey(s->origin_op->output(k))] = s->storage_align;
-  detail::StorageFlattener flattener(params, storage_aliases(sch), std::move(align));
+  TensorSet double_buffer;
+  for (const Ref<StageNode>& s : sch.stages) {
+    for (int k = 0; k < s->origin_op->num_outputs(); ++k) {
+      if (!s->storage_align.empty()) align[TensorKey(s->origin_op->output(k))] = s->storage_align;
+      if (s->double_buffer) double_buffer.insert(TensorKey(s->origin_op->output(k)));
+    }
+  }
+  detail::StorageFlattener flattener(params, storage_aliases(sch), std::move(align),
+                                     std::move(double_buffer));
   return flattener.mutate(body);
 }
 

@@ -68,6 +68,9 @@ class Stage {
   Stage& unroll(const IterVar& iv);
   Stage& bind(const IterVar& iv, const IterVar& thread);
   Stage& pragma(const IterVar& iv, const std::string& key, Expr value = Expr(1));
+  /// The loops from `iv` inward are replaced by `intrin`, after checking that they compute
+  /// what it computes (schedule/tensorize.hpp; checked when lowering).
+  Stage& tensorize(const IterVar& iv, const TensorIntrin& intrin);
 
   // Placement (schedule/placement_primitives.hpp)
   Stage& compute_at(const Stage& parent, const IterVar& scope);

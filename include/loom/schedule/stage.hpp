@@ -9,7 +9,7 @@
 
 #include "loom/ir/stmt.hpp"
 #include "loom/schedule/relations.hpp"
-#include "loom/te/tensor.hpp"
+#include "loom/te/tensor_intrin.hpp"
 
 namespace loom {
 
@@ -45,6 +45,7 @@ struct IterVarAttr {
   IterVar bind_thread;                            // the thread axis this loop is bound to
   std::vector<LoopAnnotation> pragmas;            // pragma(axis, key, value)
   std::vector<std::pair<Tensor, Expr>> prefetch;  // (tensor, offset) prefetched each iteration
+  TensorIntrin tensor_intrin;                     // the loop nest from here inward is this intrinsic
 };
 
 /// storage_align(axis, factor, offset) on the stage's output buffer dimension `dim`.

@@ -8,13 +8,14 @@
 #include <vector>
 
 #include "loom/ir/reduce.hpp"
+#include "loom/ir/simplify.hpp"
 #include "loom/te/tensor.hpp"
 
 namespace loom {
 
 /// A reduction axis over [begin, end). One reduce axis may be used by several computes.
 inline IterVar reduce_axis(Expr begin, Expr end, std::string name = "rv") {
-  Expr extent = end - begin;
+  Expr extent = simplify(end - begin);
   if (const int64_t* e = as_const_int(extent); e && *e <= 0)
     throw Error(cat("reduce_axis '", name, "' is empty: [", to_string(begin), ", ", to_string(end),
                     "); a reduction axis needs end > begin"));
