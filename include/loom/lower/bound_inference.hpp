@@ -61,6 +61,10 @@ class BoundInferrer {
       if (skipped(*s)) continue;
       infer_stage(*s);
     }
+    // A consumer placed inside its producer's loop covers the producer's tile there. Its
+    // producers were sized for everything it reads (above, as if it were at the root).
+    for (const Ref<StageNode>& s : sch_.stages)
+      if (s->attach_type == AttachType::ReverseScope) infer_reverse_attached(*s);
     return std::move(result_);
   }
 
@@ -106,6 +110,84 @@ class BoundInferrer {
       }
     }
     pass_down_domain(s, result_.ranges);
+  }
+
+  void infer_reverse_attached(StageNode& c) {
+    const StageNode& b = *c.attach_stage;
+    const auto* cop = static_cast<const ComputeOpNode*>(c.op.get());
+    std::string where = cat("reverse_compute_at: stage '", c.name(), "' inside loop '", c.attach_ivar.name(),
+                            "' of stage '", b.name(), "'");
+    if (b.op->kind != OpKind::Compute)
+      throw ScheduleError(cat(where, ": '", b.name(), "' is not a compute stage"));
+    const auto* bop = static_cast<const ComputeOpNode*>(b.op.get());
+    // The tile: the producer's axes with its loops inside the attach loop relaxed.
+    IntervalMap inner;
+    bool inside = false;
+    for (const IterVar& leaf : b.leaf_iter_vars) {
+      if (inside) {
+        Var lv = loop_var_of(b, leaf);
+        const Range& r = result_.ranges.at(leaf.get());
+        inner[lv.get()] = IntervalSet{make_zero(lv.dtype()),
+                                      analyzer_.simplify(r.extent - make_int_const(r.extent.dtype(), 1))};
+      }
+      if (leaf == c.attach_ivar) inside = true;
+    }
+    ValueMap b_values = root_values(b);
+    IntervalEvaluator ev(inner, analyzer_);
+    std::vector<IntervalSet> tile;
+    for (const IterVar& iv : bop->axis) tile.push_back(ev.eval(b_values.at(iv.get())));
+    // Which axis of the consumer walks which dimension of the producer's tile.
+    Tensor produced = b.origin_op->output(0);
+    std::vector<int> axis_of_dim(tile.size(), -1);
+    bool mapped_any = false;
+    for (const Expr& body : cop->body) {
+      for_each_expr(body, [&](const Expr& e) {
+        const auto* load = e.as<ProducerLoadNode>();
+        if (!load || as_tensor(load->producer).op().get() != b.origin_op.get()) return;
+        for (size_t d = 0; d < load->indices.size(); ++d)
+          for (size_t a = 0; a < cop->axis.size(); ++a)
+            if (load->indices[d].same_as(cop->axis[a].var())) {
+              if (axis_of_dim[d] >= 0 && axis_of_dim[d] != static_cast<int>(a))
+                throw ScheduleError(cat(where, ": dimension ", d, " of '", b.name(),
+                                        "' is read through two different axes of '", c.name(), "'"));
+              axis_of_dim[d] = static_cast<int>(a);
+              mapped_any = true;
+            }
+      });
+    }
+    if (!mapped_any)
+      throw ScheduleError(cat(where, ": no axis of '", c.name(), "' reads '", b.name(),
+                              "' directly by its own index, so the tile cannot be mapped to a part of '",
+                              c.name(), "'; reverse_compute_at needs an element-wise consumer"));
+    for (size_t d = 0; d < tile.size(); ++d) {
+      if (axis_of_dim[d] < 0) continue;
+      const IterVar& axis = cop->axis[static_cast<size_t>(axis_of_dim[d])];
+      result_.ranges[axis.get()] = to_range(tile[d], axis.dom());
+    }
+    // Everything the consumer reads of the producer there must be in the tile.
+    IntervalMap mine;
+    for (const IterVar& iv : cop->root_iter_vars()) {
+      const Range& r = result_.ranges.at(iv.get());
+      mine[iv.var().get()] =
+          IntervalSet{r.min, analyzer_.simplify(r.min + r.extent - make_int_const(r.extent.dtype(), 1))};
+    }
+    IntervalEvaluator need_ev(mine, analyzer_);
+    for (const Expr& body : cop->body) {
+      for_each_expr(body, [&](const Expr& e) {
+        const auto* load = e.as<ProducerLoadNode>();
+        if (!load || as_tensor(load->producer).op().get() != b.origin_op.get()) return;
+        for (size_t d = 0; d < load->indices.size(); ++d) {
+          IntervalSet need = need_ev.eval(load->indices[d]);
+          if (!need.bounded() || !tile[d].bounded() || !analyzer_.can_prove(need.min >= tile[d].min) ||
+              !analyzer_.can_prove(need.max <= tile[d].max))
+            throw ScheduleError(
+                cat(where, ": '", c.name(), "' reads ", to_string(e), ", which along dimension ", d,
+                    " reaches outside the tile that one iteration of '", c.attach_ivar.name(),
+                    "' produces; place it at an outer loop of '", b.name(), "' or use compute_at"));
+        }
+      });
+    }
+    pass_down_domain(c, result_.ranges);
   }
 
   /// Converts an inferred interval to a Range, falling back to the whole axis when unbounded.

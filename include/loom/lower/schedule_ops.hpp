@@ -55,6 +55,8 @@ class ScheduleOpsBuilder {
         attached_[s->attach_stage][s->attach_ivar.get()].push_back(s.get());
       } else if (s->attach_type == AttachType::ScanInit) {
         scan_inits_[s->attach_stage].push_back(s.get());
+      } else if (s->attach_type == AttachType::ReverseScope) {
+        reverse_attached_[s->attach_stage][s->attach_ivar.get()].push_back(s.get());
       }
       // Every loop counter ranges over [0, extent): what the guards are proven against.
       for (const IterVar& leaf : s->leaf_iter_vars) {
@@ -80,14 +82,29 @@ class ScheduleOpsBuilder {
            s.attach_type != AttachType::InlinedAlready;
   }
 
-  /// Wraps `body` in a Realize for each output of `s` that needs storage of its own.
+  /// Wraps `body` in a Realize for each output of `s` that needs storage of its own (and for
+  /// the consumers computed inside `s`'s loops, whose storage must outlive `s`'s code).
   Stmt realize(const StageNode& s, Stmt body) {
+    if (auto it = reverse_attached_.find(&s); it != reverse_attached_.end())
+      for (const auto& [iv, stages] : it->second)
+        for (const StageNode* c : stages) body = realize(*c, body);
     for (int k = s.origin_op->num_outputs() - 1; k >= 0; --k) {
       Tensor t = s.origin_op->output(k);
       if (params_.count(TensorKey(t)) || aliases_.count(TensorKey(t))) continue;
       body = RealizeNode::make(t.producer(), bounds_.regions.at(TensorKey(t)), effective_scope(s), body);
     }
     return body;
+  }
+
+  /// Places the consumers computed inside loop `iv` of `s` after `body`, the iteration's work.
+  Stmt append_reverse_attached(const StageNode& s, const IterVar& iv, Stmt body) {
+    auto sit = reverse_attached_.find(&s);
+    if (sit == reverse_attached_.end()) return body;
+    auto it = sit->second.find(iv.get());
+    if (it == sit->second.end()) return body;
+    std::vector<Stmt> seq{body};
+    for (const StageNode* c : it->second) seq.push_back(build_stage(*c));
+    return SeqNode::make(seq);
   }
 
   /// Places the stages attached at loop `iv` of `s` (and their storage) before `body`.
@@ -238,6 +255,7 @@ class ScheduleOpsBuilder {
     for (size_t l = nest.leaves.size(); l-- > 0;) {
       if (init.defined() && init_pos == l + 1) body = SeqNode::make({init, body});
       body = wrap_attached(s, nest.leaves[l], body);
+      body = append_reverse_attached(s, nest.leaves[l], body);
       body = SeqNode::make({make_prefetches(s, l, bounds_.ranges, nest.values), body});
       body = make_loop(s, nest.leaves[l], body);
     }
@@ -406,6 +424,8 @@ class ScheduleOpsBuilder {
   std::unordered_map<const StageNode*, std::unordered_map<const IterVarNode*, std::vector<StageNode*>>>
       attached_;
   std::unordered_map<const StageNode*, std::vector<StageNode*>> scan_inits_;
+  std::unordered_map<const StageNode*, std::unordered_map<const IterVarNode*, std::vector<StageNode*>>>
+      reverse_attached_;
   Analyzer analyzer_;
 };
 

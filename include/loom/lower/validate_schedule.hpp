@@ -12,6 +12,20 @@ namespace loom {
 /// Checks that every compute_at still names a loop that exists and encloses all readers.
 inline void validate_attachments(const ScheduleNode& sch) {
   for (const Ref<StageNode>& s : sch.stages) {
+    if (s->attach_type == AttachType::ReverseScope) {
+      if (!s->attach_stage->is_leaf(s->attach_ivar))
+        throw ScheduleError(cat("reverse_compute_at: stage '", s->name(), "' is computed inside loop '",
+                                s->attach_ivar.name(), "' of stage '", s->attach_stage->name(),
+                                "', which is no longer one of its loops (",
+                                detail::loop_list(*s->attach_stage), ")"));
+      for (const Ref<StageNode>& other : sch.stages)
+        if (other->attach_type == AttachType::Scope && other->attach_stage == s.get())
+          throw ScheduleError(
+              cat("reverse_compute_at: stage '", other->name(), "' is computed at a loop of '", s->name(),
+                  "', which is itself placed inside '", s->attach_stage->name(), "'; compute '",
+                  other->name(), "' at the root or inside '", s->attach_stage->name(), "' instead"));
+      continue;
+    }
     if (s->attach_type != AttachType::Scope) continue;
     StageNode* parent = s->attach_stage;
     if (!parent->is_leaf(s->attach_ivar)) {

@@ -70,6 +70,39 @@ inline Stage& Stage::compute_inline() {
   return *this;
 }
 
+inline Stage& Stage::reverse_compute_at(const Stage& producer, const IterVar& scope_in) {
+  StageNode& s = *node_;
+  const char* what = "reverse_compute_at";
+  detail::check_movable(s, what);
+  if (s.is_group || s.op->kind != OpKind::Compute)
+    throw ScheduleError(cat(what, ": stage '", s.name(), "' is not a compute stage"));
+  if (!producer.defined() || producer->is_group || producer->is_placeholder())
+    throw ScheduleError(
+        cat(what, ": stage '", s.name(), "' must be placed inside a loop of a computed stage"));
+  if (producer->schedule != s.schedule)
+    throw ScheduleError(
+        cat(what, ": stage '", producer.name(), "' belongs to another schedule than stage '", s.name(), "'"));
+  if (!reads(s.op, producer->origin_op))
+    throw ScheduleError(cat(what, ": stage '", s.name(), "' does not read '", producer.name(),
+                            "'; reverse_compute_at places a consumer inside one of its producer's loops"));
+  IterVar scope = producer.resolve(scope_in, what);
+  if (scope.is_reduce())
+    throw ScheduleError(cat(what, ": loop '", scope.name(), "' of stage '", producer.name(),
+                            "' walks a reduction, so its tiles are not final until the loop ends; pick a "
+                            "data-parallel loop outside every reduce loop"));
+  for (const IterVar& leaf : producer->leaf_iter_vars) {
+    if (leaf == scope) break;
+    if (leaf.is_reduce())
+      throw ScheduleError(cat(what, ": loop '", scope.name(), "' of stage '", producer.name(),
+                              "' is inside reduce loop '", leaf.name(),
+                              "', where the producer's values are not final; pick an outer loop"));
+  }
+  s.attach_type = AttachType::ReverseScope;
+  s.attach_stage = producer.get();
+  s.attach_ivar = scope;
+  return *this;
+}
+
 inline Stage& Stage::compute_root() {
   StageNode& s = *node_;
   detail::check_movable(s, "compute_root");

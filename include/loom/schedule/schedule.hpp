@@ -76,6 +76,9 @@ class Stage {
   Stage& compute_at(const Stage& parent, const IterVar& scope);
   Stage& compute_inline();
   Stage& compute_root();
+  /// Computes this consumer inside loop `scope` of its producer `producer`, right after each
+  /// iteration has produced its tile (TensorIR's reverse_compute_at).
+  Stage& reverse_compute_at(const Stage& producer, const IterVar& scope);
 
   // Memory (schedule/memory_primitives.hpp)
   Stage& set_scope(const std::string& scope);

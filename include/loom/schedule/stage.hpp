@@ -24,6 +24,7 @@ enum class AttachType : uint8_t {
   GroupRoot,       // at the root of its group
   ScanInit,        // the initial rows of a scan, written before its time loop
   ScanUpdate,      // the update of a scan, inside its time loop
+  ReverseScope,    // a consumer computed inside a loop of its producer (reverse_compute_at)
 };
 
 inline const char* attach_type_name(AttachType t) {
@@ -35,6 +36,7 @@ inline const char* attach_type_name(AttachType t) {
     case AttachType::GroupRoot: return "group root";
     case AttachType::ScanInit: return "scan init";
     case AttachType::ScanUpdate: return "scan update";
+    case AttachType::ReverseScope: return "reverse_compute_at";
   }
   return "?";
 }
