@@ -110,6 +110,7 @@ class BoundInferrer {
       }
     }
     pass_down_domain(s, result_.ranges);
+    if (op->kind == OpKind::Compute) express_reduce_ranges_in_loops(s);
   }
 
   void infer_reverse_attached(StageNode& c) {
@@ -188,6 +189,22 @@ class BoundInferrer {
       });
     }
     pass_down_domain(c, result_.ranges);
+  }
+
+  /// A reduce axis may range over an extent that depends on data-parallel axes (a triangular
+  /// reduction, k in [0, i]). Once the data-parallel axes are loops, their variables are no
+  /// longer bound; express such ranges in the loop counters instead.
+  void express_reduce_ranges_in_loops(const StageNode& s) {
+    const auto* c = static_cast<const ComputeOpNode*>(s.op.get());
+    ValueMap values = root_values(s);
+    VarMap axis_values;
+    for (const IterVar& iv : c->axis) axis_values[iv.var().get()] = values.at(iv.get());
+    for (const IterVar& iv : s.all_iter_vars) {
+      if (!iv.is_reduce()) continue;
+      Range& r = result_.ranges.at(iv.get());
+      r = Range(analyzer_.simplify(substitute(r.min, axis_values)),
+                analyzer_.simplify(substitute(r.extent, axis_values)));
+    }
   }
 
   /// Converts an inferred interval to a Range, falling back to the whole axis when unbounded.

@@ -174,11 +174,14 @@ class ScheduleOpsBuilder {
 
   /// Guards for the axes whose loops may run past the axis' extent (non-dividing splits, a
   /// producer computed for a consumer's overshooting tile).
+  /// Data-parallel axes are checked against their declared domain (their inferred range may
+  /// be a larger tile); reduce axes against their inferred range, which is their domain
+  /// expressed in loop counters.
   std::vector<Expr> bound_checks(const std::vector<IterVar>& axes, const ValueMap& values) {
     std::vector<Expr> conds;
     for (const IterVar& iv : axes) {
       const Expr& value = values.at(iv.get());
-      const Range& dom = iv.dom();
+      const Range& dom = iv.is_reduce() ? bounds_.ranges.at(iv.get()) : iv.dom();
       Expr end = analyzer_.simplify(dom.min + dom.extent);
       if (!analyzer_.can_prove(value < end)) conds.push_back(likely(value < end));
       if (!analyzer_.can_prove(value >= dom.min)) conds.push_back(likely(value >= dom.min));
