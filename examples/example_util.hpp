@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <iostream>
 #include <random>
 
 #include <loom/core.hpp>
@@ -24,6 +26,36 @@ inline void expect_close(double actual, double expected, const char* what, doubl
     std::printf("MISMATCH in %s: got %.9g, expected %.9g\n", what, actual, expected);
     std::exit(1);
   }
+}
+
+/// Exits with a message unless every element of `actual` is close to the same element of
+/// `expected` (two buffers of the same shape, e.g. the results of two schedules).
+template <typename T>
+void expect_all_close(const loom::Buffer<T>& actual, const loom::Buffer<T>& expected, const char* what,
+                      double tolerance = 1e-4) {
+  if (actual.shape() != expected.shape()) {
+    std::printf("MISMATCH in %s: the buffers have different shapes\n", what);
+    std::exit(1);
+  }
+  for (int64_t i = 0; i < actual.num_elements(); ++i) {
+    double a = static_cast<double>(actual.at_flat(i)), e = static_cast<double>(expected.at_flat(i));
+    if (std::abs(a - e) > tolerance * (1.0 + std::abs(e))) {
+      std::printf("MISMATCH in %s at flat index %lld: got %.9g, expected %.9g\n", what,
+                  static_cast<long long>(i), a, e);
+      std::exit(1);
+    }
+  }
+}
+
+/// The line the primitive examples print between the IR before and after the primitive, as
+/// the TVM schedule tutorial does.
+inline void print_cutting_line() { std::cout << "---------cutting line---------\n"; }
+
+/// Whether the examples that need GPU-style execution (thread-bound loops, cross-thread
+/// reductions) should check their numerics on the interpreter: LOOM_EXAMPLES_RUN_GPU=1.
+inline bool gpu_checks_enabled() {
+  const char* v = std::getenv("LOOM_EXAMPLES_RUN_GPU");
+  return v && std::strcmp(v, "1") == 0;
 }
 
 }  // namespace example

@@ -72,6 +72,38 @@ class LinearForm {
   void add(const LinearForm& other, int64_t scale = 1) {
     for (const LinearTerm& t : other.terms_) add_term(t.atom, mul(t.coeff, scale));
     add_constant(mul(other.constant_, scale));
+    merge_div_mod();
+  }
+
+  /// k*c*floordiv(x, c) + k*floormod(x, c) is k*x (and likewise for truncating division):
+  /// what fusing two loops and using both halves again produces.
+  void merge_div_mod() {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t i = 0; i < terms_.size() && !changed; ++i) {
+        Expr x, divisor;
+        if (!split_div(terms_[i].atom, x, divisor, /*mod=*/false)) continue;
+        const int64_t* c = as_const_int(divisor);
+        if (!c || *c == 0) continue;
+        for (size_t j = 0; j < terms_.size() && !changed; ++j) {
+          Expr y, divisor2;
+          if (j == i || !split_div(terms_[j].atom, y, divisor2, /*mod=*/true)) continue;
+          if (terms_[i].atom.kind() == IRNodeKind::FloorDiv && terms_[j].atom.kind() != IRNodeKind::FloorMod)
+            continue;
+          if (terms_[i].atom.kind() == IRNodeKind::Div && terms_[j].atom.kind() != IRNodeKind::Mod) continue;
+          const int64_t* c2 = as_const_int(divisor2);
+          if (!c2 || *c2 != *c || terms_[i].coeff != mul(terms_[j].coeff, *c) || !expr_deep_equal(x, y))
+            continue;
+          int64_t k = terms_[j].coeff;
+          terms_.erase(terms_.begin() + static_cast<std::ptrdiff_t>(std::max(i, j)));
+          terms_.erase(terms_.begin() + static_cast<std::ptrdiff_t>(std::min(i, j)));
+          LinearForm fx = parse(x);
+          for (const LinearTerm& t : fx.terms_) add_term(t.atom, mul(t.coeff, k));
+          add_constant(mul(fx.constant_, k));
+          changed = true;
+        }
+      }
+    }
   }
 
   /// this *= k
@@ -117,6 +149,17 @@ class LinearForm {
   }
 
  private:
+  static bool split_div(const Expr& e, Expr& x, Expr& divisor, bool mod) {
+    if (mod) {
+      if (const auto* m = e.as<FloorModNode>()) return x = m->a, divisor = m->b, true;
+      if (const auto* m = e.as<ModNode>()) return x = m->a, divisor = m->b, true;
+    } else {
+      if (const auto* d = e.as<FloorDivNode>()) return x = d->a, divisor = d->b, true;
+      if (const auto* d = e.as<DivNode>()) return x = d->a, divisor = d->b, true;
+    }
+    return false;
+  }
+
   DType dtype_;
   std::vector<LinearTerm> terms_;
   int64_t constant_ = 0;

@@ -280,9 +280,12 @@ class ScheduleOpsBuilder {
     for (const IterVar& iv : c->axis) index.push_back(nest.values.at(iv.get()));
     std::vector<Expr> store_checks = bound_checks(c->axis, nest.values);
     if (s.store_predicate.defined()) store_checks.push_back(s.store_predicate);
+    // A thread contributes only points inside both the reduction and the output: the partial
+    // sums of rows past an uneven split must not read past the input either.
     Expr cond = substitute(r->condition, root);
     for (const Expr& e : bound_checks(c->reduce_axis, nest.values))
       cond = is_const_int(cond, 1) ? e : (cond && e);
+    for (const Expr& e : bound_checks(c->axis, nest.values)) cond = is_const_int(cond, 1) ? e : (cond && e);
 
     std::vector<IterVar> serial_reduce;
     ThreadAllreduce allreduce;
@@ -327,8 +330,9 @@ class ScheduleOpsBuilder {
         allreduce.values.push_back(LoadNode::make(comb.result[k].dtype(), partial_bufs[k], Expr(0)));
     } else {
       for (size_t k = 0; k < n; ++k)
+        // Lazily: a thread outside the domain must not even read its source.
         allreduce.values.push_back(is_const_int(cond, 1) ? source[k]
-                                                         : select(cond, source[k], comb.identity[k]));
+                                                         : if_then_else(cond, source[k], comb.identity[k]));
     }
     for (size_t k = 0; k < n; ++k) {
       result_bufs.push_back(Var("reduce_temp" + std::to_string(k), handle_type));

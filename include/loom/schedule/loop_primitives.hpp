@@ -144,7 +144,15 @@ inline void set_for_kind(StageNode& s, const IterVar& iv, ForKind kind, const ch
 }  // namespace detail
 
 inline Stage& Stage::parallel(const IterVar& iv_in) {
-  detail::set_for_kind(*node_, resolve(iv_in, "parallel"), ForKind::Parallel, "parallel");
+  IterVar iv = resolve(iv_in, "parallel");
+  // TVM accepts this and lets the iterations race on the accumulator; Loom refuses.
+  if (iv.is_reduce())
+    throw ScheduleError(
+        cat("parallel: axis '", iv.name(), "' of stage '", name(),
+            "' is a reduction axis; parallel iterations would race on one accumulator. "
+            "Parallelize a data-parallel axis, or rfactor the reduction and parallelize the factored "
+            "axis"));
+  detail::set_for_kind(*node_, iv, ForKind::Parallel, "parallel");
   return *this;
 }
 
