@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <iostream>
 #include <random>
 
@@ -50,12 +49,5 @@ void expect_all_close(const loom::Buffer<T>& actual, const loom::Buffer<T>& expe
 /// The line the primitive examples print between the IR before and after the primitive, as
 /// the TVM schedule tutorial does.
 inline void print_cutting_line() { std::cout << "---------cutting line---------\n"; }
-
-/// Whether the examples that need GPU-style execution (thread-bound loops, cross-thread
-/// reductions) should check their numerics on the interpreter: LOOM_EXAMPLES_RUN_GPU=1.
-inline bool gpu_checks_enabled() {
-  const char* v = std::getenv("LOOM_EXAMPLES_RUN_GPU");
-  return v && std::strcmp(v, "1") == 0;
-}
 
 }  // namespace example

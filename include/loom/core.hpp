@@ -31,4 +31,6 @@
 #include "loom/lower/lower.hpp"
 
 #include "loom/runtime/buffer.hpp"
+#include "loom/runtime/extern_c.hpp"
 #include "loom/runtime/interpreter.hpp"
+#include "loom/runtime/simulator.hpp"

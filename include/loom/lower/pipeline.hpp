@@ -8,6 +8,7 @@
 #include "loom/lower/inline_stages.hpp"
 #include "loom/lower/lower_state.hpp"
 #include "loom/lower/pass_context.hpp"
+#include "loom/lower/thread_sync.hpp"
 #include "loom/lower/unroll_loops.hpp"
 #include "loom/lower/validate_schedule.hpp"
 #include "loom/lower/vectorize_loops.hpp"
@@ -43,6 +44,9 @@ inline Stmt vectorize_loops(Stmt body, const PassContext&) { return loom::vector
 /// Phase memory: double-buffered allocations get two halves used alternately.
 inline Stmt inject_double_buffer(Stmt body, const PassContext&) { return loom::inject_double_buffer(body); }
 
+/// Phase memory: barriers where threads of a GPU block share memory they write.
+inline Stmt insert_thread_sync(Stmt body, const PassContext&) { return loom::insert_thread_sync(body); }
+
 /// Phase loops: unrolled loops of constant extent become copies of their body.
 inline Stmt unroll_loops(Stmt body, const PassContext&) { return loom::unroll_loops(body); }
 
@@ -64,7 +68,9 @@ inline std::vector<PhasePasses> default_pipeline() {
         {"unroll_loops", passes::unroll_loops},
         {"simplify", passes::simplify}}},
       {Phase::Memory,
-       {{"inject_double_buffer", passes::inject_double_buffer}, {"simplify", passes::simplify}}},
+       {{"inject_double_buffer", passes::inject_double_buffer},
+        {"insert_thread_sync", passes::insert_thread_sync},
+        {"simplify", passes::simplify}}},
       {Phase::Device, {}},
   };
 }

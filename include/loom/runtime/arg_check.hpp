@@ -220,6 +220,11 @@ class ArgumentBinder {
 
   void check_buffer_kind(const BufferParam& p, const KernelArg& arg) {
     const std::string where = cat("argument '", p.name, "' of ", kernel());
+    if (!arg.invalid.empty()) throw ArgumentError(cat(where, " ", arg.invalid));
+    if (arg.kind == KernelArg::Kind::Buffer && !arg.device.host_accessible()) {
+      throw ArgumentError(cat(where, " is in memory of DLPack device type ", arg.device.type, " (id ",
+                              arg.device.id, "), which the CPU cannot access: copy it to host memory first"));
+    }
     if (arg.kind != KernelArg::Kind::Buffer) {
       throw ArgumentError(cat(where, " is a buffer of ", p.dtype.str(),
                               " but a scalar was passed: pass a loom::Buffer<", cpp_type_name(p.dtype),

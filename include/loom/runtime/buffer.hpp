@@ -9,10 +9,18 @@
 #include <new>
 #include <numeric>
 #include <string>
+#include <type_traits>
 #include <vector>
+
+// DLPack (Debian: libdlpack-dev) is optional: with it, a DLTensor* is a kernel argument.
+#if __has_include(<dlpack/dlpack.h>)
+#include <dlpack/dlpack.h>
+#define LOOM_HAS_DLPACK 1
+#endif
 
 #include "loom/ir/dtype.hpp"
 #include "loom/runtime/half.hpp"
+#include "loom/support/error.hpp"
 
 namespace loom {
 
@@ -167,6 +175,14 @@ class Buffer {
   int64_t allocated_ = 0;
 };
 
+/// Where an argument's memory lives, in DLPack's device codes (kDLCPU = 1, kDLCUDA = 2, ...).
+struct ArgDevice {
+  int type = 1;  // kDLCPU: host memory
+  int id = 0;
+  /// Host memory the CPU can read and write: CPU, CUDA pinned host memory, CUDA managed memory.
+  bool host_accessible() const { return type == 1 || type == 3 || type == 13; }
+};
+
 /// One argument of a kernel call: a buffer or a scalar.
 struct KernelArg {
   enum class Kind { Buffer, Int, Float };
@@ -174,14 +190,61 @@ struct KernelArg {
   BufferView buffer;
   int64_t int_value = 0;
   double float_value = 0.0;
+  ArgDevice device;
+  /// Why the argument cannot be used ("" when it can): a conversion found a problem that the call
+  /// reports with the parameter's name (e.g. a DLTensor of an unsupported dtype).
+  std::string invalid;
 
   KernelArg(const BufferView& b) : kind(Kind::Buffer), buffer(b) {}
   template <typename T>
   KernelArg(const Buffer<T>& b) : kind(Kind::Buffer), buffer(b.view()) {}
   KernelArg(int v) : kind(Kind::Int), int_value(v) {}
   KernelArg(int64_t v) : kind(Kind::Int), int_value(v) {}
+  /// Any other integer type (unsigned, size_t, long long, ...) as an integer scalar.
+  template <typename T>
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, int> &&
+           !std::is_same_v<T, int64_t>) KernelArg(T v)
+      : kind(Kind::Int), int_value(static_cast<int64_t>(v)) {}
   KernelArg(double v) : kind(Kind::Float), float_value(v) {}
   KernelArg(float v) : kind(Kind::Float), float_value(v) {}
+
+#ifdef LOOM_HAS_DLPACK
+  /// A DLPack tensor: its data (plus byte_offset), dtype, shape and strides (compact when null).
+  KernelArg(const DLTensor* t) : kind(Kind::Buffer) {
+    if (!t) {
+      invalid = "is a null DLTensor pointer";
+      return;
+    }
+    device = ArgDevice{static_cast<int>(t->device.device_type), t->device.device_id};
+    constexpr uint8_t kDLBoolCode = 6;  // kDLBool from DLPack 0.8 on; Debian 12 ships 0.6
+    const DLDataType d = t->dtype;
+    DType dtype;
+    if (d.lanes != 1) {
+      invalid = cat("is a DLTensor with ", d.lanes, "-lane elements; pass one element per lane (lanes = 1)");
+    } else if (d.code == kDLBoolCode && d.bits == 8) {
+      dtype = boolean;
+    } else if ((d.code == kDLInt || d.code == kDLUInt) &&
+               (d.bits == 8 || d.bits == 16 || d.bits == 32 || d.bits == 64)) {
+      dtype = DType(d.code == kDLInt ? TypeCode::Int : TypeCode::UInt, d.bits);
+    } else if (d.code == kDLFloat && (d.bits == 16 || d.bits == 32 || d.bits == 64)) {
+      dtype = DType(TypeCode::Float, d.bits);
+    } else if (d.code == kDLBfloat && d.bits == 16) {
+      dtype = bf16;
+    } else {
+      invalid = cat("is a DLTensor of DLPack dtype code ", static_cast<int>(d.code), " with ",
+                    static_cast<int>(d.bits),
+                    " bits, which Loom does not support (int/uint 8-64, float 16-64, bfloat16, bool)");
+    }
+    if (t->ndim < 0 || (t->ndim > 0 && !t->shape)) invalid = "is a DLTensor without a valid shape";
+    if (!invalid.empty()) return;
+    std::vector<int64_t> shape(t->shape, t->shape + t->ndim);
+    std::vector<int64_t> strides =
+        t->strides ? std::vector<int64_t>(t->strides, t->strides + t->ndim) : std::vector<int64_t>();
+    void* data = t->data ? static_cast<void*>(static_cast<char*>(t->data) + t->byte_offset) : nullptr;
+    buffer = BufferView(data, dtype, std::move(shape), std::move(strides));
+  }
+  KernelArg(DLTensor* t) : KernelArg(static_cast<const DLTensor*>(t)) {}
+#endif
 };
 
 }  // namespace loom

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -14,7 +15,14 @@
 #include "loom/ir/stmt.hpp"
 #include "loom/ir/visitor.hpp"
 #include "loom/lower/lowered_func.hpp"
+#include "loom/runtime/interp_extern_c.hpp"
 #include "loom/runtime/interp_stmt_nodes.hpp"
+#include "loom/runtime/sim_kernel_info.hpp"
+#include "loom/runtime/sim_shared_load.hpp"
+
+namespace loom::sim {
+class KernelCompiler;
+}  // namespace loom::sim
 
 namespace loom::interp {
 
@@ -25,6 +33,7 @@ struct VarBinding {
   int slot = 0;
   int lanes = 1;
   int only_lane = -1;  // >= 0: a per-lane binding (vector let inside one lane's tree) of that lane
+  int shared_id = -1;  // >= 0: a kernel's shared buffer, KernelInfo::shared_buffers index
 
   int slot_of_lane(int lane) const {
     if (only_lane >= 0) {
@@ -44,12 +53,19 @@ struct CompiledBody {
   int num_buffers = 0;
   /// Slots of the function's parameters and size variables, which a run fills from BoundArgs.
   std::vector<std::pair<const VarNode*, int>> int_params, float_params, buffer_params;
+  /// Kernel regions (loops bound to blockIdx/threadIdx) run on the GPU simulator, which needs a
+  /// sim::Session in the frame.
+  bool has_kernels = false;
 };
 
 /// Compiles one LoweredFunc. Vector expressions are compiled lane by lane: no IR node moves
 /// values across lanes, so lane i of an expression depends only on lane i of its vector operands
-/// and on its scalar operands, and each lane becomes an ordinary scalar tree.
+/// and on its scalar operands, and each lane becomes an ordinary scalar tree. A kernel region's
+/// statements are compiled by sim::KernelCompiler (sim_kernel_compiler.hpp) into warp-wide
+/// statements over the same expressions.
 class Compiler {
+  friend class sim::KernelCompiler;
+
  public:
   explicit Compiler(const LoweredFunc& f) : func_(f) {}
 
@@ -83,6 +99,8 @@ class Compiler {
     out.num_ints = num_ints_;
     out.num_floats = num_floats_;
     out.num_buffers = num_buffers_;
+    out.has_kernels = num_kernels_ > 0;
+    *layout_ = sim::FrameLayout{num_ints_, num_floats_, num_buffers_};
     return out;
   }
 
@@ -312,10 +330,16 @@ class Compiler {
   template <typename V>
   ExprPtr<V> compile_load(const LoadNode* op, int lane) {
     const int slot = buffer_slot(op->buffer);
+    const int shared = lookup(op->buffer.get()).shared_id;
     const DType element = op->dtype.element_of();
     ExprPtr<V> load = with_codec(element, [&](auto codec) -> ExprPtr<V> {
       using Codec = decltype(codec);
       if constexpr (std::is_same_v<typename Codec::Value, V>) {
+        if (shared >= 0) {  // inside a kernel: the simulator watches shared memory
+          return std::make_unique<sim::SharedLoadLane<Codec>>(slot, compile_int(op->index, lane),
+                                                              site_of(op->buffer, op->index, false), element,
+                                                              kernel_->access_id(op, shared, false), shared);
+        }
         return std::make_unique<LoadLane<Codec>>(slot, compile_int(op->index, lane),
                                                  site_of(op->buffer, op->index, false), element);
       } else {
@@ -362,6 +386,32 @@ class Compiler {
     return table;
   }
 
+  /// A call of a C function registered with register_extern_c, checked against its signature.
+  template <typename V>
+  ExprPtr<V> compile_extern_c(const CallNode* op, int lane) {
+    ExternCFunction fn = ExternCRegistry::global().get(op->name);
+    if (fn.params.size() != op->args.size())
+      throw Error(cat("extern C function '", op->name, "' takes ", fn.params.size(),
+                      " arguments but kernel '", func_.name, "' calls it with ", op->args.size()));
+    std::vector<ExternCArgument> args;
+    for (size_t i = 0; i < op->args.size(); ++i) {
+      const Expr& a = op->args[i];
+      ExternCArgument arg;
+      if (fn.params[i].is_float()) {
+        arg.as_float = compile_float(a.dtype().is_float() ? a : cast(fn.params[i], a), lane);
+      } else {
+        if (fn.params[i].is_handle() != a.dtype().is_handle())
+          throw Error(cat("argument ", i, " of extern C function '", op->name, "' is ", fn.params[i].str(),
+                          " but kernel '", func_.name, "' passes ", to_string(a), " of type ",
+                          a.dtype().str()));
+        arg.is_handle = fn.params[i].is_handle();
+        arg.as_int = compile_int(a.dtype().is_float() ? cast(fn.params[i], a) : a, lane);
+      }
+      args.push_back(std::move(arg));
+    }
+    return std::make_unique<ExternCCall<V>>(std::move(fn), std::move(args));
+  }
+
   [[noreturn]] void unsupported_call(const CallNode* op) const {
     throw Error(cat("the interpreter cannot run the call ", op->name, "(...) in kernel '", func_.name,
                     "': it knows if_then_else, likely, reinterpret, abs, pow, exp, exp2, log, log2, log10, "
@@ -384,6 +434,16 @@ class Compiler {
       arg_count(3);
       return std::make_unique<LazySelect<V>>(compile_int(op->args[0], lane), compile<V>(op->args[1], lane),
                                              compile<V>(op->args[2], lane));
+    }
+    if (op->call_kind == CallKind::Extern) return compile_extern_c<V>(op, lane);
+    if constexpr (std::is_same_v<V, int64_t>) {
+      if (name == intrinsic::address_of) {
+        arg_count(1);
+        const auto* load = op->args[0].as<LoadNode>();
+        internal_check(load != nullptr, "address_of takes a load");
+        return std::make_unique<AddressOf>(buffer_slot(load->buffer), compile_int(load->index, lane),
+                                           load->dtype.bytes());
+      }
     }
     if (name == intrinsic::reinterpret) {
       arg_count(1);
@@ -445,6 +505,8 @@ class Compiler {
       }
       case IRNodeKind::For: {
         const ForNode* op = s.as<ForNode>();
+        if (op->kind == ForKind::ThreadBinding && sim::launch_index_of_tag(op->thread_tag) >= 0)
+          return compile_kernel_region(s);
         IntExprPtr min = compile_int(op->min, 0), extent = compile_int(op->extent, 0);
         VarBinding b;
         return with_binding(op->loop_var, b, [&]() -> StmtPtr {
@@ -562,10 +624,22 @@ class Compiler {
     return std::make_unique<ExternStage>(decoded.function_id, specs(decoded.inputs), specs(decoded.outputs));
   }
 
+  /// The outermost loop bound to blockIdx/threadIdx and everything in it: one kernel launch.
+  /// Defined in sim_kernel_compiler.hpp.
+  StmtPtr compile_kernel_region(const Stmt& region);
+
   const LoweredFunc& func_;
   std::unordered_map<const VarNode*, std::vector<VarBinding>> scope_;
   std::vector<std::string> buffer_names_;  // by buffer slot, for error messages
   int num_ints_ = 0, num_floats_ = 0, num_buffers_ = 0;
+  // GPU simulation: the kernel being compiled (null on the host), the kernels and shared
+  // buffers so far, and the frame sizes every launch needs (filled in when compile() ends).
+  sim::KernelInfo* kernel_ = nullptr;
+  int num_kernels_ = 0, num_shared_buffers_ = 0;
+  std::shared_ptr<sim::FrameLayout> layout_ = std::make_shared<sim::FrameLayout>();
 };
 
 }  // namespace loom::interp
+
+// The kernel compiler needs the Compiler above; it defines compile_kernel_region.
+#include "loom/runtime/sim_kernel_compiler.hpp"  // IWYU pragma: export

@@ -11,6 +11,11 @@
 #include "loom/ir/printer.hpp"
 #include "loom/support/error.hpp"
 
+namespace loom::sim {
+struct LaneContext;
+class Session;
+}  // namespace loom::sim
+
 namespace loom::interp {
 
 /// The memory bound to a buffer variable: a parameter's data or an Allocate's fresh memory.
@@ -28,6 +33,10 @@ struct Frame {
   int64_t* ints = nullptr;
   double* floats = nullptr;
   BufferSlot* buffers = nullptr;
+  /// In the frame of a simulated GPU thread: which lane of which warp it is (see sim_warp.hpp).
+  sim::LaneContext* lane = nullptr;
+  /// The GPU simulation of this run: set when the program has kernel regions (sim_session.hpp).
+  sim::Session* session = nullptr;
 
   template <typename V>
   V* slots() {

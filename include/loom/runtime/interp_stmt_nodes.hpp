@@ -138,6 +138,23 @@ class EvaluateLanes final : public CompiledStmt {
   std::vector<ExprPtr<V>> lanes_;
 };
 
+/// The bytes an Allocate of `element` x extents asks for, checked: no negative extent, no
+/// overflow, nothing above the interpreter's limit of 2^40 bytes.
+inline int64_t allocation_bytes(const std::string& name, DType element,
+                                const std::vector<IntExprPtr>& extents, Frame& frame) {
+  constexpr int64_t kMaxBytes = int64_t{1} << 40;
+  int64_t bytes = element.bytes() * int64_t{element.lanes};
+  for (size_t d = 0; d < extents.size(); ++d) {
+    int64_t extent = extents[d]->eval(frame);
+    if (extent < 0)
+      throw Error(cat("allocate of buffer '", name, "': extent ", d, " is negative (", extent, ")"));
+    if (__builtin_mul_overflow(bytes, extent, &bytes) || bytes > kMaxBytes)
+      throw Error(cat("allocate of buffer '", name, "' asks for more than ", kMaxBytes,
+                      " bytes; the interpreter refuses allocations this large"));
+  }
+  return bytes;
+}
+
 /// Fresh zero-filled host memory for the body's lifetime, 64-byte aligned like Buffer<T>.
 class Allocation final : public CompiledStmt {
  public:
@@ -149,15 +166,7 @@ class Allocation final : public CompiledStmt {
         body_(std::move(body)) {}
 
   void run(Frame& frame) const override {
-    int64_t bytes = element_.bytes() * int64_t{element_.lanes};
-    for (size_t d = 0; d < extents_.size(); ++d) {
-      int64_t extent = extents_[d]->eval(frame);
-      if (extent < 0)
-        throw Error(cat("allocate of buffer '", name_, "': extent ", d, " is negative (", extent, ")"));
-      if (__builtin_mul_overflow(bytes, extent, &bytes) || bytes > kMaxBytes)
-        throw Error(cat("allocate of buffer '", name_, "' asks for more than ", kMaxBytes,
-                        " bytes; the interpreter refuses allocations this large"));
-    }
+    const int64_t bytes = allocation_bytes(name_, element_, extents_, frame);
     Memory memory(
         static_cast<std::byte*>(::operator new (static_cast<size_t>(bytes) + 1, std::align_val_t{64})));
     std::memset(memory.get(), 0, static_cast<size_t>(bytes));
@@ -167,7 +176,6 @@ class Allocation final : public CompiledStmt {
   }
 
  private:
-  static constexpr int64_t kMaxBytes = int64_t{1} << 40;
   struct AlignedDelete {
     void operator()(std::byte* p) const { ::operator delete (p, std::align_val_t{64}); }
   };

@@ -7,16 +7,22 @@
 #include "loom/lower/lowered_func.hpp"
 #include "loom/runtime/arg_check.hpp"
 #include "loom/runtime/interp_compiler.hpp"
+#include "loom/runtime/sim_report.hpp"
+#include "loom/runtime/sim_session.hpp"
 
 namespace loom {
 
 /// A lowered function compiled once for the interpreter (see interp_compiler.hpp) and runnable
-/// many times. Runs are sequential: parallel, vectorized and thread-bound loops execute their
+/// many times. Runs are sequential: parallel, vectorized and vthread loops execute their
 /// iterations in order. A run owns its frame, so one InterpretedFunc may run on several threads.
 ///
 /// Semantics worth knowing (the rest is C's): integers wrap at their width; division by zero
 /// throws loom::Error; float32/float16/bfloat16 round after every operation; float->int casts
 /// truncate and saturate where C is undefined (NaN -> 0); masked vector lanes load 0.
+///
+/// Kernel regions (an outermost loop bound to blockIdx/threadIdx and everything inside it) run
+/// with CUDA's semantics on the GPU simulator: blocks one after another, warps of 32 threads in
+/// lock step, exact barriers, shared memory per block, race detection (see simulator.hpp).
 class InterpretedFunc {
  public:
   explicit InterpretedFunc(LoweredFunc f)
@@ -27,8 +33,26 @@ class InterpretedFunc {
   /// Checks the arguments (throwing ArgumentError before touching memory), then runs.
   void operator()(const std::vector<KernelArg>& args) const { run(bind_arguments(func_, args)); }
 
-  /// Runs with arguments that bind_arguments already checked.
+  /// Runs with arguments that bind_arguments already checked. Kernel regions run on the GPU
+  /// simulator with the default SimOptions (a shared-memory race is an error).
   void run(const BoundArgs& args) const {
+    if (!program_.has_kernels) return run(args, nullptr);
+    sim::Session session;
+    run(args, &session);
+  }
+
+  /// Runs kernel regions with `options` and returns what the simulation saw.
+  SimReport simulate(const BoundArgs& args, SimOptions options = {}) const {
+    sim::Session session(options);
+    run(args, &session);
+    return session.take_report();
+  }
+
+  /// Runs with arguments that bind_arguments already checked; kernel regions report into
+  /// `session`, which must be set when the program has any.
+  void run(const BoundArgs& args, sim::Session* session) const {
+    internal_check(session || !program_.has_kernels, "kernel '", func_.name,
+                   "' has kernel regions: run it with a simulation session");
     std::vector<int64_t> ints(static_cast<size_t>(program_.num_ints));
     std::vector<double> floats(static_cast<size_t>(program_.num_floats));
     std::vector<interp::BufferSlot> buffers(static_cast<size_t>(program_.num_buffers));
@@ -45,6 +69,7 @@ class InterpretedFunc {
           interp::BufferSlot{static_cast<std::byte*>(b.data), b.begin * size, b.end * size};
     }
     interp::Frame frame{ints.data(), floats.data(), buffers.data()};
+    frame.session = session;
     program_.body->run(frame);
   }
 

@@ -85,8 +85,10 @@ class Reducer {
     for (size_t i = 0; i < sources.size(); ++i) {
       if (!sources[i].defined()) throw Error(cat(name_, "(): the value to reduce is undefined"));
       types.push_back(sources[i].dtype());
-      lhs.push_back(Var("x" + std::to_string(i), sources[i].dtype()));
-      rhs.push_back(Var("y" + std::to_string(i), sources[i].dtype()));
+      // Appended, not `"x" + std::to_string(i)`: GCC 12 warns spuriously on that form.
+      std::string index = std::to_string(i), x = "x", y = "y";
+      lhs.push_back(Var(x += index, sources[i].dtype()));
+      rhs.push_back(Var(y += index, sources[i].dtype()));
     }
     std::vector<Expr> result =
         combine_(std::vector<Expr>(lhs.begin(), lhs.end()), std::vector<Expr>(rhs.begin(), rhs.end()));

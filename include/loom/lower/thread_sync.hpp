@@ -1,0 +1,189 @@
+// Barrier insertion for GPU kernels (TVM's ThreadSync for shared memory): inside a kernel
+// region, a __syncthreads() goes before an access to a shared buffer that another thread may
+// have accessed since the last barrier in a conflicting way (read after write, write after
+// read or write), including across iterations of a loop. No barrier is placed where each
+// thread only reads back the very element it wrote, or inside thread-dependent control flow
+// (CUDA requires barriers to be reached by every thread of the block).
+#pragma once
+
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "loom/ir/expr_deep_equal.hpp"
+#include "loom/ir/mutator.hpp"
+#include "loom/ir/substitute.hpp"
+#include "loom/ir/thread_allreduce.hpp"
+#include "loom/ir/visitor.hpp"
+
+namespace loom {
+
+inline bool is_shared_scope(const std::string& scope) { return scope == "shared" || scope == "shared.dyn"; }
+inline bool is_gpu_thread_tag(const std::string& tag) {
+  return tag.rfind("threadIdx", 0) == 0 || tag.rfind("blockIdx", 0) == 0;
+}
+
+namespace detail {
+
+struct SharedAccess {
+  const VarNode* buffer;
+  Expr index;
+  bool write;
+};
+
+/// Accesses made since the last barrier.
+struct SyncState {
+  std::vector<SharedAccess> pending;
+  void merge(const SyncState& other) {
+    pending.insert(pending.end(), other.pending.begin(), other.pending.end());
+  }
+};
+
+class ThreadSyncInserter {
+ public:
+  Stmt run(const Stmt& s) { return visit_host(s); }
+
+ private:
+  // Host code: find kernel regions.
+  Stmt visit_host(const Stmt& s) {
+    struct Host : IRMutator {
+      ThreadSyncInserter& self_;
+      explicit Host(ThreadSyncInserter& s) : self_(s) {}
+      using IRMutator::visit;
+      Stmt visit(const ForNode* op) override {
+        if (op->kind == ForKind::ThreadBinding && is_gpu_thread_tag(op->thread_tag)) {
+          SyncState state;
+          self_.thread_vars_.clear();
+          self_.shared_.clear();
+          return self_.kernel(IRMutator::self(op), state);
+        }
+        return IRMutator::visit(op);
+      }
+    } host(*this);
+    return host.mutate(s);
+  }
+
+  bool uses_thread(const Expr& e) const {
+    return e.defined() && uses_var_if(e, [&](const VarNode* v) { return thread_vars_.count(v) > 0; });
+  }
+
+  /// The shared-memory accesses of the expressions and stores directly in `s` (all of it).
+  std::vector<SharedAccess> accesses(const Stmt& s) const {
+    struct Collector : IRVisitor {
+      const ThreadSyncInserter& owner;
+      std::vector<SharedAccess> out;
+      explicit Collector(const ThreadSyncInserter& o) : owner(o) {}
+      using IRVisitor::visit;
+      void visit(const LoadNode* op) override {
+        if (owner.shared_.count(op->buffer.get())) out.push_back({op->buffer.get(), op->index, false});
+        IRVisitor::visit(op);
+      }
+      void visit(const StoreNode* op) override {
+        if (owner.shared_.count(op->buffer.get())) out.push_back({op->buffer.get(), op->index, true});
+        IRVisitor::visit(op);
+      }
+    } c(*this);
+    c.visit_stmt(s);
+    return c.out;
+  }
+
+  /// Would `a` (earlier) and `b` (now) need a barrier between them?
+  bool conflict(const SharedAccess& a, const SharedAccess& b) const {
+    if (a.buffer != b.buffer || (!a.write && !b.write)) return false;
+    // The same thread-dependent index: each thread touches only its own element.
+    return !(uses_thread(a.index) && expr_deep_equal(a.index, b.index));
+  }
+
+  /// Runs one statement that cannot hold a barrier inside: a barrier goes before it if needed.
+  Stmt leaf(const Stmt& s, SyncState& state) {
+    std::vector<SharedAccess> mine = accesses(s);
+    bool need = false;
+    for (const SharedAccess& b : mine)
+      for (const SharedAccess& a : state.pending) need = need || conflict(a, b);
+    if (need) state.pending.clear();
+    state.pending.insert(state.pending.end(), mine.begin(), mine.end());
+    return need ? SeqNode::make({BarrierNode::make("shared"), s}) : s;
+  }
+
+  static bool is_sync_point(const Stmt& s) {
+    if (s.as<BarrierNode>()) return true;
+    const auto* ev = s.as<EvaluateNode>();
+    const auto* call = ev ? ev->value.as<CallNode>() : nullptr;
+    return call && call->name == intrinsic::thread_allreduce;
+  }
+
+  /// Statements in block-uniform control flow, where barriers may be placed.
+  Stmt kernel(const Stmt& s, SyncState& state) {
+    if (!s.defined()) return s;
+    if (is_sync_point(s)) {
+      // An allreduce synchronises too, but reads its (local) operands first.
+      Stmt out = leaf(s, state);
+      state.pending.clear();
+      return out;
+    }
+    if (const auto* seq = s.as<SeqNode>()) {
+      std::vector<Stmt> out;
+      for (const Stmt& x : seq->seq) out.push_back(kernel(x, state));
+      return SeqNode::make(out);
+    }
+    if (const auto* op = s.as<ForNode>()) {
+      if (op->kind == ForKind::ThreadBinding && is_gpu_thread_tag(op->thread_tag)) {
+        thread_vars_.insert(op->loop_var.get());
+        return ForNode::make(op->loop_var, op->min, op->extent, op->kind, kernel(op->body, state),
+                             op->thread_tag, op->annotations);
+      }
+      if (uses_thread(op->min) || uses_thread(op->extent)) return leaf(s, state);
+      // A conflict with what came before the loop gets one barrier before the loop rather than
+      // one per iteration.
+      bool before = false;
+      for (const SharedAccess& b : accesses(op->body))
+        for (const SharedAccess& a : state.pending) before = before || conflict(a, b);
+      if (before) state.pending.clear();
+      // Two passes: the second starts with what the first iteration leaves pending, so that
+      // conflicts between consecutive iterations get their barrier too.
+      SyncState first = state;
+      kernel(op->body, first);
+      SyncState second = state;
+      second.merge(first);
+      Stmt body = kernel(op->body, second);
+      state.merge(second);
+      Stmt loop =
+          ForNode::make(op->loop_var, op->min, op->extent, op->kind, body, op->thread_tag, op->annotations);
+      return before ? SeqNode::make({BarrierNode::make("shared"), loop}) : loop;
+    }
+    if (const auto* op = s.as<IfThenElseNode>()) {
+      if (uses_thread(op->condition)) return leaf(s, state);
+      Stmt cond_check = leaf(EvaluateNode::make(op->condition), state);
+      SyncState else_state = state;
+      Stmt then_case = kernel(op->then_case, state);
+      Stmt else_case = kernel(op->else_case, else_state);
+      state.merge(else_state);
+      Stmt out = IfThenElseNode::make(op->condition, then_case, else_case);
+      return cond_check.as<SeqNode>() ? SeqNode::make({BarrierNode::make("shared"), out}) : out;
+    }
+    if (const auto* op = s.as<AllocateNode>()) {
+      if (is_shared_scope(op->scope)) shared_.insert(op->buffer.get());
+      return AllocateNode::make(op->buffer, op->dtype, op->extents, op->scope, kernel(op->body, state));
+    }
+    if (const auto* op = s.as<LetStmtNode>()) {
+      if (uses_thread(op->value)) thread_vars_.insert(op->var.get());  // a thread-dependent value
+      Stmt value = leaf(EvaluateNode::make(op->value), state);
+      Stmt body = kernel(op->body, state);
+      Stmt out = LetStmtNode::make(op->var, op->value, body);
+      return value.as<SeqNode>() ? SeqNode::make({BarrierNode::make("shared"), out}) : out;
+    }
+    if (const auto* op = s.as<AttrStmtNode>())
+      return AttrStmtNode::make(op->key, op->node, op->value, kernel(op->body, state));
+    return leaf(s, state);
+  }
+
+  std::unordered_set<const VarNode*> thread_vars_;
+  std::unordered_set<const VarNode*> shared_;
+};
+
+}  // namespace detail
+
+/// Inserts the barriers every kernel region needs for its shared-memory accesses.
+inline Stmt insert_thread_sync(const Stmt& body) { return detail::ThreadSyncInserter().run(body); }
+
+}  // namespace loom

@@ -1,0 +1,170 @@
+// What the GPU simulator reports about a run: its kernel launches, shared-memory bank statistics
+// per buffer (as Nsight Compute counts them), data races and reads of never-written shared memory.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <iomanip>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "loom/support/error.hpp"
+
+namespace loom {
+
+/// How a simulation treats what it finds.
+struct SimOptions {
+  /// A shared-memory data race ends the launch that has it with a loom::Error listing the races
+  /// (after the launch has run to its end, so the message can list all of them). Off: the races
+  /// are only recorded in the report. interpret() always runs with the default, on.
+  bool races_are_errors = true;
+};
+
+struct SimDim3 {
+  int64_t x = 1, y = 1, z = 1;
+  int64_t count() const { return x * y * z; }
+  std::string str() const { return cat("(", x, ", ", y, ", ", z, ")"); }
+  friend bool operator==(const SimDim3&, const SimDim3&) = default;
+};
+
+/// One execution of a kernel region.
+struct SimLaunch {
+  std::string kernel;  // "<function>_kernel<i>", i counting the regions in program order
+  SimDim3 grid, block;
+  int64_t warps_per_block = 0;
+  int64_t shared_bytes_per_block = 0;  // the most shared memory one block had allocated at once
+};
+
+/// Nsight Compute's shared-memory counters for one buffer and direction: an access instruction
+/// is one warp-wide Load or Store; it takes one wavefront per phase when conflict-free (the ideal)
+/// and more when lanes of one phase touch different words of one bank.
+struct SimBankStats {
+  int64_t instructions = 0;
+  int64_t wavefronts = 0;
+  int64_t ideal_wavefronts = 0;
+  /// l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}: wavefronts beyond the ideal.
+  int64_t conflicts() const { return wavefronts - ideal_wavefronts; }
+  SimBankStats& operator+=(const SimBankStats& o) {
+    instructions += o.instructions;
+    wavefronts += o.wavefronts;
+    ideal_wavefronts += o.ideal_wavefronts;
+    return *this;
+  }
+};
+
+/// A shared buffer (one Allocate node of a kernel) and what the simulation saw of it.
+struct SimSharedBuffer {
+  std::string name;    // the allocated variable's name
+  std::string kernel;  // the kernel that allocates it
+  SimBankStats load, store;
+  int64_t uninitialized_reads = 0;  // every read of a never-written element, all blocks
+};
+
+/// A simulated thread: its block's index and its index within the block.
+struct SimThread {
+  SimDim3 block, thread;
+  std::string str() const { return cat("thread ", thread.str(), " of block ", block.str()); }
+};
+
+enum class SimRaceKind { ReadWrite, WriteWrite };
+
+/// Two threads of one block touched one shared element between the same two barriers, at least
+/// one of them writing. `first` made the earlier access, `second` the later one; in a read/write
+/// race `second_wrote` says which of them wrote.
+struct SimRace {
+  std::string buffer, kernel;
+  int64_t element = 0;      // index in the buffer's element type (the 4-byte word for float32)
+  int64_t byte_offset = 0;  // of that element
+  SimRaceKind kind = SimRaceKind::ReadWrite;
+  SimThread first, second;
+  bool second_wrote = true;
+  std::string str() const {
+    const bool first_wrote = kind == SimRaceKind::WriteWrite || !second_wrote;
+    return cat(kind == SimRaceKind::ReadWrite ? "read/write" : "write/write", " race on ", buffer, "[",
+               element, "] (byte ", byte_offset, ") in kernel ", kernel, ": thread ", first.thread.str(),
+               first_wrote ? " wrote" : " read", " it, then thread ", second.thread.str(),
+               second_wrote ? " wrote" : " read", " it, in block ", second.block.str(),
+               " with no barrier between");
+  }
+};
+
+/// The first read of a shared element that no thread of the block had written yet: it returns
+/// the poison the simulator fills fresh shared memory with (SimReport::kSharedPoisonWord).
+struct SimUninitializedRead {
+  std::string buffer, kernel;
+  int64_t element = 0;
+  int64_t byte_offset = 0;
+  SimThread reader;
+};
+
+struct SimReport {
+  /// Every 4-byte word of fresh shared memory holds this: a quiet NaN as float32 (and as float64
+  /// with both halves), 2147475117 as int32; easy to spot in a dump.
+  static constexpr uint32_t kSharedPoisonWord = 0x7FFFDEADu;
+
+  std::vector<SimLaunch> launches;
+  std::vector<SimSharedBuffer> shared_buffers;            // in order of first launch
+  std::vector<SimRace> races;                             // each (buffer, element) once
+  std::vector<SimUninitializedRead> uninitialized_reads;  // each (buffer, element) once
+
+  /// The statistics of the shared buffer called `name` (the first, when kernels reuse names).
+  const SimSharedBuffer& buffer(const std::string& name) const {
+    for (const SimSharedBuffer& b : shared_buffers)
+      if (b.name == name) return b;
+    std::string known;
+    for (const SimSharedBuffer& b : shared_buffers) known += (known.empty() ? "" : ", ") + b.name;
+    throw Error(cat("the simulation report has no shared buffer '", name,
+                    "'; it has: ", known.empty() ? "none" : known));
+  }
+
+  std::string to_string() const {
+    std::ostringstream os;
+    os << "GPU simulation: " << launches.size() << " launch" << (launches.size() == 1 ? "" : "es") << "\n";
+    for (const SimLaunch& l : launches) {
+      os << "  " << l.kernel << ": grid " << l.grid.str() << ", block " << l.block.str() << " ("
+         << l.block.count() << " threads, " << l.warps_per_block << " warps), shared memory "
+         << l.shared_bytes_per_block << " B per block\n";
+    }
+    if (!shared_buffers.empty()) {
+      os << "shared-memory bank conflicts (32 banks of 4 bytes):\n";
+      size_t width = 6;
+      for (const SimSharedBuffer& b : shared_buffers) width = std::max(width, b.name.size());
+      os << "  " << std::left << std::setw(static_cast<int>(width)) << "buffer" << std::right
+         << "  op     instructions    wavefronts         ideal     conflicts  ways\n";
+      for (const SimSharedBuffer& b : shared_buffers) {
+        for (int op = 0; op < 2; ++op) {
+          const SimBankStats& s = op == 0 ? b.load : b.store;
+          os << "  " << std::left << std::setw(static_cast<int>(width)) << b.name << std::right << "  "
+             << (op == 0 ? "load " : "store") << std::setw(15) << s.instructions << std::setw(14)
+             << s.wavefronts << std::setw(14) << s.ideal_wavefronts << std::setw(14) << s.conflicts()
+             << std::setw(6) << std::fixed << std::setprecision(1)
+             << (s.ideal_wavefronts
+                     ? static_cast<double>(s.wavefronts) / static_cast<double>(s.ideal_wavefronts)
+                     : 0.0)
+             << "\n";
+        }
+      }
+    }
+    constexpr size_t kListed = 20;
+    os << "data races: " << (races.empty() ? "none" : std::to_string(races.size())) << "\n";
+    for (size_t i = 0; i < races.size() && i < kListed; ++i) os << "  " << races[i].str() << "\n";
+    if (races.size() > kListed) os << "  ... and " << races.size() - kListed << " more\n";
+    int64_t uninitialized = 0;
+    for (const SimSharedBuffer& b : shared_buffers) uninitialized += b.uninitialized_reads;
+    os << "reads of uninitialized shared memory: "
+       << (uninitialized ? std::to_string(uninitialized) : "none");
+    if (uninitialized) os << " (" << uninitialized_reads.size() << " distinct elements)";
+    os << "\n";
+    for (size_t i = 0; i < uninitialized_reads.size() && i < kListed; ++i) {
+      const SimUninitializedRead& r = uninitialized_reads[i];
+      os << "  " << r.buffer << "[" << r.element << "] (byte " << r.byte_offset << ") in kernel " << r.kernel
+         << ", first read by " << r.reader.str() << "\n";
+    }
+    if (uninitialized_reads.size() > kListed)
+      os << "  ... and " << uninitialized_reads.size() - kListed << " more\n";
+    return os.str();
+  }
+};
+
+}  // namespace loom
