@@ -1,0 +1,163 @@
+// Work-centric decompositions of a tiled GEMM over a fixed set of workers (GPU SMs or CPU
+// threads), after Osama et al., "Stream-K" (PPoPP 2023): data-parallel, split-K, Stream-K and
+// the "two-tile Stream-K + data-parallel" hybrid, as explicit per-worker lists of MAC-loop
+// iterations, with the load-balance model the paper reasons with.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "loom/support/error.hpp"
+
+namespace loom::lib {
+
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0;
+};
+
+/// The output tile (bm x bn) and the K step of one MAC-loop iteration (bk).
+struct GemmTile {
+  int64_t bm = 128, bn = 128, bk = 32;
+};
+
+enum class Decomposition {
+  DataParallel,   // one worker computes each output tile whole
+  SplitK,         // each tile's K range is cut into `split_k` equal parts
+  StreamK,        // all MAC-loop iterations are divided evenly among the workers
+  StreamKHybrid,  // Stream-K over the last partial wave plus one full wave, data-parallel before
+};
+
+inline const char* decomposition_name(Decomposition d) {
+  switch (d) {
+    case Decomposition::DataParallel: return "data-parallel";
+    case Decomposition::SplitK: return "split-K";
+    case Decomposition::StreamK: return "Stream-K";
+    case Decomposition::StreamKHybrid: return "two-tile Stream-K + data-parallel";
+  }
+  return "?";
+}
+
+/// Iterations [k_begin, k_end) of output tile `tile` (iteration i covers K in [i*bk, (i+1)*bk)).
+struct WorkUnit {
+  int64_t tile = 0;
+  int64_t k_begin = 0, k_end = 0;
+  int64_t iterations() const { return k_end - k_begin; }
+};
+
+/// Who computes what: the work units of each worker, in the order it runs them.
+struct DecompositionPlan {
+  Decomposition kind = Decomposition::DataParallel;
+  int64_t tiles_m = 0, tiles_n = 0, iterations_per_tile = 0;
+  std::vector<std::vector<WorkUnit>> workers;
+
+  int64_t tiles() const { return tiles_m * tiles_n; }
+  int64_t total_iterations() const { return tiles() * iterations_per_tile; }
+  int64_t iterations_of(size_t worker) const {
+    int64_t n = 0;
+    for (const WorkUnit& u : workers[worker]) n += u.iterations();
+    return n;
+  }
+  int64_t busiest() const {
+    int64_t most = 0;
+    for (size_t w = 0; w < workers.size(); ++w) most = std::max(most, iterations_of(w));
+    return most;
+  }
+  /// Useful MAC-loop iterations over (workers x iterations of the busiest worker): 1 is a
+  /// perfect balance; data-parallel on 132 SMs with 133 tiles is about 0.5.
+  double balance_efficiency() const {
+    int64_t b = busiest();
+    return b == 0 ? 1.0 : static_cast<double>(total_iterations()) / (static_cast<double>(workers.size()) * b);
+  }
+  /// Tiles whose iterations are split between several units (their partial sums need a fixup).
+  int64_t split_tiles() const {
+    std::vector<int> units(static_cast<size_t>(tiles()), 0);
+    for (const auto& w : workers)
+      for (const WorkUnit& u : w) ++units[static_cast<size_t>(u.tile)];
+    return std::count_if(units.begin(), units.end(), [](int c) { return c > 1; });
+  }
+};
+
+namespace detail {
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Deals out the iterations [begin, end) of the tile-major iteration space evenly to `workers`
+/// (the first ones get one more when it does not divide), appending units to each.
+inline void stream_iterations(DecompositionPlan& plan, int64_t begin, int64_t end) {
+  const int64_t p = static_cast<int64_t>(plan.workers.size()), total = end - begin;
+  const int64_t per = total / p, extra = total % p;
+  int64_t at = begin;
+  for (int64_t w = 0; w < p; ++w) {
+    int64_t stop = at + per + (w < extra ? 1 : 0);
+    while (at < stop) {
+      int64_t tile = at / plan.iterations_per_tile, k = at % plan.iterations_per_tile;
+      int64_t k_end = std::min(plan.iterations_per_tile, k + (stop - at));
+      plan.workers[static_cast<size_t>(w)].push_back(WorkUnit{tile, k, k_end});
+      at += k_end - k;
+    }
+  }
+}
+}  // namespace detail
+
+/// The plan for `kind`. `split_k` is used by SplitK only (0 picks the factor with the best
+/// balance among 1, 2, 4, 8, 16 that does not exceed the iterations per tile).
+inline DecompositionPlan plan_decomposition(Decomposition kind, GemmShape shape, GemmTile tile, int workers,
+                                            int split_k = 0) {
+  if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0)
+    throw Error(cat("plan_decomposition: the GEMM shape must be positive, got ", shape.m, "x", shape.n, "x",
+                    shape.k));
+  if (tile.bm <= 0 || tile.bn <= 0 || tile.bk <= 0)
+    throw Error(
+        cat("plan_decomposition: the tile must be positive, got ", tile.bm, "x", tile.bn, "x", tile.bk));
+  if (workers <= 0) throw Error(cat("plan_decomposition: need at least one worker, got ", workers));
+  DecompositionPlan plan;
+  plan.kind = kind;
+  plan.tiles_m = detail::ceil_div(shape.m, tile.bm);
+  plan.tiles_n = detail::ceil_div(shape.n, tile.bn);
+  plan.iterations_per_tile = detail::ceil_div(shape.k, tile.bk);
+  plan.workers.assign(static_cast<size_t>(workers), {});
+  const int64_t tiles = plan.tiles(), iters = plan.iterations_per_tile, p = workers;
+  switch (kind) {
+    case Decomposition::DataParallel:
+      for (int64_t t = 0; t < tiles; ++t)
+        plan.workers[static_cast<size_t>(t % p)].push_back(WorkUnit{t, 0, iters});
+      break;
+    case Decomposition::SplitK: {
+      if (split_k <= 0) {
+        DecompositionPlan best;
+        for (int s : {1, 2, 4, 8, 16}) {
+          if (s > iters) break;
+          DecompositionPlan candidate = plan_decomposition(kind, shape, tile, workers, s);
+          if (best.workers.empty() || candidate.balance_efficiency() > best.balance_efficiency())
+            best = candidate;
+        }
+        return best;
+      }
+      if (split_k > iters)
+        throw Error(
+            cat("plan_decomposition: split_k ", split_k, " exceeds the ", iters, " iterations of a tile"));
+      const int64_t chunk = detail::ceil_div(iters, split_k);
+      int64_t unit = 0;
+      for (int64_t t = 0; t < tiles; ++t)
+        for (int64_t b = 0; b < iters; b += chunk, ++unit)
+          plan.workers[static_cast<size_t>(unit % p)].push_back(WorkUnit{t, b, std::min(iters, b + chunk)});
+      break;
+    }
+    case Decomposition::StreamK: detail::stream_iterations(plan, 0, tiles * iters); break;
+    case Decomposition::StreamKHybrid: {
+      // Whole waves of tiles are data-parallel except the last full one, which joins the
+      // partial wave in the Stream-K part: every worker streams between one and two tiles.
+      const int64_t full_waves = tiles / p, remainder = tiles % p;
+      if (remainder == 0) return plan_decomposition(Decomposition::DataParallel, shape, tile, workers);
+      const int64_t sk_tiles = remainder + (full_waves >= 1 ? p : 0);
+      detail::stream_iterations(plan, 0, sk_tiles * iters);
+      for (int64_t t = sk_tiles; t < tiles; ++t)
+        plan.workers[static_cast<size_t>((t - sk_tiles) % p)].push_back(WorkUnit{t, 0, iters});
+      break;
+    }
+  }
+  return plan;
+}
+
+}  // namespace loom::lib
