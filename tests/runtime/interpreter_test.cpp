@@ -376,10 +376,17 @@ TEST_CASE("interpreter: unlowered IR and unbound variables are reported") {
     Stmt load_producer = store(out, ProducerLoadNode::make(t, {Expr(0)}), 0);
     CHECK_THROWS_AS(interpret(make_func("unlowered2", {param(out)}, load_producer), {o}), InternalError);
   }
-  SUBCASE("a call the interpreter does not know") {
+  SUBCASE("an extern C function no one registered") {
     Expr call = CallNode::make(i32, "my_c_function", {Expr(1)}, CallKind::Extern);
     CHECK_THROWS_WITH_AS(interpret(make_func("calls", {param(out)}, store(out, call, 0)), {o}),
-                         doctest::Contains("cannot run the call my_c_function"), Error);
+                         doctest::Contains("extern C function 'my_c_function' is called by generated code but "
+                                           "not registered"),
+                         Error);
+  }
+  SUBCASE("an intrinsic the interpreter does not know") {
+    Expr call = CallNode::make(i32, "my_intrinsic", {Expr(1)}, CallKind::PureIntrinsic);
+    CHECK_THROWS_WITH_AS(interpret(make_func("calls", {param(out)}, store(out, call, 0)), {o}),
+                         doctest::Contains("cannot run the call my_intrinsic"), Error);
   }
 }
 

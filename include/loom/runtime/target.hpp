@@ -1,0 +1,79 @@
+// Target: what build() compiles for. Target::cpu() is the host CPU with its detected features;
+// Target::cpu("x86-64-v3") names an LLVM CPU instead. No LLVM headers: the backend resolves it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+namespace loom {
+
+/// The kinds of targets Loom knows; build() for CPU is the LLVM ORC JIT backend.
+enum class TargetKind : uint8_t {
+  CPU,      // LLVM ORC JIT on the host
+  CUDA,     // NVRTC + CUDA Driver API (another backend)
+  CUDASim,  // CUDA lowering run by the interpreter (another backend)
+};
+
+inline const char* target_kind_name(TargetKind k) {
+  switch (k) {
+    case TargetKind::CPU: return "cpu";
+    case TargetKind::CUDA: return "cuda";
+    case TargetKind::CUDASim: return "cuda_sim";
+  }
+  return "?";
+}
+
+class Target {
+ public:
+  /// The host CPU: LLVM's name for it and every feature it has (AVX-512 where present).
+  static Target cpu() { return Target(TargetKind::CPU, "host", ""); }
+
+  /// A named LLVM CPU ("x86-64-v3", "skylake-avx512", "znver4", or "host"), optionally with
+  /// features added or removed in LLVM syntax ("+avx2,-avx512f"). A kernel built for features the
+  /// host lacks can still be inspected (assembly()), but calling it throws instead of crashing.
+  static Target cpu(std::string cpu_name, std::string features = "") {
+    return Target(TargetKind::CPU, cpu_name.empty() ? "host" : std::move(cpu_name), std::move(features));
+  }
+
+  TargetKind kind() const { return kind_; }
+  /// "host" or an LLVM CPU name.
+  const std::string& cpu_name() const { return cpu_name_; }
+  /// Feature overrides in LLVM syntax, applied after the CPU's own features ("" for none).
+  const std::string& features() const { return features_; }
+  bool is_host() const { return cpu_name_ == "host"; }
+
+  /// Lets LLVM reassociate and contract float arithmetic (results then differ from the
+  /// interpreter's per-operation rounding). Off by default.
+  Target& set_fast_math(bool on = true) {
+    fast_math_ = on;
+    return *this;
+  }
+  bool fast_math() const { return fast_math_; }
+
+  /// "cpu -mcpu=host", "cpu -mcpu=x86-64-v3 -mattr=+avx2 -fast-math": the request as written.
+  std::string str() const {
+    std::string s = target_kind_name(kind_);
+    s += " -mcpu=" + cpu_name_;
+    if (!features_.empty()) s += " -mattr=" + features_;
+    if (fast_math_) s += " -fast-math";
+    return s;
+  }
+
+  friend bool operator==(const Target& a, const Target& b) {
+    return a.kind_ == b.kind_ && a.cpu_name_ == b.cpu_name_ && a.features_ == b.features_ &&
+           a.fast_math_ == b.fast_math_;
+  }
+
+ protected:
+  Target(TargetKind kind, std::string cpu_name, std::string features)
+      : kind_(kind), cpu_name_(std::move(cpu_name)), features_(std::move(features)) {}
+
+ private:
+  TargetKind kind_ = TargetKind::CPU;
+  std::string cpu_name_;
+  std::string features_;
+  bool fast_math_ = false;
+};
+
+}  // namespace loom

@@ -1,0 +1,152 @@
+// The CPU runtime's thread pool: parallel loops of JIT-compiled kernels split their iterations
+// into chunks that the calling thread and LOOM_NUM_THREADS - 1 workers take dynamically.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace loom::runtime {
+
+/// The body of a parallel loop: runs iterations [begin, end) and returns 0, or non-zero after
+/// recording an error (the JIT's outlined loop bodies have exactly this signature).
+using ParallelBody = int32_t (*)(void* closure, int64_t begin, int64_t end, void* ctx);
+
+class ThreadPool {
+ public:
+  /// The process-wide pool, created on first use with LOOM_NUM_THREADS threads (default: the
+  /// hardware concurrency). Never destroyed: kernels may run during static destruction, and the
+  /// idle workers cost nothing at exit.
+  static ThreadPool& global() {
+    static ThreadPool* pool = new ThreadPool(threads_from_environment());
+    return *pool;
+  }
+
+  /// Threads that run a parallel loop, counting the caller.
+  int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
+
+  /// Runs body over [0, n). Returns 0, or the first non-zero status of a chunk (later chunks are
+  /// then skipped). A parallel loop nested inside a pool task runs serially in that task: the
+  /// outer loop already keeps every thread busy, and nesting would oversubscribe the cores.
+  int32_t parallel_for(int64_t n, ParallelBody body, void* closure, void* ctx) {
+    if (n <= 0) return 0;
+    if (in_task() || workers_.empty() || n == 1) return body(closure, 0, n, ctx);
+
+    // A few chunks per thread balance uneven iterations and OS noise; more would add overhead.
+    Job job;
+    job.body = body;
+    job.closure = closure;
+    job.ctx = ctx;
+    job.n = n;
+    job.num_chunks = std::min<int64_t>(n, int64_t{4} * num_threads());
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      queue_.push_back(&job);
+    }
+    work_ready_.notify_all();
+    run_chunks(job);
+    // The job lives on this stack frame: wait until every chunk is done and no worker holds it.
+    std::unique_lock<std::mutex> lock(mutex_);
+    retire(job);
+    job_done_.wait(lock, [&] { return job.finished_chunks == job.num_chunks && job.holders == 0; });
+    return job.status.load(std::memory_order_relaxed);
+  }
+
+ private:
+  struct Job {
+    ParallelBody body = nullptr;
+    void* closure = nullptr;
+    void* ctx = nullptr;
+    int64_t n = 0;
+    int64_t num_chunks = 0;
+    std::atomic<int64_t> next_chunk{0};
+    std::atomic<int32_t> status{0};
+    int64_t finished_chunks = 0;  // guarded by mutex_
+    int holders = 0;              // workers running chunks of this job; guarded by mutex_
+  };
+
+  explicit ThreadPool(int threads) {
+    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+    for (std::thread& t : workers_) t.detach();  // see global(): the pool lives until exit
+  }
+
+  static int threads_from_environment() {
+    if (const char* env = std::getenv("LOOM_NUM_THREADS"); env && *env) {
+      try {
+        int n = std::stoi(env);
+        if (n >= 1) return std::min(n, 1024);
+      } catch (...) {
+      }
+    }
+    unsigned hw = std::thread::hardware_concurrency();
+    return hw == 0 ? 1 : static_cast<int>(hw);
+  }
+
+  static bool& in_task() {
+    static thread_local bool flag = false;
+    return flag;
+  }
+
+  /// Takes chunks of `job` until none are left; counts the ones this thread finished.
+  void run_chunks(Job& job) {
+    int64_t finished = 0;
+    bool& task_flag = in_task();
+    const bool was_in_task = task_flag;
+    task_flag = true;
+    for (;;) {
+      int64_t c = job.next_chunk.fetch_add(1, std::memory_order_relaxed);
+      if (c >= job.num_chunks) break;
+      ++finished;
+      if (job.status.load(std::memory_order_relaxed) != 0) continue;  // an error: skip the rest
+      int64_t begin = job.n * c / job.num_chunks, end = job.n * (c + 1) / job.num_chunks;
+      int32_t s = job.body(job.closure, begin, end, job.ctx);
+      if (s != 0) {
+        int32_t expected = 0;
+        job.status.compare_exchange_strong(expected, s, std::memory_order_relaxed);
+      }
+    }
+    task_flag = was_in_task;
+    std::lock_guard<std::mutex> lock(mutex_);
+    job.finished_chunks += finished;
+    if (job.finished_chunks == job.num_chunks) job_done_.notify_all();
+  }
+
+  /// Removes a job whose chunks are all taken from the queue (called with mutex_ held).
+  void retire(Job& job) {
+    auto it = std::find(queue_.begin(), queue_.end(), &job);
+    if (it != queue_.end()) queue_.erase(it);
+  }
+
+  void worker_loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      work_ready_.wait(lock, [&] { return !queue_.empty(); });
+      Job& job = *queue_.front();
+      if (job.next_chunk.load(std::memory_order_relaxed) >= job.num_chunks) {
+        retire(job);
+        continue;
+      }
+      ++job.holders;
+      lock.unlock();
+      run_chunks(job);
+      lock.lock();
+      retire(job);
+      if (--job.holders == 0) job_done_.notify_all();
+    }
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable work_ready_;
+  std::condition_variable job_done_;
+  std::deque<Job*> queue_;
+};
+
+}  // namespace loom::runtime
