@@ -4,6 +4,7 @@
 // ScheduleOps + MakeLoopNest, with bounds from bound inference).
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -175,18 +176,46 @@ class ScheduleOpsBuilder {
   /// Guards for the axes whose loops may run past the axis' extent (non-dividing splits, a
   /// producer computed for a consumer's overshooting tile).
   /// Data-parallel axes are checked against their declared domain (their inferred range may
-  /// be a larger tile); reduce axes against their inferred range, which is their domain
-  /// expressed in loop counters.
+  /// be a larger tile) and against their inferred range (it may be a smaller region, e.g. of a
+  /// producer computed at a consumer's loop, that a split of the producer overshoots: its
+  /// storage holds only that region). TVM's MakeBoundCheck checks both too. Reduce axes are
+  /// checked against their inferred range, which is their domain expressed in loop counters.
   std::vector<Expr> bound_checks(const std::vector<IterVar>& axes, const ValueMap& values) {
     std::vector<Expr> conds;
+    auto check = [&](const Expr& value, const Range& r) {
+      Expr end = analyzer_.simplify(r.min + r.extent);
+      if (!analyzer_.can_prove(value < end)) conds.push_back(likely(value < end));
+      if (!analyzer_.can_prove(value >= r.min)) conds.push_back(likely(value >= r.min));
+    };
     for (const IterVar& iv : axes) {
       const Expr& value = values.at(iv.get());
-      const Range& dom = iv.is_reduce() ? bounds_.ranges.at(iv.get()) : iv.dom();
-      Expr end = analyzer_.simplify(dom.min + dom.extent);
-      if (!analyzer_.can_prove(value < end)) conds.push_back(likely(value < end));
-      if (!analyzer_.can_prove(value >= dom.min)) conds.push_back(likely(value >= dom.min));
+      const Range& inferred = bounds_.ranges.at(iv.get());
+      if (iv.is_reduce() || !iv.dom().defined()) {  // reduce axes; loops made by split or fuse
+        check(value, inferred);
+        continue;
+      }
+      check(value, iv.dom());
+      if (!analyzer_.can_prove_equal(inferred.min, iv.dom().min) ||
+          !analyzer_.can_prove_equal(inferred.extent, iv.dom().extent))
+        check(value, inferred);
     }
     return conds;
+  }
+
+  /// The root axes of kind `reduce` (data-parallel or reduce), then the loops of that kind that
+  /// a split cut further. The latter need guards of their own: when an inner loop is split again
+  /// with an uneven factor, its overshoot repeats the next points of the parent's range, and a
+  /// reduction would count them twice (TVM's MakeBoundCheck checks every split parent too).
+  static std::vector<IterVar> checked_axes(const StageNode& s, bool reduce) {
+    const auto* c = static_cast<const ComputeOpNode*>(s.op.get());
+    std::vector<IterVar> axes = reduce ? c->reduce_axis : c->axis;
+    const std::vector<IterVar> roots = c->root_iter_vars();
+    for (const IterVarRelation& rel : s.relations) {
+      const auto* split = std::get_if<SplitRelation>(&rel);
+      if (!split || split->parent.is_reduce() != reduce) continue;
+      if (std::find(roots.begin(), roots.end(), split->parent) == roots.end()) axes.push_back(split->parent);
+    }
+    return axes;
   }
 
   static Stmt guard(const std::vector<Expr>& conds, Stmt body) {
@@ -204,9 +233,9 @@ class ScheduleOpsBuilder {
     for (const IterVar& iv : c->root_iter_vars()) root[iv.var().get()] = nest.values.at(iv.get());
     std::vector<Expr> index;
     for (const IterVar& iv : c->axis) index.push_back(nest.values.at(iv.get()));
-    std::vector<Expr> data_par_checks = bound_checks(c->axis, nest.values);
+    std::vector<Expr> data_par_checks = bound_checks(checked_axes(s, false), nest.values);
     std::vector<Expr> checks = data_par_checks;
-    for (const Expr& e : bound_checks(c->reduce_axis, nest.values)) checks.push_back(e);
+    for (const Expr& e : bound_checks(checked_axes(s, true), nest.values)) checks.push_back(e);
     if (s.store_predicate.defined()) checks.push_back(s.store_predicate);
 
     Stmt inner, init;
@@ -278,14 +307,15 @@ class ScheduleOpsBuilder {
     for (const IterVar& iv : c->root_iter_vars()) root[iv.var().get()] = nest.values.at(iv.get());
     std::vector<Expr> index;
     for (const IterVar& iv : c->axis) index.push_back(nest.values.at(iv.get()));
-    std::vector<Expr> store_checks = bound_checks(c->axis, nest.values);
+    std::vector<Expr> store_checks = bound_checks(checked_axes(s, false), nest.values);
     if (s.store_predicate.defined()) store_checks.push_back(s.store_predicate);
     // A thread contributes only points inside both the reduction and the output: the partial
     // sums of rows past an uneven split must not read past the input either.
     Expr cond = substitute(r->condition, root);
-    for (const Expr& e : bound_checks(c->reduce_axis, nest.values))
+    for (const Expr& e : bound_checks(checked_axes(s, true), nest.values))
       cond = is_const_int(cond, 1) ? e : (cond && e);
-    for (const Expr& e : bound_checks(c->axis, nest.values)) cond = is_const_int(cond, 1) ? e : (cond && e);
+    for (const Expr& e : bound_checks(checked_axes(s, false), nest.values))
+      cond = is_const_int(cond, 1) ? e : (cond && e);
 
     std::vector<IterVar> serial_reduce;
     ThreadAllreduce allreduce;

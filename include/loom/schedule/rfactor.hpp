@@ -94,6 +94,18 @@ inline std::vector<Tensor> Schedule::rfactor_all(const Tensor& tensor, const Ite
     if (!analyzer.can_prove(v < end)) predicates.push_back(v < end);
     if (!analyzer.can_prove(v >= iv.dom().min)) predicates.push_back(v >= iv.dom().min);
   }
+  // A loop split again with an uneven factor overshoots its own range into the next points of
+  // its parent; without this guard those points would be counted twice.
+  for (const IterVarRelation& rel : reduce_relations) {
+    const auto* split = std::get_if<SplitRelation>(&rel);
+    if (!split ||
+        std::find(c->reduce_axis.begin(), c->reduce_axis.end(), split->parent) != c->reduce_axis.end())
+      continue;
+    Expr v = analyzer.simplify(values.at(split->parent.get()));
+    const Range& range = ranges.at(split->parent.get());
+    Expr end = analyzer.simplify(range.min + range.extent);
+    if (!analyzer.can_prove(v < end)) predicates.push_back(v < end);
+  }
   const auto* r0 = c->body[0].as<ReduceNode>();
   std::vector<Expr> source;
   for (const Expr& e : r0->source) source.push_back(substitute(e, rf_map));
