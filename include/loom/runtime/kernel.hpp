@@ -15,6 +15,7 @@
 #include "loom/ir/extern_call.hpp"
 #include "loom/lower/lowered_func.hpp"
 #include "loom/runtime/arg_check.hpp"
+#include "loom/runtime/cuda_runner.hpp"
 #include "loom/runtime/interp_arith.hpp"
 #include "loom/runtime/jit_runtime.hpp"
 #include "loom/runtime/kernel_abi.hpp"
@@ -140,7 +141,9 @@ class Kernel;
 namespace detail {
 Kernel make_kernel(LoweredFunc f, Target target, runtime::CpuBackend::Result result,
                    runtime::CpuBackend* backend);
-}
+Kernel make_device_kernel(LoweredFunc f, Target target, std::shared_ptr<const runtime::DeviceRunner> device,
+                          CacheOutcome outcome);
+}  // namespace detail
 
 class Kernel {
  public:
@@ -161,6 +164,13 @@ class Kernel {
   /// stage that throws) becomes a loom::Error; what the kernel wrote until then stays written.
   void call(const std::vector<KernelArg>& args) const {
     const State& s = state();
+    if (s.device) {  // a GPU target: the same checks, then the device backend runs it
+      BoundArgs bound = bind_arguments(s.func, args);
+      check_alignment(s, args);
+      check_overlaps(s, bound);
+      s.device->run(s.func, args, bound);
+      return;
+    }
     if (!s.code->missing_host_features.empty()) {
       throw Error(cat("kernel '", s.func.name, "' was built for ", s.target.str(), " (",
                       s.code->target_description, "), which needs CPU features this host lacks (",
@@ -204,9 +214,33 @@ class Kernel {
   /// Whether build() compiled this kernel or found it in the memory or disk cache.
   CacheOutcome cache_outcome() const { return state().outcome; }
   /// The address of the machine code: equal for kernels that share compiled code.
-  const void* code_address() const { return reinterpret_cast<const void*>(state().code->entry); }
-  /// The resolved target: LLVM triple, CPU and features.
-  const std::string& target_description() const { return state().code->target_description; }
+  const void* code_address() const {
+    const State& s = state();
+    return s.device ? static_cast<const void*>(s.device.get()) : reinterpret_cast<const void*>(s.code->entry);
+  }
+  /// The resolved target: LLVM triple, CPU and features (for GPU targets: arch and compiler).
+  const std::string& target_description() const {
+    const State& s = state();
+    if (s.device) {
+      std::call_once(s.text_once[0], [&] { s.text[0] = s.device->description(); });
+      return s.text[0];
+    }
+    return s.code->target_description;
+  }
+
+  /// The CUDA C of a kernel built for Target::cuda() or Target::cuda_sim().
+  const std::string& source() const { return device("source()").source(); }
+  /// The PTX NVRTC compiled source() to ("" for cuda_sim when NVRTC is absent).
+  const std::string& ptx() const { return device("ptx()").ptx(); }
+  /// The GPU simulator's report of the latest call of a Target::cuda_sim() kernel.
+  SimReport sim_report() const {
+    std::optional<SimReport> r = device("sim_report()").last_report();
+    if (!r)
+      throw Error(cat("kernel '", state().func.name,
+                      "': sim_report() is for kernels built for Target::cuda_sim()",
+                      " and called at least once; this one is built for ", state().target.str()));
+    return *r;
+  }
 
   /// The optimized LLVM IR (generated again from lowered() on first request, then kept).
   const std::string& llvm_ir() const { return text(runtime::CodeText::LLVMIR); }
@@ -215,6 +249,8 @@ class Kernel {
 
  private:
   friend Kernel detail::make_kernel(LoweredFunc, Target, runtime::CpuBackend::Result, runtime::CpuBackend*);
+  friend Kernel detail::make_device_kernel(LoweredFunc, Target, std::shared_ptr<const runtime::DeviceRunner>,
+                                           CacheOutcome);
 
   struct State {
     LoweredFunc func;
@@ -224,6 +260,7 @@ class Kernel {
     std::shared_ptr<const runtime::CompiledCode> code;
     CacheOutcome outcome = CacheOutcome::Compiled;
     runtime::CpuBackend* backend = nullptr;
+    std::shared_ptr<const runtime::DeviceRunner> device;  // GPU targets
     mutable std::once_flag text_once[2];
     mutable std::string text[2];
     State(LoweredFunc f, Target t) : func(std::move(f)), target(std::move(t)) {}
@@ -234,8 +271,20 @@ class Kernel {
     return *state_;
   }
 
+  const runtime::DeviceRunner& device(const char* what) const {
+    const State& s = state();
+    if (!s.device)
+      throw Error(cat("kernel '", s.func.name, "': ", what, " is for kernels built for Target::cuda() or ",
+                      "Target::cuda_sim(); this one is built for ", s.target.str(),
+                      " (see llvm_ir(), assembly())"));
+    return *s.device;
+  }
+
   const std::string& text(runtime::CodeText what) const {
     const State& s = state();
+    if (s.device)
+      throw Error(cat("kernel '", s.func.name, "' is built for ", s.target.str(),
+                      ", which has no LLVM IR or host assembly; see source() and ptx()"));
     const int i = static_cast<int>(what);
     std::call_once(s.text_once[i], [&] { s.text[i] = s.backend->text(s.func, s.target, what); });
     return s.text[i];
@@ -295,6 +344,17 @@ inline Kernel make_kernel(LoweredFunc f, Target target, runtime::CpuBackend::Res
   state->code = std::move(result.code);
   state->outcome = result.outcome;
   state->backend = backend;
+  Kernel k;
+  k.state_ = std::move(state);
+  return k;
+}
+
+inline Kernel make_device_kernel(LoweredFunc f, Target target,
+                                 std::shared_ptr<const runtime::DeviceRunner> device, CacheOutcome outcome) {
+  auto state = std::make_shared<Kernel::State>(std::move(f), std::move(target));
+  state->param_written = runtime::written_buffer_params(state->func);
+  state->device = std::move(device);
+  state->outcome = outcome;
   Kernel k;
   k.state_ = std::move(state);
   return k;

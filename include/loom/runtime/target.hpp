@@ -36,8 +36,23 @@ class Target {
     return Target(TargetKind::CPU, cpu_name.empty() ? "host" : std::move(cpu_name), std::move(features));
   }
 
+  /// An NVIDIA GPU through NVRTC and the CUDA Driver API. `arch` ("sm_80", "sm_90") names the
+  /// architecture to compile for; "" means the current device's (which needs a driver and a GPU).
+  static Target cuda(std::string arch = "") { return Target(TargetKind::CUDA, std::move(arch), ""); }
+
+  /// The CUDA lowering run on the CPU by the GPU simulator (no GPU, driver or toolkit needed);
+  /// launch limits are checked as for `arch`.
+  static Target cuda_sim(std::string arch = "sm_80") {
+    return Target(TargetKind::CUDASim, std::move(arch), "");
+  }
+
   TargetKind kind() const { return kind_; }
-  /// "host" or an LLVM CPU name.
+  /// For CUDA targets: the architecture ("sm_80"), or "" for the current device's.
+  const std::string& arch() const {
+    static const std::string none;
+    return kind_ == TargetKind::CPU ? none : cpu_name_;
+  }
+  /// "host" or an LLVM CPU name (for CUDA targets: the architecture).
   const std::string& cpu_name() const { return cpu_name_; }
   /// Feature overrides in LLVM syntax, applied after the CPU's own features ("" for none).
   const std::string& features() const { return features_; }
@@ -54,6 +69,11 @@ class Target {
   /// "cpu -mcpu=host", "cpu -mcpu=x86-64-v3 -mattr=+avx2 -fast-math": the request as written.
   std::string str() const {
     std::string s = target_kind_name(kind_);
+    if (kind_ != TargetKind::CPU) {
+      s += " -arch=" + (cpu_name_.empty() ? std::string("device") : cpu_name_);
+      if (fast_math_) s += " -fast-math";
+      return s;
+    }
     s += " -mcpu=" + cpu_name_;
     if (!features_.empty()) s += " -mattr=" + features_;
     if (fast_math_) s += " -fast-math";

@@ -57,7 +57,10 @@ inline std::vector<Tensor> Schedule::cache_write(const std::vector<Tensor>& tens
   if (stage->op->kind != OpKind::Compute)
     throw ScheduleError(cat(where, ": '", t0.name(), "' is a ", op_kind_name(stage->op->kind),
                             "; only computes can write through a cache"));
-  const auto* c = static_cast<const ComputeOpNode*>(stage->op.get());
+  // Held: cache_read may already have replaced the op, so stage->op can be its only owner, and
+  // it is replaced below while `c` is still read.
+  const Operation old_op = stage->op;
+  const auto* c = static_cast<const ComputeOpNode*>(old_op.get());
   if (static_cast<int>(tensors.size()) != c->num_outputs())
     throw ScheduleError(cat(where, ": '", c->name, "' has ", c->num_outputs(),
                             " outputs; pass all of them together to cache_write"));

@@ -1,0 +1,177 @@
+// The CUDA Driver API, loaded with dlopen at run time (libcuda.so.1): device discovery, module
+// loading, kernel launch and memory copies. Declares the few entry points itself, so building
+// Loom never needs cuda.h; a machine without a driver or GPU gets a loom::Error that says so.
+#pragma once
+
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <type_traits>
+
+#include "loom/support/error.hpp"
+
+namespace loom::runtime::cuda {
+
+/// The Driver API entry points Loom uses (their _v2 ABIs, as cuda.h maps them).
+struct Driver {
+  using Result = int;
+  using Device = int;
+  using Context = void*;
+  using Module = void*;
+  using Function = void*;
+  using DevicePtr = unsigned long long;
+
+  Result (*init)(unsigned) = nullptr;
+  Result (*device_get_count)(int*) = nullptr;
+  Result (*device_get)(Device*, int) = nullptr;
+  Result (*device_get_attribute)(int*, int, Device) = nullptr;
+  Result (*primary_ctx_retain)(Context*, Device) = nullptr;
+  Result (*ctx_set_current)(Context) = nullptr;
+  Result (*ctx_synchronize)() = nullptr;
+  Result (*module_load_data)(Module*, const void*) = nullptr;
+  Result (*module_unload)(Module) = nullptr;
+  Result (*module_get_function)(Function*, Module, const char*) = nullptr;
+  Result (*func_set_attribute)(Function, int, int) = nullptr;
+  Result (*launch_kernel)(Function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                          void*, void**, void**) = nullptr;
+  Result (*mem_alloc)(DevicePtr*, size_t) = nullptr;
+  Result (*mem_free)(DevicePtr) = nullptr;
+  Result (*memcpy_htod)(DevicePtr, const void*, size_t) = nullptr;
+  Result (*memcpy_dtoh)(void*, DevicePtr, size_t) = nullptr;
+  Result (*get_error_string)(Result, const char**) = nullptr;
+
+  // cuda.h's enumerators that Loom passes.
+  static constexpr int kAttrComputeCapabilityMajor = 75;
+  static constexpr int kAttrComputeCapabilityMinor = 76;
+  static constexpr int kAttrMaxSharedPerBlockOptin = 97;
+  static constexpr int kFuncAttrMaxDynamicSharedBytes = 8;
+
+  std::string path;
+  Device device = 0;
+  Context context = nullptr;
+  int cc_major = 0, cc_minor = 0;
+  int max_shared_optin = 0;
+
+  std::string arch() const { return cat("sm_", cc_major, cc_minor); }
+
+  std::string error_text(Result r) const {
+    const char* s = nullptr;
+    if (get_error_string) get_error_string(r, &s);
+    return s ? cat(s, " (", r, ")") : cat("CUDA driver error ", r);
+  }
+
+  /// Throws a loom::Error for a failed call.
+  void check(Result r, const std::string& what) const {
+    if (r != 0) throw Error(cat(what, " failed: ", error_text(r)));
+  }
+};
+
+namespace detail {
+
+struct DriverLoad {
+  Driver api;
+  bool ok = false;
+  std::string error;
+};
+
+inline DriverLoad load_driver() {
+  DriverLoad out;
+  const char* forced = std::getenv("LOOM_CUDA_DRIVER_PATH");
+  void* handle = nullptr;
+  std::string tried;
+  for (const char* name : {forced, "libcuda.so.1", "libcuda.so"}) {
+    if (!name) continue;
+    handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (handle) {
+      out.api.path = name;
+      break;
+    }
+    tried += cat(tried.empty() ? "" : ", ", name);
+    if (forced) break;
+  }
+  const std::string hint =
+      "; to run GPU kernels on this machine without a GPU, build for Target::cuda_sim() (the GPU simulator)";
+  if (!handle) {
+    out.error = cat("no CUDA driver: libcuda could not be loaded (tried ", tried, ")", hint);
+    return out;
+  }
+  bool missing = false;
+  std::string missing_name;
+  auto sym = [&](auto& fn, const char* name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
+    if (!fn && !missing) {
+      missing = true;
+      missing_name = name;
+    }
+  };
+  Driver& a = out.api;
+  sym(a.init, "cuInit");
+  sym(a.device_get_count, "cuDeviceGetCount");
+  sym(a.device_get, "cuDeviceGet");
+  sym(a.device_get_attribute, "cuDeviceGetAttribute");
+  sym(a.primary_ctx_retain, "cuDevicePrimaryCtxRetain");
+  sym(a.ctx_set_current, "cuCtxSetCurrent");
+  sym(a.ctx_synchronize, "cuCtxSynchronize");
+  sym(a.module_load_data, "cuModuleLoadData");
+  sym(a.module_unload, "cuModuleUnload");
+  sym(a.module_get_function, "cuModuleGetFunction");
+  sym(a.func_set_attribute, "cuFuncSetAttribute");
+  sym(a.launch_kernel, "cuLaunchKernel");
+  sym(a.mem_alloc, "cuMemAlloc_v2");
+  sym(a.mem_free, "cuMemFree_v2");
+  sym(a.memcpy_htod, "cuMemcpyHtoD_v2");
+  sym(a.memcpy_dtoh, "cuMemcpyDtoH_v2");
+  sym(a.get_error_string, "cuGetErrorString");
+  if (missing) {
+    out.error = cat("the CUDA driver ", a.path, " lacks ", missing_name, hint);
+    return out;
+  }
+  if (Driver::Result r = a.init(0); r != 0) {
+    out.error = cat("the CUDA driver ", a.path, " could not initialize: ", a.error_text(r),
+                    r == 34 ? " (this is the toolkit's stub library, not a real driver)" : "", hint);
+    return out;
+  }
+  int count = 0;
+  if (a.device_get_count(&count) != 0 || count == 0) {
+    out.error = cat("the CUDA driver found no GPU", hint);
+    return out;
+  }
+  // The first device, through its primary context (shared with the CUDA runtime, if used).
+  if (Driver::Result r = a.device_get(&a.device, 0); r != 0) {
+    out.error = cat("cuDeviceGet failed: ", a.error_text(r), hint);
+    return out;
+  }
+  a.device_get_attribute(&a.cc_major, Driver::kAttrComputeCapabilityMajor, a.device);
+  a.device_get_attribute(&a.cc_minor, Driver::kAttrComputeCapabilityMinor, a.device);
+  a.device_get_attribute(&a.max_shared_optin, Driver::kAttrMaxSharedPerBlockOptin, a.device);
+  if (Driver::Result r = a.primary_ctx_retain(&a.context, a.device); r != 0) {
+    out.error = cat("cuDevicePrimaryCtxRetain failed: ", a.error_text(r), hint);
+    return out;
+  }
+  out.ok = true;
+  return out;
+}
+
+inline const DriverLoad& driver_load() {
+  static const DriverLoad load = load_driver();
+  return load;
+}
+
+}  // namespace detail
+
+/// The initialized driver with device 0's primary context current on this thread; throws a
+/// loom::Error (pointing to Target::cuda_sim()) when there is no driver or no GPU.
+inline const Driver& driver() {
+  const detail::DriverLoad& load = detail::driver_load();
+  if (!load.ok) throw Error(load.error);
+  load.api.check(load.api.ctx_set_current(load.api.context), "cuCtxSetCurrent");
+  return load.api;
+}
+
+/// Whether a driver and a GPU are present (never throws).
+inline bool driver_available() { return detail::driver_load().ok; }
+
+}  // namespace loom::runtime::cuda

@@ -1,0 +1,31 @@
+// DeviceRunner: how a Kernel built for a GPU target (Target::cuda or Target::cuda_sim) runs a
+// call after its arguments are checked. Free of CUDA and LLVM headers (kernel.hpp includes it).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loom/lower/lowered_func.hpp"
+#include "loom/runtime/arg_check.hpp"
+#include "loom/runtime/sim_report.hpp"
+
+namespace loom::runtime {
+
+class DeviceRunner {
+ public:
+  virtual ~DeviceRunner() = default;
+  /// Runs the function for one call; `bound` holds the checked arguments.
+  virtual void run(const LoweredFunc& f, const std::vector<KernelArg>& args,
+                   const BoundArgs& bound) const = 0;
+  /// The CUDA C of the kernels.
+  virtual const std::string& source() const = 0;
+  /// The PTX NVRTC made of source() ("" when it was not compiled, as for the simulator without NVRTC).
+  virtual const std::string& ptx() const = 0;
+  /// What runs the kernels: "cuda_sim -arch=sm_80 (GPU simulator)", "cuda -arch=sm_90 (NVRTC 13.0)".
+  virtual std::string description() const = 0;
+  /// The simulator's report of the most recent call (only the simulator has one).
+  virtual std::optional<SimReport> last_report() const { return std::nullopt; }
+};
+
+}  // namespace loom::runtime

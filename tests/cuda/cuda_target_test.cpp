@@ -1,0 +1,174 @@
+// Target::cuda_sim() kernels give the reference results on the GPU simulator with the CPU
+// kernel's argument checks; Target::cuda() without a driver says so; launch limits are checked
+// when the kernel is built, naming the kernel, the axis and the limit.
+#include "cuda_test_util.hpp"
+
+#include <cmath>
+
+using namespace loom;
+using namespace loom::cuda_test;
+
+namespace {
+
+template <typename T>
+void check_gemm(const Buffer<T>& a, const Buffer<T>& b, const Buffer<T>& c, int n, double tolerance) {
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int k = 0; k < n; ++k) acc += static_cast<double>(a(i, k)) * static_cast<double>(b(k, j));
+      REQUIRE(std::abs(static_cast<double>(c(i, j)) - acc) <= tolerance * (1 + std::abs(acc)));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("cuda_sim: the tiled GEMM gives the reference result, conflict- and race-free") {
+  const int n = 64;
+  Case g = tiled_gemm(n);
+  Kernel f = build(g.s, g.args, Target::cuda_sim(), g.name);
+  CHECK(f.source().find("__global__") != std::string::npos);
+  CHECK(f.target().str() == "cuda_sim -arch=sm_80");
+  Buffer<float> a({n, n}), b({n, n}), c({n, n});
+  fill(a, 1);
+  fill(b, 2);
+  f(a, b, c);
+  check_gemm(a, b, c, n, 1e-5);
+  SimReport r = f.sim_report();
+  MESSAGE(r.to_string());
+  CHECK(r.races.empty());
+  REQUIRE(r.launches.size() == 1);
+  CHECK(r.launches[0].block == SimDim3{16, 16, 1});
+  CHECK(r.buffer("A.shared").load.conflicts() == 0);
+}
+
+TEST_CASE("cuda_sim: the vthread GEMM gives the reference result") {
+  const int n = 64;
+  Case g = vthread_gemm(n);
+  Kernel f = build(g.s, g.args, Target::cuda_sim(), g.name);
+  MESSAGE(f.source());
+  Buffer<float> a({n, n}), b({n, n}), c({n, n});
+  fill(a, 3);
+  fill(b, 4);
+  f(a, b, c);
+  check_gemm(a, b, c, n, 1e-5);
+  CHECK(f.sim_report().launches.at(0).block == SimDim3{4, 4, 1});
+}
+
+TEST_CASE("cuda_sim: row sums through a cross-thread reduction, sizes that do not divide") {
+  for (auto [n, m, lanes, rows] : {std::array<int, 4>{100, 50, 16, 32}, {8, 1000, 128, 4}, {8, 100, 24, 4}}) {
+    CAPTURE(lanes);
+    Case c = row_sum(n, m, lanes, rows);
+    Kernel f = build(c.s, c.args, Target::cuda_sim(), c.name);
+    Buffer<float> a({n, m}), b({n});
+    fill(a, 5);
+    f(a, b);
+    for (int i = 0; i < n; ++i) {
+      double acc = 0;
+      for (int k = 0; k < m; ++k) acc += a(i, k);
+      REQUIRE(std::abs(b(i) - acc) <= 1e-4 * (1 + std::abs(acc)));
+    }
+  }
+}
+
+TEST_CASE("cuda_sim: f16 elementwise with a symbolic size") {
+  Case c = elementwise(-1, f16);
+  Kernel f = build(c.s, c.args, Target::cuda_sim(), c.name);
+  const int n = 300;
+  Buffer<half> a({n}), b({n});
+  fill(a, 6);
+  f(a, b);
+  for (int i = 0; i < n; ++i)
+    CHECK(static_cast<float>(b(i)) == static_cast<float>(half(static_cast<float>(a(i)) * 2.0f + 1.0f)));
+  CHECK(f.sim_report().launches.at(0).grid.x == 3);
+}
+
+TEST_CASE("cuda_sim: arguments are checked as for the CPU") {
+  Case c = elementwise(256);
+  Kernel f = build(c.s, c.args, Target::cuda_sim(), c.name);
+  Buffer<float> a({256}), wrong({128});
+  Buffer<double> wrong_type({256});
+  CHECK_THROWS_AS(f(a, wrong), ArgumentError);
+  CHECK_THROWS_AS(f(a, wrong_type), ArgumentError);
+  CHECK_THROWS_WITH_AS(f.sim_report(), doctest::Contains("called at least once"), Error);
+  CHECK_THROWS_WITH_AS(f.llvm_ir(), doctest::Contains("see source() and ptx()"), Error);
+}
+
+TEST_CASE("cuda: without a driver or GPU, building or calling says so and points to cuda_sim") {
+  if (runtime::cuda::driver_available()) {
+    MESSAGE("a CUDA driver and GPU are present: " << runtime::cuda::driver().arch());
+    return;
+  }
+  Case c = elementwise(256);
+  // No architecture named: the device's is needed.
+  CHECK_THROWS_WITH_AS(build(c.s, c.args, Target::cuda(), c.name), doctest::Contains("Target::cuda_sim()"),
+                       Error);
+  if (!have_nvrtc()) {
+    CHECK_THROWS_WITH_AS(build(c.s, c.args, Target::cuda("sm_80"), c.name),
+                         doctest::Contains("Target::cuda_sim()"), Error);
+    return;
+  }
+  // A named architecture compiles (source and PTX can be inspected), but cannot run here.
+  Kernel f = build(c.s, c.args, Target::cuda("sm_80"), c.name);
+  CHECK(f.ptx().find(".entry elementwise_kernel0") != std::string::npos);
+  CHECK(f.target_description().find("cuda -arch=sm_80 (NVRTC") == 0);
+  Buffer<float> a({256}), b({256});
+  CHECK_THROWS_WITH_AS(f(a, b), doctest::Contains("no CUDA driver"), Error);
+  CHECK_THROWS_WITH_AS(f(a, b), doctest::Contains("build for Target::cuda_sim()"), Error);
+}
+
+TEST_CASE("cuda: launch limits are checked at build time, naming kernel, axis and limit") {
+  SUBCASE("more than 1024 threads per block") {
+    Tensor A = placeholder({4096}, f32, "A");
+    Tensor B = compute(
+        {4096}, [&](Expr i) { return A(i); }, "B");
+    Schedule s = create_schedule(B);
+    auto [xo, xi] = s[B].split(B.axis(0), 2048);
+    s[B].bind(xo, thread_axis("blockIdx.x"));
+    s[B].bind(xi, thread_axis("threadIdx.x"));
+    CHECK_THROWS_WITH_AS(
+        build(s, {A, B}, Target::cuda_sim(), "wide"),
+        doctest::Contains("kernel wide_kernel0 has threadIdx.x = 2048 (stage 'B'), more than the 1024 "
+                          "threads CUDA allows along x"),
+        Error);
+  }
+  SUBCASE("2048 threads over two dimensions") {
+    Tensor A = placeholder({64, 64}, f32, "A");
+    Tensor B = compute(
+        {64, 64}, [&](Expr i, Expr j) { return A(i, j); }, "B");
+    Schedule s = create_schedule(B);
+    auto [yo, yi] = s[B].split(B.axis(0), 32);
+    s[B].bind(yo, thread_axis("blockIdx.x"));
+    s[B].bind(yi, thread_axis("threadIdx.y"));
+    s[B].bind(B.axis(1), thread_axis("threadIdx.x"));
+    CHECK_THROWS_WITH_AS(
+        build(s, {A, B}, Target::cuda_sim(), "square"),
+        doctest::Contains("has 2048 threads per block (threadIdx.x = 64 (stage 'B'), threadIdx.y = 32 "
+                          "(stage 'B')), more than the 1024 CUDA allows"),
+        Error);
+  }
+  SUBCASE("a grid dimension over its limit") {
+    Tensor A = placeholder({70000, 2}, f32, "A");
+    Tensor B = compute(
+        {70000, 2}, [&](Expr i, Expr j) { return A(i, j); }, "B");
+    Schedule s = create_schedule(B);
+    s[B].bind(B.axis(0), thread_axis("blockIdx.y"));
+    s[B].bind(B.axis(1), thread_axis("threadIdx.x"));
+    CHECK_THROWS_WITH_AS(
+        build(s, {A, B}, Target::cuda_sim(), "tall"),
+        doctest::Contains("has blockIdx.y = 70000 (stage 'B'), more than the 65535 blocks CUDA allows "
+                          "along y; bind the larger axis to blockIdx.x"),
+        Error);
+  }
+  SUBCASE("shared memory over the architecture's limit") {
+    Case g = tiled_gemm(256, 16);
+    // 2 tiles of 16x16 floats = 2 KB: fine everywhere; a 4 KB limit stands for a smaller device.
+    cuda::CudaModule m = cuda::codegen_cuda(lower(g.s, g.args, "gemm"));
+    cuda::ArchLimits tiny = cuda::arch_limits("sm_80");
+    tiny.max_static_shared = 1024;
+    CHECK_THROWS_WITH_AS(
+        cuda::validate_module(m, tiny, "build 'gemm'"),
+        doctest::Contains("uses 2048 bytes of static shared memory per block for A.shared (1024 bytes), "
+                          "B.shared (1024 bytes), more than the 1024 bytes"),
+        Error);
+  }
+}
