@@ -67,6 +67,17 @@ inline int widest_element_bits(const Stmt& body) {
   return bits == 0 ? 32 : bits;
 }
 
+/// Whether a loop is nested in the statement.
+inline bool contains_loop(const Stmt& body) {
+  struct Finder : IRVisitor {
+    bool found = false;
+    using IRVisitor::visit;
+    void visit(const ForNode*) override { found = true; }
+  } finder;
+  finder.visit_stmt(body);
+  return finder.found;
+}
+
 }  // namespace detail
 
 inline llvm::MDNode* CodeGenLLVM::loop_hints(const ForNode* op) {
@@ -88,6 +99,11 @@ inline llvm::MDNode* CodeGenLLVM::loop_hints(const ForNode* op) {
     }
   } else if (op->kind == ForKind::Unrolled) {
     flag("llvm.loop.unroll.full", nullptr);
+  } else if (op->kind == ForKind::Serial && detail::contains_loop(op->body)) {
+    // Schedules unroll explicitly. LLVM would otherwise fully unroll a small outer loop once its
+    // inner loops are unrolled, and a block of thousands of vector stores (a GEMM's accumulator
+    // initialization over a few register tiles) makes instruction selection take minutes.
+    flag("llvm.loop.unroll.disable", nullptr);
   }
   if (hints.empty()) return nullptr;
   hints.insert(hints.begin(), nullptr);  // the loop ID refers to itself
@@ -135,12 +151,22 @@ inline void CodeGenLLVM::emit_for(const ForNode* op) {
   llvm::Value* end = builder_.CreateAdd(min, extent);
   const bool thread_bound = op->kind == ForKind::ThreadBinding && op->thread_tag != "vthread";
   thread_loops_ += thread_bound;
+  // pragma(axis, "fp_contract"): the loop's a * b + c may become one fused multiply-add (one
+  // rounding instead of two), as C compilers do by default; a GEMM micro-kernel asks for it.
+  const llvm::FastMathFlags saved_flags = builder_.getFastMathFlags();
+  for (const LoopAnnotation& a : op->annotations)
+    if ((a.key == "fp_contract" || a.key == "pragma_fp_contract") && !is_zero(a.value)) {
+      llvm::FastMathFlags flags = saved_flags;
+      flags.setAllowContract(true);
+      builder_.setFastMathFlags(flags);
+    }
   emit_counted_loop(builder_, fn_.function, min, end, t.is_int(), loop_hints(op), op->loop_var.name(),
                     [&](llvm::Value* iv) {
                       bind(op->loop_var, iv);
                       emit_stmt(op->body);
                       unbind(op->loop_var);
                     });
+  builder_.setFastMathFlags(saved_flags);
   thread_loops_ -= thread_bound;
 }
 

@@ -30,14 +30,23 @@ class ThreadPool {
   }
 
   /// Threads that run a parallel loop, counting the caller.
-  int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
+  int num_threads() const { return std::min(max_threads_.load(std::memory_order_relaxed), pool_threads()); }
+  /// Threads the pool was created with (LOOM_NUM_THREADS), whatever set_num_threads says now.
+  int pool_threads() const { return pool_size_; }
+
+  /// Limits later parallel loops to n threads (at most the pool's, at least 1): for comparing
+  /// thread counts in one process, as a benchmark does; LOOM_NUM_THREADS sets the pool's size.
+  void set_num_threads(int n) {
+    max_threads_.store(std::clamp(n, 1, pool_threads()), std::memory_order_relaxed);
+  }
 
   /// Runs body over [0, n). Returns 0, or the first non-zero status of a chunk (later chunks are
   /// then skipped). A parallel loop nested inside a pool task runs serially in that task: the
   /// outer loop already keeps every thread busy, and nesting would oversubscribe the cores.
   int32_t parallel_for(int64_t n, ParallelBody body, void* closure, void* ctx) {
     if (n <= 0) return 0;
-    if (in_task() || workers_.empty() || n == 1) return body(closure, 0, n, ctx);
+    const int threads = num_threads();
+    if (in_task() || threads == 1 || n == 1) return body(closure, 0, n, ctx);
 
     // A few chunks per thread balance uneven iterations and OS noise; more would add overhead.
     Job job;
@@ -45,7 +54,7 @@ class ThreadPool {
     job.closure = closure;
     job.ctx = ctx;
     job.n = n;
-    job.num_chunks = std::min<int64_t>(n, int64_t{4} * num_threads());
+    job.num_chunks = std::min<int64_t>(n, int64_t{4} * threads);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       queue_.push_back(&job);
@@ -72,8 +81,9 @@ class ThreadPool {
     int holders = 0;              // workers running chunks of this job; guarded by mutex_
   };
 
-  explicit ThreadPool(int threads) {
-    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+  // pool_size_ is set before any worker starts: workers read it (workers_ grows meanwhile).
+  explicit ThreadPool(int threads) : pool_size_(threads), max_threads_(threads) {
+    for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
     for (std::thread& t : workers_) t.detach();  // see global(): the pool lives until exit
   }
 
@@ -124,10 +134,11 @@ class ThreadPool {
     if (it != queue_.end()) queue_.erase(it);
   }
 
-  void worker_loop() {
+  /// Worker `index` (1-based; the caller is 0) takes jobs while set_num_threads allows it.
+  void worker_loop(int index) {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-      work_ready_.wait(lock, [&] { return !queue_.empty(); });
+      work_ready_.wait(lock, [&] { return !queue_.empty() && index < num_threads(); });
       Job& job = *queue_.front();
       if (job.next_chunk.load(std::memory_order_relaxed) >= job.num_chunks) {
         retire(job);
@@ -142,6 +153,8 @@ class ThreadPool {
     }
   }
 
+  const int pool_size_;
+  std::atomic<int> max_threads_;
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable work_ready_;

@@ -1,0 +1,171 @@
+// The CPU facts a GEMM schedule is sized from (cache sizes, SIMD width) and the tile sizes derived
+// from them: register tile mr x nr, cache blocks kc (L1), mc (L2), nc (L3), as in BLIS's analytical model.
+#pragma once
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <string>
+
+#include "loom/ir/dtype.hpp"
+#include "loom/support/error.hpp"
+
+namespace loom::lib {
+
+/// What the tile sizes depend on. host() reads Linux's sysfs (falling back to sysconf, then to
+/// common sizes) and the SIMD width the JIT targets on this machine.
+struct CpuCacheInfo {
+  int64_t l1d_bytes = 32 * 1024;
+  int64_t l2_bytes = 1024 * 1024;
+  int64_t l3_bytes = 8 * 1024 * 1024;
+  int vector_bytes = 32;  // 64 with AVX-512, 32 with AVX2, 16 otherwise
+  int registers = 16;     // vector registers the micro-kernel may use (32 with AVX-512)
+
+  static const CpuCacheInfo& host() {
+    static const CpuCacheInfo info = detect();
+    return info;
+  }
+
+  static CpuCacheInfo detect() {
+    CpuCacheInfo c;
+    // sysfs gives each level's size; sysconf knows the same on glibc but may say 0.
+    for (int index = 0; index < 8; ++index) {
+      const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
+      std::ifstream level_file(dir + "level"), type_file(dir + "type"), size_file(dir + "size");
+      int level = 0;
+      std::string type, size;
+      if (!(level_file >> level) || !(type_file >> type) || !(size_file >> size)) break;
+      const int64_t bytes = parse_size(size);
+      if (bytes <= 0 || type == "Instruction") continue;
+      if (level == 1) c.l1d_bytes = bytes;
+      if (level == 2) c.l2_bytes = bytes;
+      if (level == 3) c.l3_bytes = bytes;
+    }
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+    if (c.l1d_bytes <= 0) c.l1d_bytes = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) {
+      c.vector_bytes = 64;
+      c.registers = 32;
+    } else if (__builtin_cpu_supports("avx2")) {
+      c.vector_bytes = 32;
+    } else {
+      c.vector_bytes = 16;
+    }
+#else
+    c.vector_bytes = 16;
+    c.registers = 32;
+#endif
+    return c;
+  }
+
+  /// "48K" -> 49152; "1024K" -> 1048576; "32M" -> 33554432.
+  static int64_t parse_size(const std::string& s) {
+    if (s.empty()) return 0;
+    int64_t value = 0;
+    size_t i = 0;
+    for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) value = value * 10 + (s[i] - '0');
+    if (i < s.size() && (s[i] == 'K' || s[i] == 'k')) value *= 1024;
+    if (i < s.size() && (s[i] == 'M' || s[i] == 'm')) value *= 1024 * 1024;
+    return value;
+  }
+};
+
+/// The tile sizes of one GEMM schedule. mr x nr is the register tile (mr rows of C, nr columns:
+/// nr / lanes vector accumulators per row); kc rows of a packed B micro-panel stay in L1, an
+/// mc x kc block of packed A in L2, and a kc x nc block of packed B in L3.
+struct GemmConfig {
+  int64_t mr = 8, nr = 32;
+  int64_t kc = 256, mc = 128, nc = 1024;
+  int lanes = 16;        // SIMD lanes of the element type
+  bool pack_a = true;    // copy mc x kc blocks of A into mr-row panels
+  bool pack_b = true;    // copy kc x nc blocks of B into nr-column panels
+  bool parallel = true;  // spread blocks of rows (or the batch) over the thread pool
+
+  std::string str() const {
+    return cat("mr=", mr, " nr=", nr, " kc=", kc, " mc=", mc, " nc=", nc, " lanes=", lanes,
+               " pack_a=", pack_a ? 1 : 0, " pack_b=", pack_b ? 1 : 0, " parallel=", parallel ? 1 : 0);
+  }
+};
+
+namespace detail {
+
+inline int64_t round_up(int64_t x, int64_t multiple) { return (x + multiple - 1) / multiple * multiple; }
+
+/// The largest multiple of `step` that is at most `limit` (at least `step`).
+inline int64_t floor_multiple(int64_t limit, int64_t step) { return std::max(step, limit / step * step); }
+
+/// A block size near `target` that divides `extent` (a multiple of `step`, and `extent` a multiple of
+/// `step`): a split that does not divide puts a guard inside the micro-kernel. The fewest blocks of at
+/// most `target` that divide (with `extent / step` prime, blocks of one step).
+inline int64_t dividing_block(int64_t extent, int64_t target, int64_t step) {
+  const int64_t units = extent / step, target_units = std::max<int64_t>(1, target / step);
+  if (units <= target_units) return extent;
+  const int64_t first = (units + target_units - 1) / target_units;
+  for (int64_t blocks = first; blocks < units; ++blocks)
+    if (units % blocks == 0) return units / blocks * step;
+  return step;
+}
+
+}  // namespace detail
+
+/// Tile sizes for C[m, n] (+)= sum_k A[m, k] * B[k, n] of element type `dtype` on `cpu`.
+/// threads_hint: the threads that will share the work (blocks of rows are sized so each gets some).
+inline GemmConfig default_gemm_config(int64_t m, int64_t n, int64_t k, DType dtype, int threads_hint = 1,
+                                      const CpuCacheInfo& cpu = CpuCacheInfo::host()) {
+  if (!(dtype == f32 || dtype == f64))
+    throw Error(cat("lib::gemm: element type ", dtype.str(), " is not supported; use float32 or float64"));
+  GemmConfig c;
+  const int64_t elem = dtype.bytes();
+  c.lanes = static_cast<int>(cpu.vector_bytes / elem);
+
+  // Register tile: nr = two vectors wide, mr rows; mr * (nr / lanes) accumulators plus the B
+  // vectors and one broadcast A value must fit the register file (16 of 32 with AVX-512 leaves
+  // room for the loads of the next k to be in flight).
+  c.nr = 2 * c.lanes;
+  c.mr = cpu.registers >= 32 ? 8 : 4;
+  // A wider tile with fewer rows when C has few rows (a row of C is an accumulator row).
+  if (m < c.mr) {
+    c.mr = std::max<int64_t>(1, m);
+    c.nr = std::min<int64_t>(8 * c.lanes, detail::round_up(std::max<int64_t>(n, 1), c.lanes));
+    if (c.mr * (c.nr / c.lanes) > cpu.registers / 2)
+      c.nr = std::max<int64_t>(c.lanes, (cpu.registers / 2 / c.mr) * c.lanes);
+  }
+
+  // kc: a kc x nr micro-panel of B (plus the mr x kc of A) takes about 2/3 of L1. K is padded to
+  // a multiple of kc (packing fills zeros) when no block size near the target divides it.
+  const int64_t kc_target =
+      detail::floor_multiple(std::max<int64_t>(16, cpu.l1d_bytes * 2 / 3 / (c.nr * elem)), 16);
+  c.kc = detail::dividing_block(k, kc_target, 1);
+  if (c.kc < kc_target / 2) {  // no good divisor: pad K to equal blocks
+    const int64_t blocks = (k + kc_target - 1) / kc_target;
+    c.kc = (k + blocks - 1) / blocks;
+  }
+  // mc: the mc x kc block of A takes about half of L2, and each thread gets at least one block.
+  const int64_t mp = detail::round_up(m, c.mr), np = detail::round_up(n, c.nr);
+  const int64_t threads = std::max(1, threads_hint);
+  int64_t mc_target = std::max<int64_t>(c.mr, cpu.l2_bytes / 2 / (c.kc * elem));
+  mc_target = std::min(mc_target, std::max(c.mr, detail::round_up((mp + threads - 1) / threads, c.mr)));
+  c.mc = detail::dividing_block(mp, mc_target, c.mr);
+  // nc: a kc x nc block of packed B in (a share of) L3.
+  const int64_t nc_target = std::max<int64_t>(c.nr, cpu.l3_bytes / 4 / (c.kc * elem));
+  c.nc = detail::dividing_block(np, nc_target, c.nr);
+
+  // Packing copies a block once per reuse: B's panels pay off when many rows of C reuse them
+  // (and avoid the cache-set conflicts of a large row stride); A is read in place unless its rows
+  // or K need padding.
+  c.pack_b = m > 2 * c.mr;
+  c.pack_a = m % c.mr != 0 || k % c.kc != 0;
+  // Without packing, blocking K only splits the stream of B into more passes over C.
+  if (!c.pack_b && m % c.mr == 0) {
+    c.kc = k;
+    c.pack_a = false;
+  }
+  return c;
+}
+
+}  // namespace loom::lib

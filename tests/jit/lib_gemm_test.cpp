@@ -1,0 +1,232 @@
+// loom::lib::gemm compiled by the JIT against a naive triple loop (in double): odd and prime shapes,
+// 1s, transposed operands, column-major, f64, batches, thread counts, given tile sizes, and errors.
+#include <doctest/doctest.h>
+
+#include <loom/lib/gemm.hpp>
+#include <loom/runtime/build.hpp>
+#include <loom/runtime/thread_pool.hpp>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace loom;
+
+namespace {
+
+/// Storage shape of an r x c matrix stored as described (batch first when batched).
+std::vector<int64_t> shape_of(int64_t batch, int64_t rows, int64_t cols) {
+  std::vector<int64_t> s;
+  if (batch > 0) s.push_back(batch);
+  s.push_back(rows);
+  s.push_back(cols);
+  return s;
+}
+
+template <typename T>
+void fill(Buffer<T>& b, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  for (int64_t i = 0; i < b.num_elements(); ++i) b.at_flat(i) = static_cast<T>(dist(rng));
+}
+
+/// Builds lib::gemm(p) (or with cfg), runs it, and compares every element of C with the naive
+/// product of the same storage.
+template <typename T>
+void check_gemm(const lib::GemmProblem& p, const lib::GemmConfig* cfg = nullptr) {
+  CAPTURE(p.m);
+  CAPTURE(p.n);
+  CAPTURE(p.k);
+  CAPTURE(p.batch);
+  CAPTURE(p.transpose_a);
+  CAPTURE(p.transpose_b);
+  const bool col = p.layout == lib::Layout::ColMajor;
+  CAPTURE(col);
+  lib::Gemm g = cfg ? lib::gemm(p, *cfg) : lib::gemm(p);
+  CAPTURE(g.config.str());
+  Kernel f = build(g.schedule, g.args(), Target::cpu(), "lib_gemm");
+
+  const int64_t M = p.m, N = p.n, K = p.k, nb = std::max<int64_t>(p.batch, 1);
+  // op(A)(i, k) is stored at [k][i] when exactly one of "transposed" and "column-major" holds.
+  const bool a_swapped = p.transpose_a != col, b_swapped = p.transpose_b != col;
+  Buffer<T> a(a_swapped ? shape_of(p.batch, K, M) : shape_of(p.batch, M, K));
+  Buffer<T> b(b_swapped ? shape_of(p.batch, N, K) : shape_of(p.batch, K, N));
+  Buffer<T> c(col ? shape_of(p.batch, N, M) : shape_of(p.batch, M, N));
+  fill(a, 1);
+  fill(b, 2);
+  c.fill(static_cast<T>(12345));  // every element must be written
+  f(a, b, c);
+
+  const double tolerance = (sizeof(T) == 4 ? 1e-5 : 1e-12) * static_cast<double>(K + 1);
+  int64_t mismatches = 0;
+  for (int64_t t = 0; t < nb; ++t) {
+    const T* pa = a.data() + t * M * K;
+    const T* pb = b.data() + t * K * N;
+    const T* pc = c.data() + t * M * N;
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double expected = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          const double av = a_swapped ? pa[k * M + i] : pa[i * K + k];
+          const double bv = b_swapped ? pb[j * K + k] : pb[k * N + j];
+          expected += av * bv;
+        }
+        const double got = col ? pc[j * M + i] : pc[i * N + j];
+        if (std::abs(got - expected) > tolerance * (1.0 + std::abs(expected))) {
+          if (mismatches++ < 5) FAIL_CHECK("C[", t, "][", i, "][", j, "] = ", got, ", expected ", expected);
+        }
+      }
+  }
+  CHECK(mismatches == 0);
+}
+
+lib::GemmProblem problem(int64_t m, int64_t n, int64_t k, DType t = f32) {
+  lib::GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.dtype = t;
+  return p;
+}
+
+/// Runs the body with the thread pool limited to n threads, then restores the previous limit.
+template <typename F>
+void with_threads(int n, F&& body) {
+  runtime::ThreadPool& pool = runtime::ThreadPool::global();
+  const int previous = pool.num_threads();
+  pool.set_num_threads(n);
+  body();
+  pool.set_num_threads(previous);
+}
+
+}  // namespace
+
+TEST_CASE("lib::gemm: f32 on 1s, primes and shapes no tile divides") {
+  for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{{1, 1, 1},
+                                                            {7, 13, 29},
+                                                            {67, 129, 31},
+                                                            {1, 37, 300},
+                                                            {300, 1, 17},
+                                                            {64, 64, 64},
+                                                            {8, 32, 1},
+                                                            {129, 67, 613}})
+    check_gemm<float>(problem(m, n, k));
+}
+
+TEST_CASE("lib::gemm: a square size the tiles divide, and one that needs K padding") {
+  check_gemm<float>(problem(256, 256, 256));
+  check_gemm<float>(problem(96, 160, 521));  // 521 is prime: K padded with zeros in the panels
+}
+
+TEST_CASE("lib::gemm: transposed operands, row- and column-major") {
+  for (lib::Layout layout : {lib::Layout::RowMajor, lib::Layout::ColMajor})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        lib::GemmProblem p = problem(67, 129, 31);
+        p.transpose_a = ta;
+        p.transpose_b = tb;
+        p.layout = layout;
+        check_gemm<float>(p);
+        p.m = 16;
+        p.n = 64;
+        p.k = 40;
+        check_gemm<float>(p);
+      }
+}
+
+TEST_CASE("lib::gemm: float64") {
+  check_gemm<double>(problem(7, 13, 29, f64));
+  check_gemm<double>(problem(67, 129, 31, f64));
+  check_gemm<double>(problem(64, 48, 100, f64));
+  lib::GemmProblem p = problem(33, 17, 9, f64);
+  p.transpose_a = true;
+  p.layout = lib::Layout::ColMajor;
+  check_gemm<double>(p);
+}
+
+TEST_CASE("lib::gemm: batched matmul") {
+  for (int64_t batch : {1, 2, 3}) {
+    lib::GemmProblem p = problem(17, 33, 9);
+    p.batch = batch;
+    check_gemm<float>(p);
+    p.m = 64;
+    p.n = 32;
+    p.k = 70;
+    p.transpose_b = true;
+    check_gemm<float>(p);
+  }
+  lib::GemmProblem p = problem(5, 7, 3, f64);
+  p.batch = 4;
+  p.layout = lib::Layout::ColMajor;
+  check_gemm<double>(p);
+}
+
+TEST_CASE("lib::gemm: one thread and all threads give the same products") {
+  with_threads(1, [] {
+    check_gemm<float>(problem(67, 129, 31));
+    check_gemm<float>(problem(128, 96, 64));
+  });
+  with_threads(runtime::ThreadPool::global().pool_threads(), [] {
+    check_gemm<float>(problem(67, 129, 31));
+    check_gemm<float>(problem(128, 96, 64));
+  });
+}
+
+TEST_CASE("lib::gemm: given tile sizes, including ones that divide nothing") {
+  lib::GemmConfig cfg = lib::default_gemm_config(50, 70, 90, f32);
+  cfg.mr = 3;
+  cfg.nr = 16;
+  cfg.kc = 7;
+  cfg.mc = 10;
+  cfg.nc = 40;
+  check_gemm<float>(problem(50, 70, 90), &cfg);
+  cfg.pack_a = false;
+  cfg.pack_b = false;
+  cfg.parallel = false;
+  check_gemm<float>(problem(48, 64, 91), &cfg);
+}
+
+TEST_CASE("lib::gemm: the default tiles follow the cache sizes and the vector width") {
+  lib::CpuCacheInfo cpu;
+  cpu.l1d_bytes = 48 * 1024;
+  cpu.l2_bytes = 1024 * 1024;
+  cpu.l3_bytes = 32 * 1024 * 1024;
+  cpu.vector_bytes = 64;
+  cpu.registers = 32;
+  lib::GemmConfig c = lib::default_gemm_config(1024, 1024, 1024, f32, 1, cpu);
+  CHECK(c.lanes == 16);
+  CHECK(c.nr == 32);
+  CHECK(c.mr == 8);
+  CHECK(c.kc == 256);                    // 32 KB of B micro-panel in a 48 KB L1
+  CHECK(1024 % c.mc == 0);               // blocks divide: no guard in the micro-kernel
+  CHECK(c.mc * c.kc * 4 <= 512 * 1024);  // half of L2
+  lib::GemmConfig d = lib::default_gemm_config(1024, 1024, 1024, f64, 1, cpu);
+  CHECK(d.lanes == 8);
+  CHECK(d.nr == 16);
+  cpu.vector_bytes = 32;
+  cpu.registers = 16;
+  lib::GemmConfig avx2 = lib::default_gemm_config(1024, 1024, 1024, f32, 1, cpu);
+  CHECK(avx2.nr == 16);
+  CHECK(avx2.mr == 4);
+  CHECK(lib::CpuCacheInfo::parse_size("48K") == 48 * 1024);
+  CHECK(lib::CpuCacheInfo::parse_size("32M") == 32 * 1024 * 1024);
+}
+
+TEST_CASE("lib::gemm: mistakes are loom::Error with what to do") {
+  CHECK_THROWS_WITH_AS(lib::gemm(problem(0, 4, 4)), doctest::Contains("m = 0 must be at least 1"), Error);
+  CHECK_THROWS_WITH_AS(lib::gemm(problem(4, 4, 4, i32)), doctest::Contains("use float32 or float64"), Error);
+  lib::GemmProblem p = problem(4, 4, 4);
+  p.batch = -1;
+  CHECK_THROWS_WITH_AS(lib::gemm(p), doctest::Contains("batch = -1"), Error);
+  lib::GemmConfig cfg;
+  cfg.mr = 0;
+  CHECK_THROWS_WITH_AS(lib::gemm(problem(4, 4, 4), cfg), doctest::Contains("tile size"), Error);
+  // A C of the wrong shape is caught by the kernel's argument check.
+  lib::Gemm g = lib::gemm(problem(4, 5, 6));
+  Kernel f = build(g.schedule, g.args(), Target::cpu(), "lib_gemm");
+  Buffer<float> a{4, 6}, b{6, 5}, c{5, 4};
+  CHECK_THROWS_AS(f(a, b, c), Error);
+}
