@@ -95,7 +95,7 @@ class BoundInferrer {
           }
         }
         for (size_t d = 0; d < c->axis.size(); ++d)
-          region.push_back(to_range(region_sets_[d], c->axis[d].dom()));
+          region.push_back(to_range(clamp_to_domain(region_sets_[d], c->axis[d].dom()), c->axis[d].dom()));
         region_sets_.clear();
       }
       for (size_t d = 0; d < c->axis.size(); ++d) result_.ranges[c->axis[d].get()] = region[d];
@@ -205,6 +205,19 @@ class BoundInferrer {
       r = Range(analyzer_.simplify(substitute(r.min, axis_values)),
                 analyzer_.simplify(substitute(r.extent, axis_values)));
     }
+  }
+
+  /// A consumer tiled by a factor that does not divide its extent reads past the producer's
+  /// shape only in the iterations its guards skip. Where the relaxed region provably reaches
+  /// past the producer's domain, the domain's bound is the tighter one (TVM gives a split's
+  /// parent its whole range when both halves are relaxed); without this, a 13-row intermediate
+  /// read by tiles of 4 would be allocated, and computed, for 16 rows.
+  IntervalSet clamp_to_domain(IntervalSet set, const Range& dom) {
+    if (!set.bounded()) return set;
+    Expr last = analyzer_.simplify(dom.min + dom.extent - make_int_const(dom.extent.dtype(), 1));
+    if (analyzer_.can_prove(set.max >= last)) set.max = last;
+    if (analyzer_.can_prove(set.min <= dom.min)) set.min = dom.min;
+    return set;
   }
 
   /// Converts an inferred interval to a Range, falling back to the whole axis when unbounded.

@@ -134,9 +134,16 @@ inline LoweredFunc lower(const Schedule& s, const std::vector<LowerArg>& args,
   for (const LowerArg& a : args) {
     if (a.tensor.defined()) {
       const Tensor& t = a.tensor;
-      if (!state.schedule->find(t.op().get()))
+      const StageNode* stage = state.schedule->find(t.op().get());
+      if (!stage)
         throw Error(cat("lower '", name, "': argument '", t.name(),
                         "' is not part of the schedule; pass tensors that the schedule's outputs depend on"));
+      // An inlined stage is never stored: as a parameter, its buffer would silently stay unwritten.
+      if (stage->attach_type == AttachType::Inline || stage->attach_type == AttachType::InlinedAlready)
+        throw Error(cat("lower '", name, "': argument '", t.name(),
+                        "' is computed inline (compute_inline), so ",
+                        "it is never stored; remove it from the arguments, or compute it at the root ",
+                        "(compute_root) to get its values"));
       if (state.param_tensors.count(TensorKey(t)))
         throw Error(cat("lower '", name, "': tensor '", t.name(), "' is listed twice among the arguments"));
       state.param_tensors.insert(TensorKey(t));
@@ -173,8 +180,17 @@ inline LoweredFunc lower(const Schedule& s, const std::vector<LowerArg>& args,
   Stmt body;
   for (const PhasePasses& phase : default_pipeline()) {
     for (const NamedPass& pass : phase.passes) body = runner.run(phase.phase, pass, body);
-    for (const PassContext::UserPass& user : ctx.user_passes)
-      if (phase_of(user.where) == phase.phase) body = runner.run(phase.phase, user.pass, body);
+    for (const PassContext::UserPass& user : ctx.user_passes) {
+      if (phase_of(user.where) != phase.phase) continue;
+      Stmt given = body;
+      body = runner.run(phase.phase, user.pass, body);
+      // A pass that drops the program (e.g. a mutator that forgot to return) would otherwise
+      // yield an empty kernel that silently writes nothing.
+      if (given.defined() && !body.defined())
+        throw Error(cat("lower '", name, "': user pass '", user.pass.name, "' (after phase '",
+                        phase_name(phase.phase), "') returned an undefined Stmt; a pass must return the ",
+                        "body it was given, or its rewritten version"));
+    }
   }
   func.body = body;
 

@@ -2,6 +2,7 @@
 // cannot (already split or fused and into what, another stage's axis, another schedule's).
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <variant>
 
@@ -56,8 +57,17 @@ inline IterVar Stage::resolve(const IterVar& iv_in, const char* primitive) const
   if (iv.kind() == IterVarKind::ThreadIndex)
     throw ScheduleError(cat(primitive, ": '", iv.name(), "' is a thread axis, not a loop of stage '",
                             s.name(), "'; pass one of its loops: ", detail::loop_list(s)));
+  // A reduce_axis handle is copied into each compute that uses it, so another stage "owns" the
+  // user's handle through its copy (reduce_axis_origin), not the handle itself.
+  auto owns_handle = [&iv](const StageNode& other) {
+    if (other.owns(iv)) return true;
+    if (other.is_group || other.op->kind != OpKind::Compute) return false;
+    const auto* c = static_cast<const ComputeOpNode*>(other.op.get());
+    return std::find(c->reduce_axis_origin.begin(), c->reduce_axis_origin.end(), iv) !=
+           c->reduce_axis_origin.end();
+  };
   for (const Ref<StageNode>& other : s.schedule->stages) {
-    if (other.get() != &s && other->owns(iv))
+    if (other.get() != &s && owns_handle(*other))
       throw ScheduleError(cat(primitive, ": axis '", iv.name(), "' belongs to stage '", other->name(),
                               "', not to stage '", s.name(), "'; the loops of '", s.name(),
                               "' are: ", detail::loop_list(s)));

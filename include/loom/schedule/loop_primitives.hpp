@@ -32,6 +32,21 @@ inline void replace_leaf(StageNode& s, const IterVar& old_iv, const std::vector<
 }
 
 inline std::pair<IterVar, IterVar> split_impl(StageNode& s, const IterVar& parent, Expr factor, Expr nparts) {
+  // The annotation belongs to the replaced loop, which is no longer emitted: TVM drops it
+  // silently; Loom says so, since which part should inherit it is the user's choice.
+  if (const IterVarAttr* a = s.attr(parent);
+      a && (a->bind_thread.defined() || a->for_kind != ForKind::Serial)) {
+    std::string what = a->bind_thread.defined() ? cat("bound to '", a->bind_thread->thread_tag, "'")
+                                                : cat("marked ", for_kind_name(a->for_kind));
+    throw ScheduleError(cat("split: axis '", parent.name(), "' of stage '", s.name(), "' is already ", what,
+                            ", which its split parts would not inherit; split it first, then annotate "
+                            "the outer or inner part"));
+  }
+  // The scan's update stage is computed once per step of this very loop (its attach point).
+  if (parent.kind() == IterVarKind::Ordered)
+    throw ScheduleError(cat("split: axis '", parent.name(), "' of stage '", s.name(),
+                            "' is the time axis of a scan, whose update is computed once per step of it; it "
+                            "cannot be split. Schedule the loops of the scan's update stage instead"));
   IterVarKind kind = parent.kind() == IterVarKind::ThreadIndex ? IterVarKind::DataPar : parent.kind();
   bool reduce = parent.var()->is_reduce_axis;
   DType t = parent.var().dtype();
@@ -133,6 +148,17 @@ inline std::tuple<IterVar, IterVar, IterVar, IterVar> Stage::tile(const IterVar&
 }
 
 namespace detail {
+/// A scan's time axis is ordered: step t reads what step t - 1 wrote, so running its iterations
+/// at once (threads or vector lanes) reads stale rows.
+inline void check_not_ordered(const StageNode& s, const IterVar& iv, const char* primitive) {
+  if (iv.kind() != IterVarKind::Ordered) return;
+  throw ScheduleError(cat(primitive, ": axis '", iv.name(), "' of stage '", s.name(),
+                          "' is the ordered time axis of a scan: each step reads what the previous step "
+                          "wrote, so its iterations cannot run at once. ",
+                          primitive == std::string("parallel") ? "Parallelize" : "Vectorize",
+                          " a data-parallel axis of the scan's update stage instead"));
+}
+
 inline void set_for_kind(StageNode& s, const IterVar& iv, ForKind kind, const char* primitive) {
   IterVarAttr& a = s.attr_mut(iv);
   if (a.bind_thread.defined())
@@ -152,6 +178,7 @@ inline Stage& Stage::parallel(const IterVar& iv_in) {
             "' is a reduction axis; parallel iterations would race on one accumulator. "
             "Parallelize a data-parallel axis, or rfactor the reduction and parallelize the factored "
             "axis"));
+  detail::check_not_ordered(*node_, iv, "parallel");
   detail::set_for_kind(*node_, iv, ForKind::Parallel, "parallel");
   return *this;
 }
@@ -163,6 +190,7 @@ inline Stage& Stage::vectorize(const IterVar& iv_in) {
         cat("vectorize: axis '", iv.name(), "' of stage '", name(),
             "' is a reduction axis; vectorizing it would make the lanes race on one accumulator. "
             "Vectorize a data-parallel axis, or rfactor the reduction first"));
+  detail::check_not_ordered(*node_, iv, "vectorize");
   detail::set_for_kind(*node_, iv, ForKind::Vectorized, "vectorize");
   return *this;
 }

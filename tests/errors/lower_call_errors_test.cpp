@@ -1,0 +1,180 @@
+// Mistakes in lower() arguments and in calls of a lowered function end in a loom::Error that
+// names the function, the argument and the fix; a rejected call writes no output.
+#include <loom/core.hpp>
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+using namespace loom;
+using doctest::Contains;
+
+namespace {
+
+constexpr float kSentinel = -12345.0f;
+
+bool untouched(const Buffer<float>& b) {
+  for (int64_t i = 0; i < b.num_elements(); ++i)
+    if (b.at_flat(i) != kSentinel) return false;
+  return true;
+}
+
+struct AddOne {
+  static constexpr int n = 6;
+  Tensor A = placeholder({n, n}, f32, "A");
+  Tensor C = compute(
+      {n, n}, [&](Expr i, Expr j) { return A(i, j) + 1.0f; }, "C");
+  LoweredFunc f = lower(create_schedule(C), {A, C}, "add_one");
+};
+
+}  // namespace
+
+TEST_CASE("errors: a placeholder that is read but not passed to lower()") {
+  AddOne g;
+  Schedule s = create_schedule(g.C);
+  CHECK_THROWS_WITH_AS(
+      lower(s, {g.C}, "no_input"),
+      Contains("lower: placeholder 'A' is read but is not an argument of lower(); add it to the "
+               "argument list"),
+      loom::Error);
+}
+
+TEST_CASE("errors: lower() arguments listed twice, foreign, undefined or not integer") {
+  AddOne g;
+  Schedule s = create_schedule(g.C);
+  CHECK_THROWS_WITH_AS(lower(s, {g.A, g.C, g.A}, "dup"),
+                       Contains("lower 'dup': tensor 'A' is listed twice among the arguments"), loom::Error);
+  Tensor Z = placeholder({3}, f32, "Z");
+  CHECK_THROWS_WITH_AS(
+      lower(s, {g.A, g.C, Z}, "foreign"),
+      Contains("lower 'foreign': argument 'Z' is not part of the schedule; pass tensors that the "
+               "schedule's outputs depend on"),
+      loom::Error);
+  CHECK_THROWS_WITH_AS(lower(s, {g.A, g.C, Tensor()}, "undef"),
+                       Contains("lower 'undef': an argument is undefined"), loom::Error);
+  Var x("x", f32), m = size_var("m");
+  CHECK_THROWS_WITH_AS(lower(s, {g.A, g.C, x}, "float_scalar"),
+                       Contains("lower 'float_scalar': scalar argument 'x' must be an integer size variable"),
+                       loom::Error);
+  CHECK_THROWS_WITH_AS(lower(s, {g.A, g.C, m, m}, "dup_var"),
+                       Contains("lower 'dup_var': variable 'm' is listed twice among the arguments"),
+                       loom::Error);
+}
+
+TEST_CASE("errors: an inlined intermediate passed to lower() as an argument, which nothing would write") {
+  const int n = 4;
+  Tensor A = placeholder({n}, f32, "A");
+  Tensor B = compute(
+      {n}, [&](Expr i) { return A(i) * 2.0f; }, "B");
+  Tensor C = compute(
+      {n}, [&](Expr i) { return B(i) + 1.0f; }, "C");
+  Schedule s = create_schedule(C);
+  s[B].compute_inline();
+  CHECK_THROWS_WITH_AS(
+      lower(s, {A, B, C}, "inlined_arg"),
+      Contains("lower 'inlined_arg': argument 'B' is computed inline (compute_inline), so it "
+               "is never stored; remove it from the arguments, or compute it at the root "
+               "(compute_root) to get its values"),
+      loom::Error);
+  // The fix the message gives: B at the root is written in place.
+  s[B].compute_root();
+  LoweredFunc f = lower(s, {A, B, C}, "root_arg");
+  Buffer<float> a({n}), b({n}), c({n});
+  for (int i = 0; i < n; ++i) a(i) = static_cast<float>(i) - 1.5f;
+  b.fill(kSentinel);
+  c.fill(kSentinel);
+  interpret(f, {a, b, c});
+  for (int i = 0; i < n; ++i) {
+    CHECK(b(i) == a(i) * 2.0f);
+    CHECK(c(i) == a(i) * 2.0f + 1.0f);
+  }
+}
+
+TEST_CASE("errors: a size variable nobody can bind is reported by lower() and by the call, naming it") {
+  Var m = size_var("m");
+  // m is only the extent of an intermediate: no argument has it as a dimension.
+  Tensor C = compute(
+      {m}, [&](Expr i) { return cast(f32, i); }, "C");
+  Tensor D = compute(
+      {4}, [&](Expr i) { return C(i) * 2.0f; }, "D");
+  CHECK_THROWS_WITH_AS(
+      lower(create_schedule(D), {D}, "unbound"),
+      Contains("lower 'unbound': the computation uses variable 'm', which is neither a dimension of an "
+               "argument nor an argument; pass it as an argument"),
+      loom::Error);
+  // m only inside a shape expression cannot be bound from a buffer either.
+  Tensor Q = placeholder({m * 2}, f32, "Q");
+  Tensor R = compute(
+      {m * 2}, [&](Expr i) { return Q(i); }, "R");
+  CHECK_THROWS_WITH_AS(
+      lower(create_schedule(R), {Q, R}, "expr_only"),
+      Contains(
+          "lower 'expr_only': size variable 'm' appears in argument shapes only inside "
+          "expressions, so a call cannot bind it; pass 'm' itself as an argument (lower(s, {..., m}, ...))"),
+      loom::Error);
+  // At call time: a function whose size var no argument binds.
+  Var n = size_var("n");
+  Tensor A = placeholder({n}, f32, "A");
+  Tensor B = compute(
+      {n}, [&](Expr i) { return A(i) + 1.0f; }, "B");
+  LoweredFunc f = lower(create_schedule(B), {A, B}, "needs_n");
+  f.size_vars.push_back(m);  // as if the body needed m too
+  Buffer<float> a({5}), b({5});
+  b.fill(kSentinel);
+  CHECK_THROWS_WITH_AS(
+      interpret(f, {a, b}),
+      Contains("extent variable 'm' of kernel 'needs_n' is unbound at call time: pass a buffer whose "
+               "shape has 'm' as a dimension, or pass 'm' itself as a scalar argument"),
+      loom::ArgumentError);
+  CHECK(untouched(b));
+}
+
+// End to end through compute + lower (runtime/arg_check_test.cpp covers every argument check on
+// hand-built functions: counts, kinds, ranks, strides, size variables that disagree).
+TEST_CASE("errors: a buffer of the wrong shape or dtype is rejected before anything is written") {
+  AddOne g;
+  const int n = AddOne::n;
+  Buffer<float> a({n, n}), c({n, n});
+  c.fill(kSentinel);
+  Buffer<float> wide({n, n + 1});
+  Buffer<double> doubles({n, n});
+  CHECK_THROWS_WITH_AS(
+      interpret(g.f, {wide, c}),
+      Contains("dimension 1 of argument 'A' is 7, but kernel 'add_one' expects 6 = 6: pass a buffer "
+               "of shape [6, 6]"),
+      loom::ArgumentError);
+  CHECK(untouched(c));
+  CHECK_THROWS_WITH_AS(
+      interpret(g.f, {doubles, c}),
+      Contains("argument 'A' of kernel 'add_one' has float64 elements but the kernel expects float32: "
+               "pass a loom::Buffer<float> (convert the data first)"),
+      loom::ArgumentError);
+  CHECK(untouched(c));
+  // The output's shape is checked too: the good input must not lead to a partial write.
+  Buffer<float> short_out({n - 1, n});
+  short_out.fill(kSentinel);
+  CHECK_THROWS_WITH_AS(interpret(g.f, {a, short_out}),
+                       Contains("dimension 0 of argument 'C' is 5, but kernel 'add_one' expects 6"),
+                       loom::ArgumentError);
+  CHECK(untouched(short_out));
+  // The right call works afterwards.
+  interpret(g.f, {a, c});
+  CHECK(c(0, 0) == a(0, 0) + 1.0f);
+}
+
+TEST_CASE(
+    "errors: a schedule that reads outside its input is caught by the interpreter, not silently wrong") {
+  const int n = 8;
+  Tensor A = placeholder({n}, f32, "A");
+  // The user forgot the padding guard: i + 1 reaches A[n].
+  Tensor C = compute(
+      {n}, [&](Expr i) { return A(i) + A(i + 1); }, "C");
+  LoweredFunc f = lower(create_schedule(C), {A, C}, "overrun");
+  Buffer<float> a({n}), c({n});
+  CHECK_THROWS_WITH_AS(
+      interpret(f, {a, c}),
+      Contains("out-of-bounds load from buffer 'A': index 8 is outside its extent of 8 float32 "
+               "elements (valid indices are 0 to 7)"),
+      loom::Error);
+}

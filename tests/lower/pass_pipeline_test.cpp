@@ -1,0 +1,316 @@
+// The pass pipeline: user passes at every PassPosition run in order on their phase's IR form;
+// IR dumps (one file per pass, "unchanged" for identity passes) and pass timing on stderr.
+#include <loom/core.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "lower_test_util.hpp"
+
+using namespace loom;
+using namespace loom::lower_test;
+
+namespace {
+
+struct Graph {
+  static constexpr int n = 10;
+  Tensor A = placeholder({n, n}, f32, "A");
+  Tensor B = compute(
+      {n, n}, [&](Expr i, Expr j) { return A(i, j) * 2.0f; }, "B");
+  Tensor C = compute(
+      {n, n}, [&](Expr i, Expr j) { return B(j, i) + 1.0f; }, "C");
+};
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> sorted_files(const std::filesystem::path& dir) {
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    files.push_back(entry.path().filename().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+/// A fresh, empty directory under the system temp directory.
+std::filesystem::path fresh_dir(const std::string& name) {
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("loom_lower_test_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+/// Captures what is written to stderr (file descriptor 2) while `fn` runs.
+template <typename F>
+std::string capture_stderr(F&& fn) {
+  std::fflush(stderr);
+  std::FILE* tmp = std::tmpfile();
+  REQUIRE(tmp != nullptr);
+  int saved = ::dup(2);
+  ::dup2(::fileno(tmp), 2);
+  fn();
+  std::fflush(stderr);
+  ::dup2(saved, 2);
+  ::close(saved);
+  std::rewind(tmp);
+  std::string out;
+  char buf[4096];
+  for (size_t got; (got = std::fread(buf, 1, sizeof buf, tmp)) > 0;) out.append(buf, got);
+  std::fclose(tmp);
+  return out;
+}
+
+/// Every pass lower() runs, in order, as "phase_name" (Loom's own, then the user's per phase).
+std::vector<std::string> pipeline_names(const PassContext& ctx) {
+  std::vector<std::string> names;
+  for (const PhasePasses& phase : default_pipeline()) {
+    for (const NamedPass& p : phase.passes)
+      names.push_back(std::string(phase_name(phase.phase)) + "_" + p.name);
+    for (const PassContext::UserPass& u : ctx.user_passes)
+      if (phase_of(u.where) == phase.phase)
+        names.push_back(std::string(phase_name(phase.phase)) + "_" + u.pass.name);
+  }
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("lower: a user pass at every PassPosition runs once, in phase order") {
+  Graph g;
+  Schedule s = create_schedule(g.C);
+  std::vector<std::string> order;
+  PassContext ctx;
+  // Added out of order on purpose: the position decides when a pass runs, not the call order.
+  ctx.add_pass(PassPosition::AfterDevice, "device_pass", [&](Stmt b, const PassContext&) {
+    order.push_back("device");
+    return b;
+  });
+  ctx.add_pass(PassPosition::AfterSchedule, "schedule_pass", [&](Stmt b, const PassContext&) {
+    order.push_back("schedule");
+    return b;
+  });
+  ctx.add_pass(PassPosition::AfterLoops, "loops_pass", [&](Stmt b, const PassContext&) {
+    order.push_back("loops");
+    return b;
+  });
+  ctx.add_pass(PassPosition::AfterFlatten, "flatten_pass", [&](Stmt b, const PassContext&) {
+    order.push_back("flatten");
+    return b;
+  });
+  ctx.add_pass(PassPosition::AfterMemory, "memory_pass", [&](Stmt b, const PassContext&) {
+    order.push_back("memory");
+    return b;
+  });
+  ctx.add_pass(PassPosition::AfterSchedule, "schedule_pass_2", [&](Stmt b, const PassContext&) {
+    order.push_back("schedule2");
+    return b;
+  });
+  lower(s, {g.A, g.C}, "order", ctx);
+  CHECK(order == std::vector<std::string>{"schedule", "schedule2", "flatten", "loops", "memory", "device"});
+}
+
+TEST_CASE("lower: a pass after schedule sees Realize/Provide, a pass after flatten sees Allocate/Store") {
+  Graph g;
+  Schedule s = create_schedule(g.C);
+  KindCounter after_schedule, after_flatten, after_loops;
+  bool state_seen = false;
+  PassContext ctx;
+  ctx.add_pass(PassPosition::AfterSchedule, "see_schedule", [&](Stmt b, const PassContext& c) {
+    after_schedule.visit_stmt(b);
+    state_seen = c.state != nullptr && c.state->func_name == "forms";
+    return b;
+  });
+  ctx.add_pass(PassPosition::AfterFlatten, "see_flatten", [&](Stmt b, const PassContext&) {
+    after_flatten.visit_stmt(b);
+    return b;
+  });
+  ctx.add_pass(PassPosition::AfterLoops, "see_loops", [&](Stmt b, const PassContext&) {
+    after_loops.visit_stmt(b);
+    return b;
+  });
+  lower(s, {g.A, g.C}, "forms", ctx);
+  CHECK(state_seen);
+  CHECK(after_schedule[IRNodeKind::Realize] == 1);  // B
+  CHECK(after_schedule[IRNodeKind::Provide] == 2);  // B and C
+  CHECK(after_schedule[IRNodeKind::ProducerLoad] == 2);
+  CHECK(after_schedule[IRNodeKind::Store] == 0);
+  CHECK(after_schedule[IRNodeKind::Allocate] == 0);
+  for (const KindCounter* k : {&after_flatten, &after_loops}) {
+    CHECK((*k)[IRNodeKind::Realize] == 0);
+    CHECK((*k)[IRNodeKind::Provide] == 0);
+    CHECK((*k)[IRNodeKind::ProducerLoad] == 0);
+    CHECK((*k)[IRNodeKind::Allocate] == 1);
+    CHECK((*k)[IRNodeKind::Store] == 2);
+    CHECK((*k)[IRNodeKind::Load] == 2);
+  }
+}
+
+TEST_CASE("lower: a user pass that rewrites the IR changes the result that is interpreted") {
+  Graph g;
+  Schedule s = create_schedule(g.C);
+  // Replaces every float constant 1 by 5 after flattening.
+  struct OneToFive : IRMutator {
+    using IRMutator::visit;
+    Expr visit(const FloatImmNode* op) override {
+      return op->value == 1.0 ? make_const(op->dtype, 5.0) : Expr(Ref<const ExprNode>(op));
+    }
+  };
+  PassContext ctx;
+  ctx.add_pass(PassPosition::AfterFlatten, "one_to_five",
+               [](Stmt b, const PassContext&) { return OneToFive().mutate(b); });
+  LoweredFunc f = lower(s, {g.A, g.C}, "rewrite", ctx);
+  CHECK(contains(f.to_string(), "5f32"));
+  Buffer<float> a = random_buffer({Graph::n, Graph::n}, 1), c({Graph::n, Graph::n});
+  interpret(f, {a, c});
+  for (int i = 0; i < Graph::n; ++i)
+    for (int j = 0; j < Graph::n; ++j) CHECK(c(i, j) == a(j, i) * 2.0f + 5.0f);
+}
+
+TEST_CASE("lower: dump_dir writes one file per pass, in order, and 'unchanged' for an identity pass") {
+  Graph g;
+  Schedule s = create_schedule(g.C);
+  std::filesystem::path dir = fresh_dir("dump");
+  PassContext ctx;
+  ctx.dump_dir = dir.string();
+  ctx.add_pass(PassPosition::AfterSchedule, "identity", [](Stmt b, const PassContext&) { return b; });
+  ctx.add_pass(PassPosition::AfterFlatten, "my pass!", [](Stmt b, const PassContext&) {
+    return SeqNode::make({b, EvaluateNode::make(Expr(7))});  // a change the dump must show
+  });
+  LoweredFunc f = lower(s, {g.A, g.C}, "dump me", ctx);
+
+  std::filesystem::path func_dir = dir / "dump_me";  // the name is sanitized for the file system
+  REQUIRE(std::filesystem::is_directory(func_dir));
+  std::vector<std::string> files = sorted_files(func_dir);
+  std::vector<std::string> expected = pipeline_names(ctx);
+  REQUIRE(files.size() == expected.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    CAPTURE(files[i]);
+    char prefix[8];
+    std::snprintf(prefix, sizeof prefix, "%02zu_", i);
+    std::string name = expected[i];
+    std::replace_if(
+        name.begin(), name.end(),
+        [](char c) { return !(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'); }, '_');
+    CHECK(files[i] == std::string(prefix) + name + ".txt");
+  }
+  // The first pass builds the IR; the identity pass changed nothing; the rewriting pass did.
+  std::string first = read_file(func_dir / files[0]);
+  CHECK(contains(first, "primfn dump me("));
+  CHECK(contains(first, "realize(B"));
+  std::string identity = read_file(func_dir / "01_schedule_identity.txt");
+  CHECK(identity == "unchanged\n");
+  bool found_rewrite = false;
+  for (const std::string& file : files) {
+    if (!contains(file, "my_pass_")) continue;
+    found_rewrite = true;
+    std::string text = read_file(func_dir / file);
+    CHECK(text != "unchanged\n");
+    CHECK(contains(text, "allocate(B"));
+    CHECK(contains(text, "  7\n"));
+  }
+  CHECK(found_rewrite);
+  // The last dump that is not "unchanged" is the final function.
+  std::string last;
+  for (const std::string& file : files) {
+    std::string text = read_file(func_dir / file);
+    if (text != "unchanged\n") last = text;
+  }
+  CHECK(last == f.to_string());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("lower: LOOM_DUMP_IR and LOOM_TIME_PASSES configure a default PassContext") {
+  std::filesystem::path dir = fresh_dir("env");
+  ::setenv("LOOM_DUMP_IR", dir.c_str(), 1);
+  ::setenv("LOOM_TIME_PASSES", "1", 1);
+  PassContext from_env;
+  ::unsetenv("LOOM_DUMP_IR");
+  ::unsetenv("LOOM_TIME_PASSES");
+  CHECK(from_env.dump_dir == dir.string());
+  CHECK(from_env.time_passes);
+  PassContext plain;
+  CHECK(plain.dump_dir.empty());
+  CHECK_FALSE(plain.time_passes);
+  ::setenv("LOOM_TIME_PASSES", "0", 1);
+  CHECK_FALSE(PassContext().time_passes);
+  ::unsetenv("LOOM_TIME_PASSES");
+
+  Graph g;
+  Schedule s = create_schedule(g.C);
+  from_env.time_passes = false;
+  lower(s, {g.A, g.C}, "env", from_env);
+  CHECK(sorted_files(dir / "env").size() == pipeline_names(from_env).size());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("lower: time_passes prints one line per pass to stderr") {
+  Graph g;
+  Schedule s = create_schedule(g.C);
+  PassContext ctx;
+  ctx.time_passes = true;
+  ctx.add_pass(PassPosition::AfterLoops, "user_timed", [](Stmt b, const PassContext&) { return b; });
+  std::string err = capture_stderr([&] { lower(s, {g.A, g.C}, "timed", ctx); });
+  std::vector<std::string> names = pipeline_names(ctx);
+  CHECK(count_of(err, "loom pass ") == static_cast<int>(names.size()));
+  CHECK(contains(err, "schedule_ops"));
+  CHECK(contains(err, "user_timed"));
+  CHECK(contains(err, " ms\n"));
+
+  PassContext quiet;
+  std::string none = capture_stderr([&] { lower(s, {g.A, g.C}, "quiet", quiet); });
+  CHECK_FALSE(contains(none, "loom pass"));
+}
+
+TEST_CASE("lower: switching simplify off keeps the unsimplified flat indices") {
+  const int n = 10;
+  Tensor A = placeholder({n, n}, f32, "A");
+  Tensor C = compute(
+      {n, n}, [&](Expr i, Expr j) { return A(i, j) * 2.0f; }, "C");
+  Schedule s = create_schedule(C);
+  s[C].split(C.axis(0), 4);
+  PassContext raw;
+  raw.simplify = false;
+  LoweredFunc unsimplified = lower(s, {A, C}, "raw", raw);
+  LoweredFunc simplified = lower(s, {A, C}, "simplified");
+  CHECK(contains(simplified.to_string(), "(i.outer*40)"));
+  CHECK_FALSE(contains(unsimplified.to_string(), "(i.outer*40)"));
+  Buffer<float> a = random_buffer({n, n}, 2), c1({n, n}), c2({n, n});
+  interpret(unsimplified, {a, c1});
+  interpret(simplified, {a, c2});
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) CHECK(c1(i, j) == c2(i, j));
+}
+
+TEST_CASE("lower: a user pass that returns an undefined Stmt is named in the error, at every position") {
+  // E.g. a mutator that forgot to return its input: without the check, lower() would return an
+  // empty kernel that silently writes nothing.
+  const int n = 4;
+  Tensor A = placeholder({n}, f32, "A");
+  Tensor C = compute(
+      {n}, [&](Expr i) { return A(i) + 1.0f; }, "C");
+  for (PassPosition where :
+       {PassPosition::AfterSchedule, PassPosition::AfterFlatten, PassPosition::AfterLoops,
+        PassPosition::AfterMemory, PassPosition::AfterDevice}) {
+    CAPTURE(static_cast<int>(where));
+    PassContext ctx;
+    ctx.add_pass(where, "forgets_to_return", [](Stmt, const PassContext&) { return Stmt(); });
+    CHECK_THROWS_WITH_AS(lower(create_schedule(C), {A, C}, "dropped", ctx),
+                         doctest::Contains("lower 'dropped': user pass 'forgets_to_return' (after phase '"),
+                         loom::Error);
+  }
+}
