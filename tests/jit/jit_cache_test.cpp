@@ -191,7 +191,8 @@ TEST_CASE("jit cache: a kernel calling a registered extern C function is relinke
   auto make = [] {
     BufferParam out = buffer_param("out", i32, {4});
     Var i("i");
-    return make_func("twice", {param(out)}, loop(i, 0, 4, store(out, call_extern(i32, "jit_cache_twice", {i}), i)));
+    return make_func("twice", {param(out)},
+                     loop(i, 0, 4, store(out, call_extern(i32, "jit_cache_twice", {i}), i)));
   };
   CHECK(build(make(), Target::cpu()).cache_outcome() == CacheOutcome::Compiled);
   runtime::MemoryKernelCache::global().clear();

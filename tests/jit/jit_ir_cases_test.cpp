@@ -355,7 +355,8 @@ TEST_CASE("jit ir: unlowered IR, unbound variables and unknown calls are reporte
     Buffer<int32_t> o({1});
     check_jit_matches_interpreter(make_func("calls_c", {param(out)}, store(out, call, 0)), o);
     CHECK_THROWS_WITH_AS(build(make_func("calls_c", {param(out)}, store(out, call, 0)), Target::cpu()),
-                         doctest::Contains("call loom::register_extern_c(\"loom_no_such_c_function\""), Error);
+                         doctest::Contains("call loom::register_extern_c(\"loom_no_such_c_function\""),
+                         Error);
   }
 }
 
@@ -374,14 +375,15 @@ TEST_CASE("jit ir: extern C functions registered by name, with the interpreter's
   register_extern_c("jit_test_half_of", &jit_test_half_of);
   register_extern_c("jit_test_scale", &jit_test_scale);
   register_extern_c("jit_test_is_odd", &jit_test_is_odd);
-  BufferParam A = buffer_param("A", f32, {8}), I = buffer_param("I", i64, {8}), F = buffer_param("F", f32, {8}),
-              B = buffer_param("B", boolean, {8});
+  BufferParam A = buffer_param("A", f32, {8}), I = buffer_param("I", i64, {8}),
+              F = buffer_param("F", f32, {8}), B = buffer_param("B", boolean, {8});
   Var i("i");
   Expr a_i = load(A, i);
   Stmt body = SeqNode::make({
       loop(i, 0, 8,
            SeqNode::make({
-               store(I, call_extern(i64, "jit_test_mix", {i, cast(i64, i) * cast(i64, i), a_i * Expr(4.0f)}), i),
+               store(I, call_extern(i64, "jit_test_mix", {i, cast(i64, i) * cast(i64, i), a_i * Expr(4.0f)}),
+                     i),
                store(F, call_extern(f32, "jit_test_half_of", {a_i}), i),
                store(B, call_extern(boolean, "jit_test_is_odd", {cast(u8, i)}), i),
            })),

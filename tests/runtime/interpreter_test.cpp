@@ -378,10 +378,11 @@ TEST_CASE("interpreter: unlowered IR and unbound variables are reported") {
   }
   SUBCASE("an extern C function no one registered") {
     Expr call = CallNode::make(i32, "my_c_function", {Expr(1)}, CallKind::Extern);
-    CHECK_THROWS_WITH_AS(interpret(make_func("calls", {param(out)}, store(out, call, 0)), {o}),
-                         doctest::Contains("extern C function 'my_c_function' is called by generated code but "
-                                           "not registered"),
-                         Error);
+    CHECK_THROWS_WITH_AS(
+        interpret(make_func("calls", {param(out)}, store(out, call, 0)), {o}),
+        doctest::Contains("extern C function 'my_c_function' is called by generated code but "
+                          "not registered"),
+        Error);
   }
   SUBCASE("an intrinsic the interpreter does not know") {
     Expr call = CallNode::make(i32, "my_intrinsic", {Expr(1)}, CallKind::PureIntrinsic);

@@ -52,10 +52,9 @@ class OrcJit {
     if (!address) {
       std::string why = message(address.takeError());
       if (!session_errors().empty()) why = session_errors();  // the cause, e.g. "Symbols not found: [ f ]"
-      throw Error(
-          cat("kernel '", kernel, "': linking its machine code failed: ", why,
-              ". A kernel calls only the runtime, libm, and C functions registered with "
-              "loom::register_extern_c(name, &function) in this process"));
+      throw Error(cat("kernel '", kernel, "': linking its machine code failed: ", why,
+                      ". A kernel calls only the runtime, libm, and C functions registered with "
+                      "loom::register_extern_c(name, &function) in this process"));
     }
     return Linked{address->toPtr<KernelEntry>(), std::move(owner)};
   }
@@ -63,10 +62,12 @@ class OrcJit {
  private:
   /// Functions registered with register_extern_c that the object calls, bound by name to their
   /// registered addresses in the kernel's own library (ahead of the process's symbols).
-  void define_extern_c_functions(llvm::orc::JITDylib& jd, const std::string& object, const std::string& kernel) {
+  void define_extern_c_functions(llvm::orc::JITDylib& jd, const std::string& object,
+                                 const std::string& kernel) {
     llvm::Expected<std::unique_ptr<llvm::object::ObjectFile>> file =
         llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(object, kernel));
-    if (!file) throw Error(cat("kernel '", kernel, "': its object code is unreadable: ", message(file.takeError())));
+    if (!file)
+      throw Error(cat("kernel '", kernel, "': its object code is unreadable: ", message(file.takeError())));
     llvm::orc::SymbolMap symbols;
     for (const llvm::object::SymbolRef& symbol : (*file)->symbols()) {
       llvm::Expected<uint32_t> flags = symbol.getFlags();
@@ -76,10 +77,12 @@ class OrcJit {
         llvm::consumeError(name.takeError());
         continue;
       }
-      if (!(*flags & llvm::object::SymbolRef::SF_Undefined) || !ExternCRegistry::global().contains(name->str())) continue;
-      symbols[jit_->mangleAndIntern(*name)] =
-          llvm::orc::ExecutorSymbolDef(llvm::orc::ExecutorAddr::fromPtr(ExternCRegistry::global().get(name->str()).address),
-                                       llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
+      if (!(*flags & llvm::object::SymbolRef::SF_Undefined) ||
+          !ExternCRegistry::global().contains(name->str()))
+        continue;
+      symbols[jit_->mangleAndIntern(*name)] = llvm::orc::ExecutorSymbolDef(
+          llvm::orc::ExecutorAddr::fromPtr(ExternCRegistry::global().get(name->str()).address),
+          llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
     }
     if (symbols.empty()) return;
     if (llvm::Error e = jd.define(llvm::orc::absoluteSymbols(std::move(symbols))))
