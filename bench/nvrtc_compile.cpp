@@ -3,6 +3,7 @@
 // Prints `loom-bench nvrtc_compile kernel=<name> ms=<median> nvcc_ms=<median> ratio=<loom/budget>`.
 #include <loom/codegen/cuda/codegen_cuda.hpp>
 #include <loom/core.hpp>
+#include <loom/lib/gpu_tiled_gemm.hpp>
 #include <loom/runtime/cuda_nvrtc.hpp>
 
 #include <benchmark/benchmark.h>
@@ -24,29 +25,8 @@ namespace {
 
 /// A 1024^3 GEMM with 16x16 shared tiles of A and B and a local accumulator, 16x16 threads.
 cuda::CudaModule gemm_module() {
-  const int n = 1024, t = 16;
-  Tensor A = placeholder({n, n}, f32, "A");
-  Tensor B = placeholder({n, n}, f32, "B");
-  IterVar k = reduce_axis(0, n, "k");
-  Tensor C = compute(
-      {n, n}, [&](Expr i, Expr j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
-  Schedule s = create_schedule(C);
-  Tensor AS = s.cache_read(A, "shared", {C});
-  Tensor BS = s.cache_read(B, "shared", {C});
-  Tensor CL = s.cache_write(C, "local");
-  auto [by, bx, ty, tx] = s[C].tile(C.axis(0), C.axis(1), t, t);
-  s[C].bind(by, thread_axis("blockIdx.y"));
-  s[C].bind(bx, thread_axis("blockIdx.x"));
-  s[C].bind(ty, thread_axis("threadIdx.y"));
-  s[C].bind(tx, thread_axis("threadIdx.x"));
-  s[CL].compute_at(s[C], tx);
-  auto [ko, ki] = s[CL].split(CL.reduce_axis(0), t);
-  for (const Tensor& c : {AS, BS}) {
-    s[c].compute_at(s[CL], ko);
-    s[c].bind(c.axis(0), thread_axis("threadIdx.y"));
-    s[c].bind(c.axis(1), thread_axis("threadIdx.x"));
-  }
-  return cuda::codegen_cuda(lower(s, {A, B, C}, "gemm"));
+  lib::TiledGemm g = lib::gpu_tiled_gemm(1024, 16);
+  return cuda::codegen_cuda(lower(g.schedule, {g.A, g.B, g.C}, "gemm"));
 }
 
 double median(std::vector<double> v) {

@@ -3,6 +3,7 @@
 // the toolkit is present, runs it on the GPU simulator (Target::cuda_sim) and checks the result.
 #include <iostream>
 
+#include <loom/lib/gpu_tiled_gemm.hpp>
 #include <loom/runtime/build.hpp>
 #include <loom/runtime/cuda_ptxas.hpp>
 
@@ -11,32 +12,12 @@
 using namespace loom;
 
 int main() {
-  const int n = 128, tile = 16;
-  Tensor A = placeholder({n, n}, f32, "A");
-  Tensor B = placeholder({n, n}, f32, "B");
-  IterVar k = reduce_axis(0, n, "k");
-  Tensor C = compute(
-      {n, n}, [&](Expr i, Expr j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
+  const int n = 128;
+  // The schedule (read it in include/loom/lib/gpu_tiled_gemm.hpp): 16x16 output tiles per block,
+  // each step of k.outer the block's threads copy one 16x16 tile of A and of B to shared memory.
+  lib::TiledGemm g = lib::gpu_tiled_gemm(n, 16);
 
-  Schedule s = create_schedule(C);
-  Tensor AS = s.cache_read(A, "shared", {C});
-  Tensor BS = s.cache_read(B, "shared", {C});
-  Tensor CL = s.cache_write(C, "local");
-  auto [by, bx, ty, tx] = s[C].tile(C.axis(0), C.axis(1), tile, tile);
-  s[C].bind(by, thread_axis("blockIdx.y"));
-  s[C].bind(bx, thread_axis("blockIdx.x"));
-  s[C].bind(ty, thread_axis("threadIdx.y"));
-  s[C].bind(tx, thread_axis("threadIdx.x"));
-  s[CL].compute_at(s[C], tx);
-  auto [ko, ki] = s[CL].split(CL.reduce_axis(0), tile);
-  // Each step of k.outer, the block's threads copy one 16x16 tile of A and of B to shared memory.
-  for (const Tensor& t : {AS, BS}) {
-    s[t].compute_at(s[CL], ko);
-    s[t].bind(t.axis(0), thread_axis("threadIdx.y"));
-    s[t].bind(t.axis(1), thread_axis("threadIdx.x"));
-  }
-
-  Kernel f = build(s, {A, B, C}, Target::cuda_sim("sm_80"), "gemm");
+  Kernel f = build(g.schedule, {g.A, g.B, g.C}, Target::cuda_sim("sm_80"), "gemm");
   std::cout << f.source() << std::endl;
 
   // NVRTC and ptxas, when this machine has the CUDA toolkit (no GPU needed).

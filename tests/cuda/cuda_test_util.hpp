@@ -3,6 +3,7 @@
 #pragma once
 
 #include <loom/core.hpp>
+#include <loom/lib/gpu_tiled_gemm.hpp>
 #include <loom/runtime/build.hpp>
 #include <loom/runtime/cuda_nvrtc.hpp>
 #include <loom/runtime/cuda_ptxas.hpp>
@@ -34,30 +35,10 @@ inline Case elementwise(int n, DType t = f32) {
   return {s, {A, B}, "elementwise"};
 }
 
-/// C = A x B (n x n), 16x16 threads per block, 16x16 shared tiles of A and B, a local accumulator.
+/// C = A x B (n x n), tile x tile threads per block, shared tiles of A and B, a local accumulator.
 inline Case tiled_gemm(int n, int tile = 16, DType t = f32) {
-  Tensor A = placeholder({n, n}, t, "A");
-  Tensor B = placeholder({n, n}, t, "B");
-  IterVar k = reduce_axis(0, n, "k");
-  Tensor C = compute(
-      {n, n}, [&](Expr i, Expr j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
-  Schedule s = create_schedule(C);
-  Tensor AS = s.cache_read(A, "shared", {C});
-  Tensor BS = s.cache_read(B, "shared", {C});
-  Tensor CL = s.cache_write(C, "local");
-  auto [by, bx, ty, tx] = s[C].tile(C.axis(0), C.axis(1), tile, tile);
-  s[C].bind(by, thread_axis("blockIdx.y"));
-  s[C].bind(bx, thread_axis("blockIdx.x"));
-  s[C].bind(ty, thread_axis("threadIdx.y"));
-  s[C].bind(tx, thread_axis("threadIdx.x"));
-  s[CL].compute_at(s[C], tx);
-  auto [ko, ki] = s[CL].split(CL.reduce_axis(0), tile);
-  for (const Tensor& c : {AS, BS}) {
-    s[c].compute_at(s[CL], ko);
-    s[c].bind(c.axis(0), thread_axis("threadIdx.y"));
-    s[c].bind(c.axis(1), thread_axis("threadIdx.x"));
-  }
-  return {s, {A, B, C}, "gemm"};
+  lib::TiledGemm g = lib::gpu_tiled_gemm(n, tile, t);
+  return {g.schedule, {g.A, g.B, g.C}, "gemm"};
 }
 
 /// TVM's GPU GEMM pattern at a small size: a 32x32 block tile over 2x2 virtual threads of 4x4

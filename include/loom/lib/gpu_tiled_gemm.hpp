@@ -1,0 +1,46 @@
+// The classic shared-memory GEMM schedule for GPU targets: tile x tile threads per block, one
+// tile of A and one of B staged in shared memory per step of k.outer, a local accumulator.
+#pragma once
+
+#include "loom/core.hpp"
+
+namespace loom::lib {
+
+struct TiledGemm {
+  Tensor A, B, C;
+  Schedule schedule;
+};
+
+/// C = A x B for n x n matrices of `dtype`, scheduled for blockIdx/threadIdx (CUDA or the
+/// simulator). Each k.outer step the block's threads copy the tiles cooperatively, one element
+/// per thread, so `tile` x `tile` threads cover a tile exactly.
+inline TiledGemm gpu_tiled_gemm(int n, int tile = 16, DType dtype = f32) {
+  TiledGemm g;
+  g.A = placeholder({n, n}, dtype, "A");
+  g.B = placeholder({n, n}, dtype, "B");
+  IterVar k = reduce_axis(0, n, "k");
+  const Tensor A = g.A, B = g.B;
+  g.C = compute(
+      {n, n}, [&](Expr i, Expr j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
+  const Tensor C = g.C;
+  Schedule s = create_schedule(C);
+  Tensor AS = s.cache_read(A, "shared", {C});
+  Tensor BS = s.cache_read(B, "shared", {C});
+  Tensor CL = s.cache_write(C, "local");
+  auto [by, bx, ty, tx] = s[C].tile(C.axis(0), C.axis(1), tile, tile);
+  s[C].bind(by, thread_axis("blockIdx.y"));
+  s[C].bind(bx, thread_axis("blockIdx.x"));
+  s[C].bind(ty, thread_axis("threadIdx.y"));
+  s[C].bind(tx, thread_axis("threadIdx.x"));
+  s[CL].compute_at(s[C], tx);
+  auto [ko, ki] = s[CL].split(CL.reduce_axis(0), tile);
+  for (const Tensor& cached : {AS, BS}) {
+    s[cached].compute_at(s[CL], ko);
+    s[cached].bind(cached.axis(0), thread_axis("threadIdx.y"));
+    s[cached].bind(cached.axis(1), thread_axis("threadIdx.x"));
+  }
+  g.schedule = s;
+  return g;
+}
+
+}  // namespace loom::lib
