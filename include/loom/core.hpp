@@ -26,6 +26,7 @@
 #include "loom/schedule/placement_primitives.hpp"
 #include "loom/schedule/rfactor.hpp"
 #include "loom/schedule/schedule.hpp"
+#include "loom/schedule/swizzle.hpp"
 #include "loom/schedule/tensorize.hpp"
 
 #include "loom/lower/lower.hpp"

@@ -20,6 +20,7 @@ struct FlatBuffer {
   std::vector<Expr> mins;     // the realized region's origin (zero for arguments)
   std::vector<Expr> extents;  // the realized region's extents
   std::vector<Expr> strides;  // in elements
+  SwizzleLayout swizzle;      // applied to the row-major offset (schedule/swizzle.hpp)
 };
 
 /// Strides of a row-major layout with TVM's storage_align rule applied to aligned dims:
@@ -48,11 +49,13 @@ class StorageFlattener : public IRMutator {
  public:
   StorageFlattener(std::unordered_map<TensorKey, FlatBuffer, TensorKeyHash> params, TensorAliasMap aliases,
                    std::unordered_map<TensorKey, std::vector<StorageAlign>, TensorKeyHash> align,
-                   TensorSet double_buffer)
+                   TensorSet double_buffer,
+                   std::unordered_map<TensorKey, SwizzleLayout, TensorKeyHash> swizzle = {})
       : buffers_(std::move(params)),
         aliases_(std::move(aliases)),
         align_(std::move(align)),
-        double_buffer_(std::move(double_buffer)) {}
+        double_buffer_(std::move(double_buffer)),
+        swizzle_(std::move(swizzle)) {}
   using IRMutator::mutate;
 
  protected:
@@ -80,7 +83,25 @@ class StorageFlattener : public IRMutator {
       Expr term = is_one(b.strides[d]) ? offset : offset * b.strides[d];
       index = index.defined() ? index + term : term;
     }
-    return index.defined() ? index : Expr(0);
+    if (!index.defined()) index = Expr(0);
+    return b.swizzle.defined() ? b.swizzle.apply(index) : index;
+  }
+
+  /// A swizzle permutes aligned blocks of period() elements; each row must hold whole blocks.
+  void check_swizzle(const Tensor& t, const FlatBuffer& b, const std::string& scope, const Expr& size) {
+    const std::string where = cat("swizzle ", b.swizzle.str(), " of stage '", t.name(), "'");
+    if (scope != "shared" && scope != "shared.dyn")
+      throw Error(cat(where, ": the buffer is in scope '", scope.empty() ? "global" : scope,
+                      "' when it is lowered; swizzle only shared-memory buffers"));
+    Expr row = b.strides.size() >= 2 ? b.strides[b.strides.size() - 2] : size;
+    const int64_t* n = as_const_int(row);
+    if (!n)
+      throw Error(cat(where, ": its row length ", to_string(row),
+                      " is not a constant; a swizzle needs rows of a known number of elements"));
+    if (*n % b.swizzle.period() != 0)
+      throw Error(cat(where, " permutes blocks of 2^(base+bits) = ", b.swizzle.period(),
+                      " elements, but a row of '", t.name(), "' has ", *n,
+                      " elements; choose base + bits so that 2^(base+bits) divides ", *n));
   }
 
   Stmt visit(const RealizeNode* op) override {
@@ -96,12 +117,19 @@ class StorageFlattener : public IRMutator {
     b.strides =
         aligned_strides(b.extents, align == align_.end() ? std::vector<StorageAlign>{} : align->second);
     Expr size = b.extents.empty() ? Expr(1) : analyzer_.simplify(b.strides[0] * b.extents[0]);
+    auto swizzle = swizzle_.find(TensorKey(t));
+    if (swizzle != swizzle_.end()) {
+      b.swizzle = swizzle->second;
+      check_swizzle(t, b, op->scope, size);
+    }
     buffers_[TensorKey(t)] = b;
     Stmt body = mutate(op->body);
     buffers_.erase(TensorKey(t));
     Stmt alloc = AllocateNode::make(b.data, b.dtype, {size}, op->scope, body);
     if (double_buffer_.count(TensorKey(t)))
       alloc = AttrStmtNode::make(attr::double_buffer_scope, b.data, Expr(1), alloc);
+    if (b.swizzle.defined())  // shows in the printed IR; every pass and backend looks through it
+      alloc = AttrStmtNode::make(attr::swizzle, b.data, StringImmNode::make(b.swizzle.str()), alloc);
     return alloc;
   }
 
@@ -134,6 +162,10 @@ class StorageFlattener : public IRMutator {
       const auto* load = call->args[i].as<ProducerLoadNode>();
       size_t dropped = static_cast<size_t>(call->args[i + 1].as<IntImmNode>()->value);
       const FlatBuffer& b = buffer_of(load->producer, "handed to a tensor intrinsic");
+      if (b.swizzle.defined())
+        throw Error(cat("tensor intrinsic '", intrin->name, "': operand '", b.data.name(), "' is swizzled (",
+                        b.swizzle.str(),
+                        "), but an intrinsic sees its operands as strided windows; remove the swizzle"));
       bool is_input = static_cast<int64_t>((i - 4) / 2) < n_in;
       BufferRegion region;
       region.data = b.data;
@@ -161,6 +193,9 @@ class StorageFlattener : public IRMutator {
     for (size_t i = 3; i < op->args.size(); ++i) {
       const auto* load = op->args[i].as<ProducerLoadNode>();
       const FlatBuffer& b = buffer_of(load->producer, "passed to an extern stage");
+      if (b.swizzle.defined())
+        throw Error(cat("extern stage: buffer '", b.data.name(), "' is swizzled (", b.swizzle.str(),
+                        "), but an extern function sees buffers as strided arrays; remove the swizzle"));
       ExternBufferArg arg{b.data, b.dtype, b.extents, b.strides};
       (static_cast<int64_t>(i - 3) < n_in ? call.inputs : call.outputs).push_back(arg);
     }
@@ -172,6 +207,7 @@ class StorageFlattener : public IRMutator {
   TensorAliasMap aliases_;
   std::unordered_map<TensorKey, std::vector<StorageAlign>, TensorKeyHash> align_;
   TensorSet double_buffer_;
+  std::unordered_map<TensorKey, SwizzleLayout, TensorKeyHash> swizzle_;
   Analyzer analyzer_;
 };
 
@@ -182,14 +218,16 @@ inline Stmt storage_flatten(const Stmt& body, const ScheduleNode& sch,
                             const std::unordered_map<TensorKey, FlatBuffer, TensorKeyHash>& params) {
   std::unordered_map<TensorKey, std::vector<StorageAlign>, TensorKeyHash> align;
   TensorSet double_buffer;
+  std::unordered_map<TensorKey, SwizzleLayout, TensorKeyHash> swizzle;
   for (const Ref<StageNode>& s : sch.stages) {
     for (int k = 0; k < s->origin_op->num_outputs(); ++k) {
+      if (s->swizzle.defined()) swizzle[TensorKey(s->origin_op->output(k))] = s->swizzle;
       if (!s->storage_align.empty()) align[TensorKey(s->origin_op->output(k))] = s->storage_align;
       if (s->double_buffer) double_buffer.insert(TensorKey(s->origin_op->output(k)));
     }
   }
-  detail::StorageFlattener flattener(params, storage_aliases(sch), std::move(align),
-                                     std::move(double_buffer));
+  detail::StorageFlattener flattener(params, storage_aliases(sch), std::move(align), std::move(double_buffer),
+                                     std::move(swizzle));
   return flattener.mutate(body);
 }
 

@@ -53,6 +53,9 @@ inline Stage& Stage::storage_align(const IterVar& axis_in, int64_t factor, int64
   if (offset < 0 || offset >= factor)
     throw ScheduleError(cat("storage_align: offset for axis '", axis_in.name(), "' of stage '", s.name(),
                             "' must be in [0, factor), got ", offset, " with factor ", factor));
+  if (s.swizzle.defined())
+    throw ScheduleError(cat("storage_align: stage '", s.name(), "' is already swizzled (", s.swizzle.str(),
+                            "); use either padding or a swizzle for one buffer, not both"));
   s.storage_align.push_back(StorageAlign{dim, factor, offset});
   return *this;
 }

@@ -84,6 +84,8 @@ class Stage {
   Stage& set_scope(const std::string& scope);
   Stage& storage_align(const IterVar& axis, int64_t factor, int64_t offset);
   Stage& double_buffer();
+  /// XOR-swizzles the shared buffer's flat offsets, CuTe's Swizzle<bits, base, shift> (schedule/swizzle.hpp).
+  Stage& swizzle(int bits, int base, int shift);
   Stage& set_store_predicate(Expr predicate);
   Stage& prefetch(const Tensor& tensor, const IterVar& iv, Expr offset);
 

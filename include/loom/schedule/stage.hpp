@@ -9,6 +9,7 @@
 
 #include "loom/ir/stmt.hpp"
 #include "loom/schedule/relations.hpp"
+#include "loom/schedule/swizzle_layout.hpp"
 #include "loom/te/tensor_intrin.hpp"
 
 namespace loom {
@@ -74,6 +75,7 @@ class StageNode : public Object {
   Expr store_predicate;
   bool double_buffer = false;
   std::vector<StorageAlign> storage_align;
+  SwizzleLayout swizzle;  // swizzle(bits, base, shift) of the output buffer (schedule/swizzle.hpp)
   const ScheduleNode* schedule = nullptr;  // the owning schedule
   /// Handles that name an axis of this stage under another identity (the original compute's
   /// reduce axes after cache_write moved the reduction here).
