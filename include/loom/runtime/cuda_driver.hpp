@@ -47,6 +47,7 @@ struct Driver {
   static constexpr int kAttrComputeCapabilityMajor = 75;
   static constexpr int kAttrComputeCapabilityMinor = 76;
   static constexpr int kAttrMaxSharedPerBlockOptin = 97;
+  static constexpr int kAttrMultiprocessorCount = 16;
   static constexpr int kFuncAttrMaxDynamicSharedBytes = 8;
 
   std::string path;
@@ -54,6 +55,7 @@ struct Driver {
   Context context = nullptr;
   int cc_major = 0, cc_minor = 0;
   int max_shared_optin = 0;
+  int multiprocessors = 0;  // SMs of the device (Stream-K sizes its persistent grid by them)
 
   std::string arch() const { return cat("sm_", cc_major, cc_minor); }
 
@@ -147,6 +149,7 @@ inline DriverLoad load_driver() {
   a.device_get_attribute(&a.cc_major, Driver::kAttrComputeCapabilityMajor, a.device);
   a.device_get_attribute(&a.cc_minor, Driver::kAttrComputeCapabilityMinor, a.device);
   a.device_get_attribute(&a.max_shared_optin, Driver::kAttrMaxSharedPerBlockOptin, a.device);
+  a.device_get_attribute(&a.multiprocessors, Driver::kAttrMultiprocessorCount, a.device);
   if (Driver::Result r = a.primary_ctx_retain(&a.context, a.device); r != 0) {
     out.error = cat("cuDevicePrimaryCtxRetain failed: ", a.error_text(r), hint);
     return out;

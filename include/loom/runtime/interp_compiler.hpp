@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "loom/ir/extern_call.hpp"
+#include "loom/ir/grid_flags.hpp"
 #include "loom/ir/reduce.hpp"
 #include "loom/ir/stmt.hpp"
 #include "loom/ir/visitor.hpp"
@@ -413,6 +414,11 @@ class Compiler {
   }
 
   [[noreturn]] void unsupported_call(const CallNode* op) const {
+    if (is_grid_flag_call(op))
+      throw Error(cat("the interpreter cannot run ", op->name, "(...) in '", func_.name,
+                      "': grid flags hand data between the blocks of a GPU kernel, so the call must be a "
+                      "statement (Evaluate) inside the loops bound to blockIdx/threadIdx; there the GPU "
+                      "simulator (Target::cuda_sim()) and CUDA (Target::cuda()) run it"));
     throw Error(cat("the interpreter cannot run the call ", op->name, "(...) in kernel '", func_.name,
                     "': it knows if_then_else, likely, reinterpret, abs, pow, exp, exp2, log, log2, log10, "
                     "sqrt, sin, cos, tan, tanh, erf, floor, ceil, round, trunc, and loom.extern_stage "

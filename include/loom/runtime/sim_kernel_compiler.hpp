@@ -13,6 +13,7 @@
 #include "loom/ir/thread_allreduce.hpp"
 #include "loom/runtime/interp_compiler.hpp"
 #include "loom/runtime/sim_allreduce.hpp"
+#include "loom/runtime/sim_grid_flags.hpp"
 #include "loom/runtime/sim_launch.hpp"
 
 namespace loom::sim {
@@ -240,6 +241,7 @@ class KernelCompiler {
   WarpStmtPtr evaluate(const Expr& value) {
     if (const CallNode* call = value.as<CallNode>()) {
       if (call->name == intrinsic::thread_allreduce) return allreduce(call);
+      if (is_grid_flag_call(call)) return grid_flag(call);
       if (call->name == intrinsic::extern_stage)
         throw Error(cat("kernel ", name_,
                         " calls an extern stage inside the kernel; extern stages are host "
@@ -253,6 +255,16 @@ class KernelCompiler {
       return std::make_unique<WarpEvaluate<V>>(std::move(lanes));
     };
     return value.dtype().is_float() ? make(double{}) : make(int64_t{});
+  }
+
+  WarpStmtPtr grid_flag(const CallNode* call) {
+    const VarNode* flags = call->args.empty() ? nullptr : call->args[0].as<VarNode>();
+    check_grid_flag_call(call, name_, flags && c_.lookup(flags).shared_id >= 0);
+    const Var buffer{Ref<const ExprNode>(flags)};
+    const bool signal = call->name == intrinsic::flag_signal;
+    return std::make_unique<WarpGridFlag>(signal, c_.buffer_slot(buffer), c_.compile_int(call->args[1], 0),
+                                          c_.compile_int(call->args[2], 0),
+                                          c_.site_of(buffer, call->args[1], signal), name_);
   }
 
   WarpStmtPtr barrier(const BarrierNode* op) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "loom/codegen/cuda/cuda_allreduce.hpp"
+#include "loom/codegen/cuda/cuda_grid_flags.hpp"
 #include "loom/codegen/cuda/cuda_types.hpp"
 #include "loom/codegen/cuda/host_device_split.hpp"
 #include "loom/codegen/cuda/shared_memory_plan.hpp"
@@ -198,7 +199,8 @@ class KernelEmitter {
     int64_t total = 0;
     bool symbolic = false;
     for (const AllocateNode* op : shared) {
-      const int64_t* c = as_const_int(simplify(allocation_elements(op)));
+      const Expr elements = simplify(allocation_elements(op));  // as_const_int points into it
+      const int64_t* c = as_const_int(elements);
       if (!c || op->scope == "shared.dyn") symbolic = true;
       if (c) total += (*c * op->dtype.bytes() + 15) / 16 * 16;
     }
@@ -397,6 +399,10 @@ class KernelEmitter {
       const LoadNode* l = op->args.at(0).as<LoadNode>();
       if (!l) throw InternalError("address_of takes a load");
       return cat("(&", name_of(l->buffer), "[", emit(l->index, lane), "])");
+    }
+    if (is_grid_flag_call(op)) {
+      helpers_.insert("grid_flags");
+      return grid_flag_call_text(op, arg(0), arg(1), arg(2));
     }
     if (op->call_kind == CallKind::Extern)
       fail(cat("it calls the C function '", name,
@@ -612,7 +618,8 @@ class KernelEmitter {
                emit(dynamic_offsets_.at(op), -1), ");  // ", emit(simplify(allocation_elements(op)), -1),
                " elements of ", dynamic_ ? "dynamic " : "", "shared memory"));
     } else {
-      const int64_t* n = as_const_int(simplify(allocation_elements(op)));
+      const Expr elements = simplify(allocation_elements(op));  // as_const_int points into it
+      const int64_t* n = as_const_int(elements);
       if (!n)
         fail(cat("the size of ", scope, " buffer '", op->buffer.name(), "' is ",
                  to_string(simplify(allocation_elements(op))),
@@ -744,6 +751,7 @@ inline std::string prelude(const std::unordered_set<std::string>& helpers, bool 
          "  memcpy(&y, &x, sizeof(To));\n"
          "  return y;\n"
          "}\n";
+  if (helpers.count("grid_flags")) s += grid_flags_prelude();
   if (helpers.count("shuffle")) {
     s += "// Warp shuffles of any value type (narrow integers travel as int).\n"
          "template <typename T> __device__ __forceinline__ T loom_shfl_down(unsigned mask, T v, int off, int "

@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "loom/ir/grid_flags.hpp"
 #include "loom/ir/op.hpp"
 #include "loom/ir/printer.hpp"
 #include "loom/ir/simplify.hpp"
@@ -134,6 +135,8 @@ class RegionFreeVars : public IRVisitor {
         written.insert(v.get());
       }
     }
+    if (op->name == loom::intrinsic::flag_signal)  // it stores to its flags buffer
+      if (const VarNode* flags = op->args.at(0).as<VarNode>()) written.insert(flags);
     IRVisitor::visit(op);
   }
 
