@@ -1,5 +1,5 @@
-// GEMM: loom::lib::gemm against OpenBLAS's cblas_sgemm/dgemm in the same process, square and
-// skinny shapes, one thread and all threads. Prints `loom-bench gemm m=.. ratio=<loom/openblas>`.
+// GEMM: loom::lib::gemm against OpenBLAS's cblas_sgemm/dgemm in the same process, square and skinny
+// shapes, 1 and all threads: `loom-bench gemm ... peak_frac=<loom/FMA peak> ratio=<loom/openblas>`.
 // The full set takes minutes; with LOOM_BENCH_QUICK=1 (ctest's smoke run) only the small sizes run.
 #include <loom/lib/gemm.hpp>
 #include <loom/loom.hpp>
@@ -12,12 +12,15 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <random>
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include "fma_peak.hpp"
 
 using namespace loom;
 
@@ -36,6 +39,8 @@ struct Shape {
 
 struct Result {
   double loom_seconds = 0, openblas_seconds = 0;
+  double fma_peak_gflops = 0;   // float32, with the shape's thread count, measured after Loom's run
+  double loom_cpu_seconds = 0;  // the calling thread's CPU time (all of the work with one thread)
 };
 std::map<Shape, Result>& results() {
   static std::map<Shape, Result> r;
@@ -71,20 +76,33 @@ void blas(const Operands<T>& d, const Shape& s, Buffer<T>& c) {
                 c.data(), n);
 }
 
+/// The CPU time of the calling thread: with one thread the whole product runs on it, and the time
+/// other processes take the core from it is not counted.
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 /// The best seconds per call over the benchmark's iterations (after one warm-up call): on a shared
-/// machine other processes only ever slow a call down, for both sides alike.
+/// machine other processes only ever slow a call down, for both sides alike. `cpu_seconds`: the
+/// best of the calling thread's CPU time per call.
 template <typename Run>
-double timed(benchmark::State& state, Run&& run) {
+double timed(benchmark::State& state, Run&& run, double* cpu_seconds = nullptr) {
   using Clock = std::chrono::steady_clock;
   run();
-  std::vector<double> times;
+  std::vector<double> times, cpu_times;
   for (auto _ : state) {
+    const double cpu_start = thread_cpu_seconds();
     Clock::time_point start = Clock::now();
     run();
     const double t = std::chrono::duration<double>(Clock::now() - start).count();
+    cpu_times.push_back(thread_cpu_seconds() - cpu_start);
     times.push_back(t);
     state.SetIterationTime(t);
   }
+  if (cpu_seconds)
+    *cpu_seconds = cpu_times.empty() ? 0 : *std::min_element(cpu_times.begin(), cpu_times.end());
   return times.empty() ? 0 : *std::min_element(times.begin(), times.end());
 }
 
@@ -108,7 +126,8 @@ void run_shape(benchmark::State& state, Shape s, bool loom_side) {
     p.dtype = s.f64 ? f64 : f32;
     lib::Gemm g = lib::gemm(p);  // sized for the current thread count
     Kernel f = build(g.schedule, g.args(), Target::cpu(), "gemm");
-    seconds = timed(state, [&] { f(d.a, d.b, d.c); });
+    seconds = timed(
+        state, [&] { f(d.a, d.b, d.c); }, &results()[s].loom_cpu_seconds);
     double error = 0;
     for (int64_t i = 0; i < d.c.num_elements(); ++i)
       error = std::max(error, std::abs(static_cast<double>(d.c.at_flat(i)) - d.reference.at_flat(i)));
@@ -116,6 +135,9 @@ void run_shape(benchmark::State& state, Shape s, bool loom_side) {
     if (error > tolerance) state.SkipWithError(cat("loom differs from OpenBLAS by ", error).c_str());
     state.SetLabel(g.config.str());
     results()[s].loom_seconds = seconds;
+    // The peak now, with the same threads: a share of it is comparable across a loaded machine's
+    // moods in a way that GFLOP/s alone is not.
+    results()[s].fma_peak_gflops = loom_bench::measure_fma_peak(s.threads, 100);
   } else {
     seconds = timed(state, [&] { blas(d, s, d.c); });
     results()[s].openblas_seconds = seconds;
@@ -176,11 +198,20 @@ int main(int argc, char** argv) {
     if (r.loom_seconds <= 0 || r.openblas_seconds <= 0) continue;
     const double loom_gflops = s.flops() / r.loom_seconds / 1e9,
                  blas_gflops = s.flops() / r.openblas_seconds / 1e9;
+    // A double-precision FMA does half the lanes' work.
+    const double peak = r.fma_peak_gflops / (s.f64 ? 2.0 : 1.0);
+    // With one thread, also the share of the peak in CPU time: what the kernel does while it has
+    // the core, which a loaded machine does not change much (wall-clock shares fall with the load).
+    std::string cpu_frac;
+    if (s.threads == 1 && r.loom_cpu_seconds > 0)
+      cpu_frac =
+          cat(" cpu_peak_frac=", std::to_string(s.flops() / r.loom_cpu_seconds / 1e9 / peak).substr(0, 5));
     std::printf(
         "loom-bench gemm m=%lld n=%lld k=%lld dtype=%s threads=%d loom_gflops=%.2f openblas_gflops=%.2f "
-        "ratio=%.3f\n",
+        "fma_peak_gflops=%.2f peak_frac=%.3f%s ratio=%.3f\n",
         static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k),
-        s.f64 ? "float64" : "float32", s.threads, loom_gflops, blas_gflops, loom_gflops / blas_gflops);
+        s.f64 ? "float64" : "float32", s.threads, loom_gflops, blas_gflops, peak, loom_gflops / peak,
+        cpu_frac.c_str(), loom_gflops / blas_gflops);
   }
   return 0;
 }

@@ -13,7 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "lib_gemm_test_util.hpp"
+
 using namespace loom;
+using namespace loom::test;
 
 namespace {
 
@@ -81,25 +84,6 @@ void check_gemm(const lib::GemmProblem& p, const lib::GemmConfig* cfg = nullptr)
       }
   }
   CHECK(mismatches == 0);
-}
-
-lib::GemmProblem problem(int64_t m, int64_t n, int64_t k, DType t = f32) {
-  lib::GemmProblem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.dtype = t;
-  return p;
-}
-
-/// Runs the body with the thread pool limited to n threads, then restores the previous limit.
-template <typename F>
-void with_threads(int n, F&& body) {
-  runtime::ThreadPool& pool = runtime::ThreadPool::global();
-  const int previous = pool.num_threads();
-  pool.set_num_threads(n);
-  body();
-  pool.set_num_threads(previous);
 }
 
 }  // namespace

@@ -89,6 +89,9 @@ inline Expr all_of(const std::vector<Expr>& conditions) {
   return result;
 }
 
+inline void check_streamk_config(const GemmProblem& p, const GemmConfig& cfg);  // lib/gemm_streamk.hpp
+inline Gemm gemm_streamk_row_major(const GemmProblem& p, GemmConfig cfg);       // lib/gemm_streamk.hpp
+
 /// The row-major problem: C[m, n] row-major, A read as a(i, k), B as b(k, j).
 inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   const int64_t M = p.m, N = p.n, K = p.k, nb = p.batch;
@@ -278,14 +281,18 @@ inline Gemm gemm(const GemmProblem& problem, const GemmConfig& config) {
   detail::check_problem(problem);
   if (config.mr < 1 || config.nr < 1 || config.kc < 1 || config.mc < 1 || config.nc < 1 || config.lanes < 1)
     throw Error(cat("lib::gemm: every tile size must be at least 1, got ", config.str()));
-  if (problem.layout == Layout::RowMajor) return detail::gemm_row_major(problem, config);
+  detail::check_streamk_config(problem, config);
+  const bool stream_k = config.decomposition == Decomposition::StreamK;
+  if (problem.layout == Layout::RowMajor)
+    return stream_k ? detail::gemm_streamk_row_major(problem, config)
+                    : detail::gemm_row_major(problem, config);
   // Column-major C = op(A) op(B) is row-major C^T = op(B)^T op(A)^T: the same storage, with the
   // roles of A and B (and m and n) exchanged.
   GemmProblem t = problem;
   t.layout = Layout::RowMajor;
   std::swap(t.m, t.n);
   std::swap(t.transpose_a, t.transpose_b);
-  Gemm g = detail::gemm_row_major(t, config);
+  Gemm g = stream_k ? detail::gemm_streamk_row_major(t, config) : detail::gemm_row_major(t, config);
   std::swap(g.A, g.B);
   g.problem = problem;
   return g;
@@ -303,3 +310,6 @@ inline Gemm gemm(const GemmProblem& problem) {
 }
 
 }  // namespace loom::lib
+
+// The Stream-K mode (detail::gemm_streamk_row_major), declared above.
+#include "loom/lib/gemm_streamk.hpp"

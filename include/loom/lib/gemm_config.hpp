@@ -10,6 +10,7 @@
 #include <string>
 
 #include "loom/ir/dtype.hpp"
+#include "loom/lib/streamk_decomposition.hpp"
 #include "loom/support/error.hpp"
 
 namespace loom::lib {
@@ -85,10 +86,20 @@ struct GemmConfig {
   bool pack_a = true;    // copy mc x kc blocks of A into mr-row panels
   bool pack_b = true;    // copy kc x nc blocks of B into nr-column panels
   bool parallel = true;  // spread blocks of rows (or the batch) over the thread pool
+  // How the work is shared by the threads. DataParallel: whole blocks of C per thread.
+  // StreamK: C in mc x nc tiles, and the MAC-loop iterations (tile x kc-block of K) split evenly
+  // over `workers`; tiles split between workers are summed from a workspace after the parallel
+  // loop, in a fixed order (the result does not depend on the threads' timing).
+  Decomposition decomposition = Decomposition::DataParallel;
+  int workers = 0;  // StreamK: the workers (0: the thread pool's threads when gemm() is called)
 
   std::string str() const {
-    return cat("mr=", mr, " nr=", nr, " kc=", kc, " mc=", mc, " nc=", nc, " lanes=", lanes,
-               " pack_a=", pack_a ? 1 : 0, " pack_b=", pack_b ? 1 : 0, " parallel=", parallel ? 1 : 0);
+    std::string s =
+        cat("mr=", mr, " nr=", nr, " kc=", kc, " mc=", mc, " nc=", nc, " lanes=", lanes,
+            " pack_a=", pack_a ? 1 : 0, " pack_b=", pack_b ? 1 : 0, " parallel=", parallel ? 1 : 0);
+    if (decomposition != Decomposition::DataParallel)
+      s += cat(" decomposition=", decomposition_name(decomposition), " workers=", workers);
+    return s;
   }
 };
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "loom/ir/simplify.hpp"
+#include "loom/lower/hoist_guards.hpp"
 #include "loom/lower/inline_stages.hpp"
 #include "loom/lower/lower_state.hpp"
 #include "loom/lower/pass_context.hpp"
@@ -38,6 +39,9 @@ inline Stmt storage_flatten(Stmt body, const PassContext& ctx) {
 /// Phase loops: fold constants, canonicalise indices, drop guards that always hold.
 inline Stmt simplify(Stmt body, const PassContext& ctx) { return ctx.simplify ? loom::simplify(body) : body; }
 
+/// Phase loops: guards leave the loops they do not depend on, where a schedule asks for it.
+inline Stmt hoist_guards(Stmt body, const PassContext&) { return loom::hoist_guards(body); }
+
 /// Phase loops: vectorized loops of constant extent become vector IR.
 inline Stmt vectorize_loops(Stmt body, const PassContext&) { return loom::vectorize_loops(body); }
 
@@ -64,6 +68,7 @@ inline std::vector<PhasePasses> default_pipeline() {
       {Phase::Flatten, {{"storage_flatten", passes::storage_flatten}}},
       {Phase::Loops,
        {{"simplify", passes::simplify},
+        {"hoist_guards", passes::hoist_guards},
         {"vectorize_loops", passes::vectorize_loops},
         {"unroll_loops", passes::unroll_loops},
         {"simplify", passes::simplify}}},
