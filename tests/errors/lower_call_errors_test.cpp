@@ -6,19 +6,14 @@
 
 #include <string>
 #include <vector>
+#include "../support/interpret_checked.hpp"
+#include "errors_test_util.hpp"
 
 using namespace loom;
+using namespace loom::test;
 using doctest::Contains;
 
 namespace {
-
-constexpr float kSentinel = -12345.0f;
-
-bool untouched(const Buffer<float>& b) {
-  for (int64_t i = 0; i < b.num_elements(); ++i)
-    if (b.at_flat(i) != kSentinel) return false;
-  return true;
-}
 
 struct AddOne {
   static constexpr int n = 6;
@@ -84,7 +79,7 @@ TEST_CASE("errors: an inlined intermediate passed to lower() as an argument, whi
   for (int i = 0; i < n; ++i) a(i) = static_cast<float>(i) - 1.5f;
   b.fill(kSentinel);
   c.fill(kSentinel);
-  interpret(f, {a, b, c});
+  test::interpret_checked(f, {a, b, c});
   for (int i = 0; i < n; ++i) {
     CHECK(b(i) == a(i) * 2.0f);
     CHECK(c(i) == a(i) * 2.0f + 1.0f);
@@ -123,7 +118,7 @@ TEST_CASE("errors: a size variable nobody can bind is reported by lower() and by
   Buffer<float> a({5}), b({5});
   b.fill(kSentinel);
   CHECK_THROWS_WITH_AS(
-      interpret(f, {a, b}),
+      test::interpret_checked(f, {a, b}),
       Contains("extent variable 'm' of kernel 'needs_n' is unbound at call time: pass a buffer whose "
                "shape has 'm' as a dimension, or pass 'm' itself as a scalar argument"),
       loom::ArgumentError);
@@ -140,13 +135,13 @@ TEST_CASE("errors: a buffer of the wrong shape or dtype is rejected before anyth
   Buffer<float> wide({n, n + 1});
   Buffer<double> doubles({n, n});
   CHECK_THROWS_WITH_AS(
-      interpret(g.f, {wide, c}),
-      Contains("dimension 1 of argument 'A' is 7, but kernel 'add_one' expects 6 = 6: pass a buffer "
+      test::interpret_checked(g.f, {wide, c}),
+      Contains("dimension 1 of argument 'A' is 7, but kernel 'add_one' expects 6: pass a buffer "
                "of shape [6, 6]"),
       loom::ArgumentError);
   CHECK(untouched(c));
   CHECK_THROWS_WITH_AS(
-      interpret(g.f, {doubles, c}),
+      test::interpret_checked(g.f, {doubles, c}),
       Contains("argument 'A' of kernel 'add_one' has float64 elements but the kernel expects float32: "
                "pass a loom::Buffer<float> (convert the data first)"),
       loom::ArgumentError);
@@ -154,12 +149,12 @@ TEST_CASE("errors: a buffer of the wrong shape or dtype is rejected before anyth
   // The output's shape is checked too: the good input must not lead to a partial write.
   Buffer<float> short_out({n - 1, n});
   short_out.fill(kSentinel);
-  CHECK_THROWS_WITH_AS(interpret(g.f, {a, short_out}),
+  CHECK_THROWS_WITH_AS(test::interpret_checked(g.f, {a, short_out}),
                        Contains("dimension 0 of argument 'C' is 5, but kernel 'add_one' expects 6"),
                        loom::ArgumentError);
   CHECK(untouched(short_out));
   // The right call works afterwards.
-  interpret(g.f, {a, c});
+  test::interpret_checked(g.f, {a, c});
   CHECK(c(0, 0) == a(0, 0) + 1.0f);
 }
 
@@ -173,7 +168,7 @@ TEST_CASE(
   LoweredFunc f = lower(create_schedule(C), {A, C}, "overrun");
   Buffer<float> a({n}), c({n});
   CHECK_THROWS_WITH_AS(
-      interpret(f, {a, c}),
+      test::interpret_checked(f, {a, c}),
       Contains("out-of-bounds load from buffer 'A': index 8 is outside its extent of 8 float32 "
                "elements (valid indices are 0 to 7)"),
       loom::Error);

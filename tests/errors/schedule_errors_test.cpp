@@ -6,26 +6,13 @@
 
 #include <string>
 #include <vector>
+#include "../support/interpret_checked.hpp"
+#include "errors_test_util.hpp"
 
 using namespace loom;
+using namespace loom::test;
 using doctest::Contains;
 
-namespace {
-
-/// A -> B -> C (a matmul of B with A) -> D, the graph most cases below schedule.
-struct Graph {
-  static constexpr int n = 12;
-  Tensor A = placeholder({n, n}, f32, "A");
-  Tensor B = compute(
-      {n, n}, [&](Expr i, Expr j) { return A(i, j) + 1.0f; }, "B");
-  IterVar k = reduce_axis(0, n, "k");
-  Tensor C = compute(
-      {n, n}, [&](Expr i, Expr j) { return sum(B(i, k) * A(k, j), {k}); }, "C");
-  Tensor D = compute(
-      {n, n}, [&](Expr i, Expr j) { return C(i, j) * 2.0f; }, "D");
-};
-
-}  // namespace
 
 TEST_CASE("errors: splitting an axis that was already split names the axes that replaced it") {
   Graph g;
@@ -364,7 +351,7 @@ TEST_CASE("errors: parallel or vectorize of a scan's time axis, which is ordered
   Buffer<float> x({m, n}), out({m, n});
   x.fill(1.0f);
   out.fill(0.0f);
-  interpret(f, {x, out});
+  test::interpret_checked(f, {x, out});
   for (int t = 0; t < m; ++t)
     for (int i = 0; i < n; ++i) CHECK(out(t, i) == static_cast<float>(t + 1));
 }

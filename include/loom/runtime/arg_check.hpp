@@ -269,9 +269,14 @@ class ArgumentBinder {
       if (p.shape[d].as<VarNode>()) continue;  // checked in pass 1
       int64_t expected = evaluate(p.shape[d]);
       if (view.shape[d] != expected) {
+        // "expects 6", or "expects (n + 2) = 8 (with n = 6)" when the dimension is an expression.
+        const std::string expectation =
+            p.shape[d].as<IntImmNode>()
+                ? std::to_string(expected)
+                : cat(to_string(p.shape[d]), " = ", expected, bindings_text(p.shape[d]));
         throw ArgumentError(cat("dimension ", d, " of argument '", p.name, "' is ", view.shape[d], ", but ",
-                                kernel(), " expects ", to_string(p.shape[d]), " = ", expected,
-                                bindings_text(p.shape[d]), ": pass a buffer of shape ", shape_text(p)));
+                                kernel(), " expects ", expectation, ": pass a buffer of shape ",
+                                shape_text(p)));
       }
     }
     std::vector<int64_t> expected_strides;
@@ -300,7 +305,25 @@ class ArgumentBinder {
       int64_t reach = (view.shape[d] - 1) * strides[d];
       (reach < 0 ? bound.begin : bound.end) += reach;
     }
+    check_index_range(p, view, bound);
     out_.buffers[p.data.get()] = bound;
+  }
+
+  /// Flat indices are computed in the type of the buffer's sizes (int32 unless they are int64): an
+  /// element beyond that type's range would wrap around to another address, so such a call is
+  /// refused before anything runs (the interpreter, the JIT and the simulator alike).
+  void check_index_range(const BufferParam& p, const BufferView& view, const BoundBuffer& b) const {
+    int bits = 0;
+    for (const Expr& e : p.shape) bits = std::max(bits, static_cast<int>(e.dtype().bits));
+    for (const Expr& e : p.strides) bits = std::max(bits, static_cast<int>(e.dtype().bits));
+    if (bits == 0 || bits >= 64 || b.begin == b.end) return;
+    const int64_t limit = (int64_t{1} << (bits - 1)) - 1;
+    if (b.end - 1 <= limit && b.begin >= -limit - 1) return;
+    throw ArgumentError(cat("argument '", p.name, "' of ", kernel(), " has shape ", join(view.shape),
+                            ", whose elements reach flat index ", b.end - 1 > limit ? b.end - 1 : b.begin,
+                            ", beyond the ", limit, " that the kernel's int", bits,
+                            " index arithmetic can address: build the kernel with int64 sizes (e.g. "
+                            "size_var(\"n\", i64)) for buffers this large, or pass smaller pieces"));
   }
 
   int64_t evaluate(const Expr& e) const {

@@ -71,10 +71,19 @@ class DiskKernelCache {
   /// The object file stored under k, or nothing when absent, unreadable, corrupt, truncated or for
   /// another function or target (the caller then compiles and store()s over it).
   static std::optional<std::string> load(const std::filesystem::path& dir, const Key& k) {
-    std::ifstream in(file_of(dir, k), std::ios::binary);
-    if (!in) return std::nullopt;
-    std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    return decode(file, k);
+    // Anything else in the entry's place (a directory, a socket) or a failing read is a miss too:
+    // reading a directory through a filebuf throws instead of failing.
+    std::error_code ec;
+    const std::filesystem::path path = file_of(dir, k);
+    if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+    try {
+      std::ifstream in(path, std::ios::binary);
+      if (!in) return std::nullopt;
+      std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      return decode(file, k);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
   }
 
   /// Writes an entry atomically (a temporary file renamed into place). Best effort: a cache that

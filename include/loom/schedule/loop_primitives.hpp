@@ -126,7 +126,8 @@ inline Stage& Stage::reorder(const std::vector<IterVar>& order_in) {
   for (const IterVar& iv_in : order_in) {
     IterVar iv = resolve(iv_in, "reorder");
     if (!seen.insert(iv.get()).second)
-      throw ScheduleError(cat("reorder: axis '", iv.name(), "' of stage '", s.name(), "' is listed twice"));
+      throw ScheduleError(cat("reorder: axis '", iv.name(), "' of stage '", s.name(),
+                              "' is listed twice; list each loop once"));
     order.push_back(iv);
   }
   // The listed loops take the positions they occupy now, in the order given (TVM semantics).

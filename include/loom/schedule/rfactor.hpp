@@ -21,8 +21,12 @@ inline std::vector<Tensor> Schedule::rfactor_all(const Tensor& tensor, const Ite
   if (!stage) throw ScheduleError(cat(where, ": the tensor is not part of this schedule"));
   if (stage->op->kind != OpKind::Compute ||
       !static_cast<const ComputeOpNode*>(stage->op.get())->is_reduction())
-    throw ScheduleError(cat(where, ": stage '", stage->name(), "' is not a reduction"));
-  const auto* c = static_cast<const ComputeOpNode*>(stage->op.get());
+    throw ScheduleError(cat(
+        where, ": stage '", stage->name(),
+        "' is not a reduction; rfactor applies to a compute whose body is a reducer such as sum(expr, {k})"));
+  // Held: stage->op is replaced below while `c` is still read (it may be the op's only owner).
+  const Operation held_op = stage->op;
+  const auto* c = static_cast<const ComputeOpNode*>(held_op.get());
   IterVar axis = Stage(stage).resolve(axis_in, "rfactor");
   if (!axis.is_reduce())
     throw ScheduleError(cat(where, ": axis '", axis.name(), "' of stage '", stage->name(),

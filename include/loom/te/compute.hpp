@@ -91,7 +91,8 @@ inline IterVar Tensor::axis(int i) const {
                     ", which has no compute axes"));
   if (i < 0 || i >= static_cast<int>(c->axis.size()))
     throw Error(
-        cat("compute '", op()->name, "' has ", c->axis.size(), " axes; axis(", i, ") does not exist"));
+        cat("compute '", op()->name, "' has ", c->axis.size(), " axes; axis(", i, ") does not exist",
+            c->axis.empty() ? std::string() : cat(" (use axis(0) to axis(", c->axis.size() - 1, "))")));
   return c->axis[static_cast<size_t>(i)];
 }
 inline IterVar Tensor::reduce_axis(int i) const {
@@ -101,7 +102,10 @@ inline IterVar Tensor::reduce_axis(int i) const {
                     ", which has no reduce axes"));
   if (i < 0 || i >= static_cast<int>(c->reduce_axis.size()))
     throw Error(cat("compute '", op()->name, "' has ", c->reduce_axis.size(), " reduce axes; reduce_axis(", i,
-                    ") does not exist"));
+                    ") does not exist",
+                    c->reduce_axis.empty()
+                        ? std::string()
+                        : cat(" (use reduce_axis(0) to reduce_axis(", c->reduce_axis.size() - 1, "))")));
   return c->reduce_axis[static_cast<size_t>(i)];
 }
 

@@ -167,7 +167,8 @@ inline SharedMemoryPlan plan_shared_memory(const Stmt& kernel) {
     const detail::Liveness::Buf& b = live.bufs[i];
     Expr elements = make_const(i64, 1);
     for (const Expr& e : b.alloc->extents) elements = elements * cast(i64, e);
-    const int64_t* n = as_const_int(simplify(elements));
+    const Expr simplified = simplify(elements);  // as_const_int points into it
+    const int64_t* n = as_const_int(simplified);
     if (!n) {
       plan.complete = false;
       continue;

@@ -1,0 +1,1043 @@
+// The error catalog (docs/errors.md) as tests: one TEST_CASE per catalog id, named "<id>: ...", that
+// triggers the mistake and checks the message. A last test parses the catalog and checks that every
+// id has a test case here (or in tests/hostile) and every such test case has an entry.
+#include <loom/core.hpp>
+#include <loom/runtime/build.hpp>
+#include <loom/runtime/interpreter.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cctype>
+#include <cstdint>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+#include "errors_test_util.hpp"
+
+using namespace loom;
+using namespace loom::test;
+using doctest::Contains;
+
+namespace {
+
+/// C = A + 1 over a symbolic n, lowered for the interpreter.
+struct SymbolicAddOne {
+  Var n = size_var("n");
+  Tensor A = placeholder({n}, f32, "A");
+  Tensor C = compute(
+      {n}, [&](Expr i) { return A(i) + 1.0f; }, "C");
+  LoweredFunc f = lower(create_schedule(C), {A, C}, "add_one");
+};
+
+/// B = A * 2 over n = 200 elements, 64 threads per block, built for the GPU simulator.
+struct SimKernel {
+  static constexpr int n = 200;
+  Tensor A = placeholder({n}, f32, "A");
+  Tensor B = compute(
+      {n}, [&](Expr i) { return A(i) * 2.0f; }, "B");
+  Schedule s = create_schedule(B);
+  SimKernel() {
+    auto [xo, xi] = s[B].split(B.axis(0), 64);
+    s[B].bind(xo, thread_axis("blockIdx.x"));
+    s[B].bind(xi, thread_axis("threadIdx.x"));
+  }
+  Kernel build_sim() { return build(s, {A, B}, Target::cuda_sim(), "twice"); }
+};
+
+/// Every id that follows `prefix` in `text` (an id: "E-" then capitals, digits and dashes).
+std::vector<std::string> ids_after(const std::string& text, const std::string& prefix) {
+  std::vector<std::string> ids;
+  for (size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at + 1)) {
+    size_t begin = at + prefix.size(), end = begin;
+    while (end < text.size() && (std::isupper(static_cast<unsigned char>(text[end])) ||
+                                 std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '-'))
+      ++end;
+    ids.push_back(text.substr(begin - 2, end - begin + 2));  // with its "E-"
+  }
+  return ids;
+}
+
+/// The ids of the test cases in a test source: TEST_CASE("<id>: ..."), possibly across lines.
+std::vector<std::string> test_case_ids(const std::string& source) {
+  std::string joined;  // each TEST_CASE( with the whitespace after it removed
+  const std::string call = "TEST_CASE(";
+  for (size_t at = source.find(call); at != std::string::npos; at = source.find(call, at + 1)) {
+    size_t next = at + call.size();
+    while (next < source.size() && std::isspace(static_cast<unsigned char>(source[next]))) ++next;
+    joined += cat("\n", call, source.substr(next, 64));
+  }
+  return ids_after(joined, cat(call, "\"E-"));
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE_MESSAGE(in.good(), "cannot read ", path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+// ---- tensor expressions ----------------------------------------------------------------------
+
+TEST_CASE("E-TE-LAMBDA-ARITY: the compute lambda takes a different number of indices than the shape") {
+  Tensor A = placeholder({4, 4}, f32, "A");
+  CHECK_THROWS_WITH_AS(
+      compute(
+          {4, 4}, [&](Expr i) { return A(i, i); }, "C"),
+      Contains("compute 'C': the shape has 2 dimensions but the lambda takes 1 index argument; "
+               "give the lambda one index per dimension"),
+      Error);
+}
+
+TEST_CASE("E-TE-INDEX-COUNT: a tensor indexed with the wrong number of indices") {
+  Tensor A = placeholder({4, 4}, f32, "A");
+  Var i("i");
+  CHECK_THROWS_WITH_AS(
+      A(i), Contains("tensor 'A' has 2 dimensions but A(i) indexes it with 1; pass exactly 2 indexes"),
+      Error);
+}
+
+TEST_CASE("E-TE-INDEX-TYPE: a tensor indexed with a non-integer expression") {
+  Tensor A = placeholder({4, 4}, f32, "A");
+  Var i("i");
+  CHECK_THROWS_WITH_AS(
+      A(i, 0.5f), Contains("index 1 of tensor 'A' must be a scalar integer expression, got float32"), Error);
+}
+
+TEST_CASE("E-TE-SHAPE-NEGATIVE: a negative extent in a shape") {
+  CHECK_THROWS_WITH_AS(placeholder({4, -3}, f32, "P"),
+                       Contains("placeholder 'P': extent 1 of the shape is -3; extents must not be negative"),
+                       Error);
+}
+
+TEST_CASE("E-TE-AXIS-RANGE: asking a compute for an axis it does not have") {
+  Tensor A = placeholder({4, 4}, f32, "A");
+  Tensor C = compute(
+      {4, 4}, [&](Expr i, Expr j) { return A(i, j); }, "C");
+  CHECK_THROWS_WITH_AS(
+      C.axis(2), Contains("compute 'C' has 2 axes; axis(2) does not exist (use axis(0) to axis(1))"), Error);
+  CHECK_THROWS_WITH_AS(A.axis(0),
+                       Contains("tensor 'A' is produced by a placeholder, which has no compute axes"), Error);
+}
+
+TEST_CASE("E-TE-REDUCE-AXIS-OUTSIDE: a reduce axis used outside the reducer that lists it") {
+  Tensor A = placeholder({4, 4}, f32, "A");
+  IterVar k = reduce_axis(0, 4, "k");
+  CHECK_THROWS_WITH_AS(
+      compute(
+          {4}, [&](Expr i) { return A(i, k); }, "C"),
+      Contains("compute 'C': reduce axis 'k' is used outside of a reduction that lists it; wrap "
+               "the expression that uses it in a reducer with the axis listed, e.g. sum(expr, {k})"),
+      Error);
+}
+
+TEST_CASE("E-TE-REDUCE-NESTED: a reduction inside a larger expression") {
+  Tensor A = placeholder({4, 4}, f32, "A");
+  IterVar k = reduce_axis(0, 4, "k");
+  CHECK_THROWS_WITH_AS(
+      compute(
+          {4}, [&](Expr i) { return sum(A(i, k), {k}) + 1.0f; }, "C"),
+      Contains("compute 'C': a reduction (sum) must be the whole body of a compute, but one "
+               "appears inside a larger expression; compute the reduction in a compute of its own"),
+      Error);
+}
+
+TEST_CASE("E-TE-REDUCE-NO-AXES: a reducer given no axes") {
+  Tensor A = placeholder({4, 4}, f32, "A");
+  CHECK_THROWS_WITH_AS(
+      sum(A(0, 0), {}),
+      Contains("sum(): no reduce axes given; list the axes to reduce over, e.g. sum(A(i, k), {k})"), Error);
+}
+
+TEST_CASE("E-TE-REDUCE-DATA-AXIS: a reducer given a data-parallel axis") {
+  Tensor A = placeholder({4, 4}, f32, "A");
+  Tensor C = compute(
+      {4, 4}, [&](Expr i, Expr j) { return A(i, j); }, "C");
+  CHECK_THROWS_WITH_AS(
+      max(A(0, 0), {C.axis(0)}),
+      Contains(
+          "max(): axis 'i' is not a reduce axis; create reduction axes with reduce_axis(begin, end, name)"),
+      Error);
+}
+
+TEST_CASE("E-TE-REDUCE-AXIS-EMPTY: an empty reduce_axis") {
+  CHECK_THROWS_WITH_AS(reduce_axis(5, 3, "r"),
+                       Contains("reduce_axis 'r' is empty: [5, 3); a reduction axis needs end > begin"),
+                       Error);
+}
+
+TEST_CASE("E-TE-MULTI-OUTPUT-MIX: a multi-output compute mixing reductions and plain values") {
+  Tensor A = placeholder({4, 4}, f32, "A");
+  IterVar k = reduce_axis(0, 4, "k");
+  CHECK_THROWS_WITH_AS(
+      compute(
+          {4},
+          [&](Expr i) {
+            return std::vector<Expr>{sum(A(i, k), {k}), A(i, 0)};
+          },
+          "M"),
+      Contains("compute 'M': either every output of a multi-output compute is a reduction or "
+               "none is"),
+      Error);
+}
+
+TEST_CASE("E-TE-MATH-TYPE: a float math function given an integer") {
+  Tensor I = placeholder({4}, i32, "I");
+  Var x("x");
+  CHECK_THROWS_WITH_AS(exp(I(x)),
+                       Contains("exp() needs a floating-point argument, got int32; write exp(cast(f32, x))"),
+                       Error);
+}
+
+TEST_CASE("E-TE-THREAD-TAG: an unknown thread tag") {
+  CHECK_THROWS_WITH_AS(thread_axis("threadIdx.w"),
+                       Contains("thread_axis: unknown thread tag 'threadIdx.w'; use one of blockIdx.x/y/z, "
+                                "threadIdx.x/y/z, vthread"),
+                       Error);
+}
+
+TEST_CASE("E-TE-SCAN-STATE: a scan whose state is not a placeholder") {
+  Tensor X = placeholder({6, 4}, f32, "X");
+  Tensor state = placeholder({6, 4}, f32, "state");
+  Tensor init = compute(
+      {1, 4}, [&](Expr, Expr i) { return X(0, i); }, "init");
+  Tensor update = compute(
+      {6, 4}, [&](Expr t, Expr i) { return state(t - 1, i) + X(t, i); }, "update");
+  CHECK_THROWS_WITH_AS(scan(init, update, update, {X}, "s"),
+                       Contains("scan 's': state 'update' must be a placeholder (the scan fills it)"), Error);
+}
+
+// ---- schedule primitives -----------------------------------------------------------------------
+
+TEST_CASE("E-SCHED-EMPTY: create_schedule of no outputs") {
+  CHECK_THROWS_WITH_AS(create_schedule(std::vector<Tensor>{}),
+                       Contains("create_schedule: give at least one output tensor"), ScheduleError);
+}
+
+TEST_CASE("E-SCHED-NOT-IN-SCHEDULE: a tensor that is not part of the schedule") {
+  Graph g;
+  Schedule small = create_schedule(g.B);
+  CHECK_THROWS_WITH_AS(
+      small[g.D],
+      Contains("'D' is not part of this schedule; its stages are: A, B. Create the schedule from "
+               "the outputs that depend on it"),
+      ScheduleError);
+}
+
+TEST_CASE("E-AXIS-STALE-SPLIT: an axis used after it was split") {
+  Graph g;
+  Schedule s = create_schedule(g.D);
+  IterVar i = g.D.axis(0);
+  s[g.D].split(i, 4);
+  CHECK_THROWS_WITH_AS(
+      s[g.D].parallel(i),
+      Contains("parallel: axis 'i' of stage 'D' was already split into 'i.outer' and 'i.inner'; "
+               "use those instead (the loops of 'D' are now: i.outer, i.inner, j)"),
+      ScheduleError);
+}
+
+TEST_CASE("E-AXIS-STALE-FUSE: an axis used after it was fused") {
+  Graph g;
+  Schedule s = create_schedule(g.D);
+  s[g.D].fuse(g.D.axis(0), g.D.axis(1));
+  CHECK_THROWS_WITH_AS(
+      s[g.D].split(g.D.axis(0), 2),
+      Contains("split: axis 'i' of stage 'D' was already fused with 'j' into 'i.j.fused'; use "
+               "'i.j.fused' instead"),
+      ScheduleError);
+}
+
+TEST_CASE("E-AXIS-OTHER-STAGE: an axis of another stage") {
+  Graph g;
+  Schedule s = create_schedule(g.D);
+  CHECK_THROWS_WITH_AS(
+      s[g.D].split(g.B.axis(0), 2),
+      Contains("split: axis 'i' belongs to stage 'B', not to stage 'D'; the loops of 'D' are: i, j"),
+      ScheduleError);
+}
+
+TEST_CASE("E-AXIS-OTHER-SCHEDULE: an axis created on another schedule") {
+  Graph g;
+  Schedule s = create_schedule(g.D);
+  Schedule other = create_schedule(g.D);
+  auto [o, in] = other[g.D].split(g.D.axis(0), 3);
+  CHECK_THROWS_WITH_AS(
+      s[g.D].split(o, 2),
+      Contains("split: axis 'i.outer' is not an axis of stage 'D' in this schedule (was it created "
+               "by a primitive on another schedule?); the loops of 'D' are: i, j"),
+      ScheduleError);
+}
+
+TEST_CASE("E-AXIS-THREAD: a thread axis given where a loop is expected") {
+  Graph g;
+  Schedule s = create_schedule(g.D);
+  CHECK_THROWS_WITH_AS(
+      s[g.D].split(thread_axis("threadIdx.x"), 2),
+      Contains("split: 'threadIdx.x' is a thread axis, not a loop of stage 'D'; pass one of its loops: i, j"),
+      ScheduleError);
+}
+
+TEST_CASE("E-SPLIT-FACTOR: a split factor or nparts that is not positive") {
+  Graph g;
+  Schedule s = create_schedule(g.D);
+  CHECK_THROWS_WITH_AS(s[g.D].split(g.D.axis(1), 0),
+                       Contains("split: the factor for axis 'j' of stage 'D' must be positive, got 0"),
+                       ScheduleError);
+  CHECK_THROWS_WITH_AS(s[g.D].split(g.D.axis(0), NParts{-1}),
+                       Contains("split: the nparts for axis 'i' of stage 'D' must be positive, got -1"),
+                       ScheduleError);
+}
+
+TEST_CASE("E-SPLIT-ANNOTATED: splitting a loop that is already annotated or bound") {
+  Tensor A = placeholder({64}, f32, "A");
+  Tensor C = compute(
+      {64}, [&](Expr i) { return A(i) + 1.0f; }, "C");
+  Schedule s = create_schedule(C);
+  s[C].parallel(C.axis(0));
+  CHECK_THROWS_WITH_AS(
+      s[C].split(C.axis(0), 8),
+      Contains("split: axis 'i' of stage 'C' is already marked parallel, which its split parts "
+               "would not inherit; split it first, then annotate the outer or inner part"),
+      ScheduleError);
+}
+
+TEST_CASE("E-SPLIT-SCAN-TIME: splitting or parallelizing the time axis of a scan") {
+  Tensor X = placeholder({5, 4}, f32, "X");
+  Tensor state = placeholder({5, 4}, f32, "state");
+  Tensor init = compute(
+      {1, 4}, [&](Expr, Expr i) { return X(0, i); }, "init");
+  Tensor update = compute(
+      {5, 4}, [&](Expr t, Expr i) { return state(t - 1, i) + X(t, i); }, "update");
+  Tensor res = scan(init, update, state, {X}, "cum");
+  Schedule s = create_schedule(res);
+  IterVar time = s[res]->leaf_iter_vars.at(0);
+  CHECK_THROWS_WITH_AS(s[res].parallel(time),
+                       Contains("parallel: axis 'cum.idx' of stage 'cum' is the ordered time axis of a scan"),
+                       ScheduleError);
+  CHECK_THROWS_WITH_AS(s[res].split(time, 2),
+                       Contains("split: axis 'cum.idx' of stage 'cum' is the time axis of a scan"),
+                       ScheduleError);
+}
+
+TEST_CASE("E-FUSE-NOT-ADJACENT: fusing loops that are not adjacent") {
+  Graph g;
+  Schedule s = create_schedule(g.C);
+  auto [io, ii] = s[g.C].split(g.C.axis(0), 4);
+  CHECK_THROWS_WITH_AS(
+      s[g.C].fuse(io, g.C.axis(1)),
+      Contains("fuse: axes 'i.outer' and 'j' of stage 'C' are not adjacent (loop order: i.outer, "
+               "i.inner, j, k); reorder them so that 'j' directly follows 'i.outer' before fusing"),
+      ScheduleError);
+}
+
+TEST_CASE("E-FUSE-ORDER: fusing an inner loop with an outer one") {
+  Graph g;
+  Schedule s = create_schedule(g.C);
+  auto [io, ii] = s[g.C].split(g.C.axis(0), 4);
+  CHECK_THROWS_WITH_AS(s[g.C].fuse(ii, io),
+                       Contains("fuse: in stage 'C', 'i.outer' is outside 'i.inner'; pass the outer loop "
+                                "first: fuse(i.outer, i.inner)"),
+                       ScheduleError);
+}
+
+TEST_CASE("E-FUSE-KIND: fusing a data-parallel axis with a reduce axis") {
+  Graph g;
+  Schedule s = create_schedule(g.C);
+  CHECK_THROWS_WITH_AS(
+      s[g.C].fuse(g.C.axis(1), g.k),
+      Contains("fuse: stage 'C' cannot fuse the data-parallel axis 'j' with the reduce axis 'k'; "
+               "fuse data-parallel axes with each other and reduce axes with each other"),
+      ScheduleError);
+}
+
+TEST_CASE("E-REORDER-DUPLICATE: an axis listed twice in reorder") {
+  Graph g;
+  Schedule s = create_schedule(g.C);
+  CHECK_THROWS_WITH_AS(s[g.C].reorder({g.C.axis(1), g.C.axis(0), g.C.axis(1)}),
+                       Contains("reorder: axis 'j' of stage 'C' is listed twice; list each loop once"),
+                       ScheduleError);
+}
+
+TEST_CASE("E-VECTORIZE-REDUCE: vectorizing a reduce axis") {
+  Graph g;
+  Schedule s = create_schedule(g.C);
+  CHECK_THROWS_WITH_AS(
+      s[g.C].vectorize(g.k),
+      Contains("vectorize: axis 'k' of stage 'C' is a reduction axis; vectorizing it would make "
+               "the lanes race on one accumulator. Vectorize a data-parallel axis, or rfactor the "
+               "reduction first"),
+      ScheduleError);
+}
+
+TEST_CASE("E-PARALLEL-REDUCE: parallelizing a reduce axis") {
+  Graph g;
+  Schedule s = create_schedule(g.C);
+  CHECK_THROWS_WITH_AS(
+      s[g.C].parallel(g.k),
+      Contains("parallel: axis 'k' of stage 'C' is a reduction axis; parallel iterations would "
+               "race on one accumulator"),
+      ScheduleError);
+}
+
+TEST_CASE("E-COMPUTE-AT-ILLEGAL: compute_at a loop that does not enclose every consumer") {
+  Graph g;
+  Schedule s = create_schedule(g.D);
+  auto [xo, yo, xi, yi] = s[g.D].tile(g.D.axis(0), g.D.axis(1), 4, 4);
+  CHECK_THROWS_WITH_AS(
+      s[g.B].compute_at(s[g.D], xo),
+      Contains("compute_at: stage 'B' cannot be computed at loop 'i.outer' of stage 'D': that loop "
+               "does not enclose every use of 'B' (it is read by C). Legal locations for 'B' are: "
+               "C.k, C.j, C.i, or the root (compute_root())"),
+      ScheduleError);
+}
+
+TEST_CASE("E-COMPUTE-AT-STALE: a compute_at whose loop was split afterwards") {
+  Graph g;
+  Schedule s = create_schedule(g.D);
+  s[g.C].compute_at(s[g.D], g.D.axis(1));
+  s[g.D].split(g.D.axis(1), 4);
+  CHECK_THROWS_WITH_AS(
+      lower(s, {g.A, g.D}, "stale"),
+      Contains("compute_at: stage 'C' is computed at loop 'j' of stage 'D', but that loop was "
+               "already split into 'j.outer' and 'j.inner'; use those instead; call compute_at "
+               "again with one of the loops of 'D': i, j.outer, j.inner"),
+      ScheduleError);
+}
+
+TEST_CASE("E-COMPUTE-AT-OTHER-SCHEDULE: compute_at a stage of another schedule") {
+  Graph g;
+  Schedule s = create_schedule(g.D);
+  Schedule other = create_schedule(g.D);
+  CHECK_THROWS_WITH_AS(
+      s[g.C].compute_at(other[g.D], g.D.axis(0)),
+      Contains("compute_at: stage 'D' belongs to another schedule than stage 'C'; use the stages "
+               "of one schedule (s[D] of the same s)"),
+      ScheduleError);
+}
+
+TEST_CASE("E-PLACE-PLACEHOLDER: placing an input (compute_at, compute_inline)") {
+  Graph g;
+  Schedule s = create_schedule(g.D);
+  CHECK_THROWS_WITH_AS(s[g.A].compute_at(s[g.D], g.D.axis(0)),
+                       Contains("compute_at: 'A' is a placeholder (an input); it is not computed"),
+                       ScheduleError);
+  CHECK_THROWS_WITH_AS(s[g.A].compute_inline(),
+                       Contains("compute_inline: 'A' is a placeholder (an input); it is not computed"),
+                       ScheduleError);
+}
+
+TEST_CASE("E-INLINE-REDUCTION: compute_inline of a reduction") {
+  Graph g;
+  Schedule s = create_schedule(g.D);
+  CHECK_THROWS_WITH_AS(s[g.C].compute_inline(),
+                       Contains("compute_inline: stage 'C' is a reduction, which cannot be inlined into its "
+                                "consumers; use compute_at to compute it inside a consumer's loop instead"),
+                       ScheduleError);
+}
+
+TEST_CASE("E-INLINE-OUTPUT: compute_inline of an output") {
+  Graph g;
+  Schedule s = create_schedule(g.D);
+  CHECK_THROWS_WITH_AS(
+      s[g.D].compute_inline(),
+      Contains("compute_inline: stage 'D' is an output of the schedule; outputs must be stored, not inlined"),
+      ScheduleError);
+}
+
+TEST_CASE("E-INLINE-INTO-EXTERN: inlining a stage an extern stage reads") {
+  Graph g;
+  Tensor E = extern_compute(
+      {Graph::n, Graph::n}, f32, {g.B}, [](auto&, auto&) {}, "ext");
+  Schedule t = create_schedule(E);
+  t[g.B].compute_inline();
+  CHECK_THROWS_WITH_AS(
+      lower(t, {g.A, E}, "inline_into_extern"),
+      Contains("compute_inline: stage 'B' is read by extern stage 'ext', which needs it stored in "
+               "memory; keep 'B' computed (compute_root or compute_at)"),
+      ScheduleError);
+}
+
+TEST_CASE("E-BIND-NOT-THREAD: bind to something that is not a thread axis") {
+  Graph g;
+  Schedule s = create_schedule(g.D);
+  CHECK_THROWS_WITH_AS(s[g.D].bind(g.D.axis(0), g.D.axis(1)),
+                       Contains("bind: axis 'i' of stage 'D' must be bound to a thread axis made by "
+                                "thread_axis(\"threadIdx.x\")"),
+                       ScheduleError);
+}
+
+TEST_CASE("E-BIND-TWICE: one thread tag bound to two loops of a stage") {
+  Graph g;
+  Schedule s = create_schedule(g.D);
+  s[g.D].bind(g.D.axis(0), thread_axis("threadIdx.x"));
+  CHECK_THROWS_WITH_AS(
+      s[g.D].bind(g.D.axis(1), thread_axis("threadIdx.x")),
+      Contains("bind: stage 'D' already binds another loop to 'threadIdx.x'; each thread tag can "
+               "be bound once per stage"),
+      ScheduleError);
+}
+
+TEST_CASE("E-BIND-ANNOTATED: binding a loop that is annotated, or annotating a bound one") {
+  Graph g;
+  Schedule s = create_schedule(g.D);
+  s[g.D].parallel(g.D.axis(1));
+  CHECK_THROWS_WITH_AS(
+      s[g.D].bind(g.D.axis(1), thread_axis("blockIdx.x")),
+      Contains("bind: axis 'j' of stage 'D' is already parallel; a loop is either bound to a thread "
+               "or annotated, not both"),
+      ScheduleError);
+  s[g.D].bind(g.D.axis(0), thread_axis("threadIdx.x"));
+  CHECK_THROWS_WITH_AS(
+      s[g.D].vectorize(g.D.axis(0)),
+      Contains("vectorize: axis 'i' of stage 'D' is bound to 'threadIdx.x'; a bound loop cannot "
+               "also be vectorized"),
+      ScheduleError);
+}
+
+TEST_CASE("E-BIND-EXTENT: a loop bound to a thread axis declared with another extent") {
+  Tensor A = placeholder({256}, f32, "A");
+  Tensor B = compute(
+      {256}, [&](Expr i) { return A(i) * 2.0f; }, "B");
+  Schedule s = create_schedule(B);
+  auto [xo, xi] = s[B].split(B.axis(0), 64);
+  s[B].bind(xo, thread_axis("blockIdx.x"));
+  s[B].bind(xi, thread_axis(Range(0, 32), "threadIdx.x"));
+  CHECK_THROWS_WITH_AS(
+      lower(s, {A, B}, "declared"),
+      Contains("bind: loop 'i.inner' of stage 'B' has extent 64 but thread axis 'threadIdx.x' was "
+               "declared with extent 32; split the loop by that extent before binding"),
+      ScheduleError);
+}
+
+TEST_CASE("E-STORAGE-SCOPE: an unknown memory scope") {
+  Graph g;
+  Schedule s = create_schedule(g.D);
+  CHECK_THROWS_WITH_AS(
+      s.cache_read(g.A, "texture", {g.C}),
+      Contains("unknown storage scope 'texture'; use one of global, shared, local, warp, shared.dyn"),
+      ScheduleError);
+}
+
+TEST_CASE("E-STORAGE-ALIGN: storage_align with a bad axis, factor or offset") {
+  Graph g;
+  Schedule s = create_schedule(g.D);
+  CHECK_THROWS_WITH_AS(
+      s[g.B].storage_align(g.B.axis(0), 8, 8),
+      Contains("storage_align: offset for axis 'i' of stage 'B' must be in [0, factor), got 8 with "
+               "factor 8"),
+      ScheduleError);
+  CHECK_THROWS_WITH_AS(s[g.B].storage_align(g.B.axis(0), 0, 0),
+                       Contains("storage_align: factor for axis 'i' of stage 'B' must be positive, got 0"),
+                       ScheduleError);
+  CHECK_THROWS_WITH_AS(s[g.B].storage_align(g.D.axis(0), 8, 1),
+                       Contains("' is not a dimension of 'B'; pass one of its axes (i, j), e.g. B.axis(0)"),
+                       ScheduleError);
+}
+
+TEST_CASE("E-CACHE-READ-READER: cache_read for a stage that does not read the tensor") {
+  Graph g;
+  Schedule s = create_schedule(g.D);
+  CHECK_THROWS_WITH_AS(
+      s.cache_read(g.A, "shared", {g.D}),
+      Contains("cache_read of 'A': stage 'D' does not read 'A'; list only stages that read it"),
+      ScheduleError);
+}
+
+TEST_CASE("E-CACHE-WRITE-ORDER: cache_write after the stage was scheduled") {
+  Graph g;
+  Schedule s = create_schedule(g.D);
+  s[g.C].split(g.C.axis(0), 4);
+  CHECK_THROWS_WITH_AS(
+      s.cache_write(g.C, "local"),
+      Contains("cache_write of 'C': stage 'C' was already scheduled (split, fuse, reorder or "
+               "compute_at); call cache_write first"),
+      ScheduleError);
+}
+
+TEST_CASE("E-RFACTOR-NOT-REDUCTION: rfactor of a stage that is not a reduction") {
+  Graph g;
+  Schedule s = create_schedule(g.D);
+  CHECK_THROWS_WITH_AS(
+      s.rfactor(g.B, g.B.axis(0)),
+      Contains("rfactor of 'B': stage 'B' is not a reduction; rfactor applies to a compute whose "
+               "body is a reducer such as sum(expr, {k})"),
+      ScheduleError);
+  CHECK_THROWS_WITH_AS(
+      s.rfactor(g.C, g.C.axis(0)),
+      Contains("rfactor of 'C': axis 'i' of stage 'C' is data-parallel; rfactor takes one of its "
+               "reduce loops"),
+      ScheduleError);
+}
+
+// ---- lowering ------------------------------------------------------------------------------------
+
+TEST_CASE("E-LOWER-MISSING-INPUT: a placeholder that is read but not an argument") {
+  SymbolicAddOne g;
+  CHECK_THROWS_WITH_AS(
+      lower(create_schedule(g.C), {g.C}, "no_input"),
+      Contains("lower: placeholder 'A' is read but is not an argument of lower(); add it to the "
+               "argument list"),
+      Error);
+}
+
+TEST_CASE("E-LOWER-DUPLICATE-ARG: an argument listed twice") {
+  SymbolicAddOne g;
+  CHECK_THROWS_WITH_AS(lower(create_schedule(g.C), {g.A, g.C, g.A}, "dup"),
+                       Contains("lower 'dup': tensor 'A' is listed twice among the arguments"), Error);
+}
+
+TEST_CASE("E-LOWER-FOREIGN-ARG: an argument that is not part of the schedule") {
+  SymbolicAddOne g;
+  Tensor Z = placeholder({3}, f32, "Z");
+  CHECK_THROWS_WITH_AS(
+      lower(create_schedule(g.C), {g.A, g.C, Z}, "foreign"),
+      Contains("lower 'foreign': argument 'Z' is not part of the schedule; pass tensors that the "
+               "schedule's outputs depend on"),
+      Error);
+}
+
+TEST_CASE("E-LOWER-INLINED-ARG: an inlined stage passed as an argument") {
+  Tensor A = placeholder({4}, f32, "A");
+  Tensor B = compute(
+      {4}, [&](Expr i) { return A(i) * 2.0f; }, "B");
+  Tensor C = compute(
+      {4}, [&](Expr i) { return B(i) + 1.0f; }, "C");
+  Schedule s = create_schedule(C);
+  s[B].compute_inline();
+  CHECK_THROWS_WITH_AS(
+      lower(s, {A, B, C}, "inlined_arg"),
+      Contains("lower 'inlined_arg': argument 'B' is computed inline (compute_inline), so it is "
+               "never stored; remove it from the arguments, or compute it at the root"),
+      Error);
+}
+
+TEST_CASE("E-LOWER-UNBOUND-SIZE: a size variable no argument provides") {
+  Var m = size_var("m");
+  Tensor C = compute(
+      {m}, [&](Expr i) { return cast(f32, i); }, "C");
+  Tensor D = compute(
+      {4}, [&](Expr i) { return C(i) * 2.0f; }, "D");
+  CHECK_THROWS_WITH_AS(
+      lower(create_schedule(D), {D}, "unbound"),
+      Contains("lower 'unbound': the computation uses variable 'm', which is neither a dimension "
+               "of an argument nor an argument; pass it as an argument"),
+      Error);
+}
+
+TEST_CASE("E-LOWER-SIZE-IN-EXPRESSION: a size variable that appears only inside shape expressions") {
+  Var m = size_var("m");
+  Tensor Q = placeholder({m * 2}, f32, "Q");
+  Tensor R = compute(
+      {m * 2}, [&](Expr i) { return Q(i); }, "R");
+  CHECK_THROWS_WITH_AS(lower(create_schedule(R), {Q, R}, "expr_only"),
+                       Contains("lower 'expr_only': size variable 'm' appears in argument shapes only inside "
+                                "expressions, so a call cannot bind it; pass 'm' itself as an argument"),
+                       Error);
+}
+
+TEST_CASE("E-LOWER-USER-PASS: a user pass that returns an undefined Stmt") {
+  SymbolicAddOne g;
+  PassContext ctx;
+  ctx.add_pass(PassPosition::AfterFlatten, "forgetful", [](Stmt, const PassContext&) { return Stmt(); });
+  CHECK_THROWS_WITH_AS(
+      lower(create_schedule(g.C), {g.A, g.C}, "user_pass", ctx),
+      Contains("lower 'user_pass': user pass 'forgetful' (after phase 'flatten') returned an "
+               "undefined Stmt; a pass must return the body it was given, or its rewritten version"),
+      Error);
+}
+
+// ---- build and targets -------------------------------------------------------------------------
+
+TEST_CASE("E-BUILD-NO-CPU-BACKEND: build for the CPU in a program without the LLVM backend") {
+  SymbolicAddOne g;
+  runtime::CpuBackend* registered = runtime::cpu_backend_slot();
+  runtime::cpu_backend_slot() = nullptr;  // as in a program that does not link loom::jit
+  std::string message;
+  try {
+    build(g.f, Target::cpu());
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  runtime::cpu_backend_slot() = registered;
+  CHECK_MESSAGE(
+      message.find("build(): this program has no CPU backend: include <loom/loom.hpp> in at least one "
+                   "of its source files and link the CMake target loom::jit") != std::string::npos,
+      message);
+}
+
+TEST_CASE("E-CUDA-ARCH: an unknown CUDA architecture") {
+  SimKernel k;
+  CHECK_THROWS_WITH_AS(
+      build(k.s, {k.A, k.B}, Target::cuda("gfx90a"), "twice"),
+      Contains("unknown CUDA architecture 'gfx90a': name one as sm_<major><minor>, e.g. sm_80"), Error);
+}
+
+TEST_CASE("E-CUDA-NO-DRIVER: Target::cuda() on a machine without a CUDA driver or GPU") {
+  if (runtime::cuda::driver_available()) {
+    MESSAGE("a CUDA driver and GPU are present; this entry applies to machines without one");
+    return;
+  }
+  SimKernel k;
+  CHECK_THROWS_WITH_AS(build(k.s, {k.A, k.B}, Target::cuda(), "twice"),
+                       Contains("build for Target::cuda_sim() (the GPU simulator)"), Error);
+}
+
+// ---- GPU launch limits (checked when the kernel is built) ------------------------------------
+
+TEST_CASE("E-LAUNCH-BLOCK-DIM: more threads along one block dimension than CUDA allows") {
+  Tensor A = placeholder({4096}, f32, "A");
+  Tensor B = compute(
+      {4096}, [&](Expr i) { return A(i); }, "B");
+  Schedule s = create_schedule(B);
+  auto [xo, xi] = s[B].split(B.axis(0), 2048);
+  s[B].bind(xo, thread_axis("blockIdx.x"));
+  s[B].bind(xi, thread_axis("threadIdx.x"));
+  CHECK_THROWS_WITH_AS(
+      build(s, {A, B}, Target::cuda_sim(), "wide"),
+      Contains("kernel wide_kernel0 has threadIdx.x = 2048 (stage 'B'), more than the 1024 threads "
+               "CUDA allows along x; split that axis by a smaller factor"),
+      Error);
+}
+
+TEST_CASE("E-LAUNCH-BLOCK-SIZE: more threads per block than CUDA allows") {
+  Tensor A = placeholder({64, 64}, f32, "A");
+  Tensor B = compute(
+      {64, 64}, [&](Expr i, Expr j) { return A(i, j); }, "B");
+  Schedule s = create_schedule(B);
+  auto [yo, yi] = s[B].split(B.axis(0), 32);
+  s[B].bind(yo, thread_axis("blockIdx.x"));
+  s[B].bind(yi, thread_axis("threadIdx.y"));
+  s[B].bind(B.axis(1), thread_axis("threadIdx.x"));
+  CHECK_THROWS_WITH_AS(
+      build(s, {A, B}, Target::cuda_sim(), "square"),
+      Contains("has 2048 threads per block (threadIdx.x = 64 (stage 'B'), threadIdx.y = 32 (stage "
+               "'B')), more than the 1024 CUDA allows; split the axes bound to threadIdx by smaller "
+               "factors"),
+      Error);
+}
+
+TEST_CASE("E-LAUNCH-GRID: more blocks along a grid dimension than CUDA allows") {
+  Tensor A = placeholder({70000, 2}, f32, "A");
+  Tensor B = compute(
+      {70000, 2}, [&](Expr i, Expr j) { return A(i, j); }, "B");
+  Schedule s = create_schedule(B);
+  s[B].bind(B.axis(0), thread_axis("blockIdx.y"));
+  s[B].bind(B.axis(1), thread_axis("threadIdx.x"));
+  CHECK_THROWS_WITH_AS(
+      build(s, {A, B}, Target::cuda_sim(), "tall"),
+      Contains("has blockIdx.y = 70000 (stage 'B'), more than the 65535 blocks CUDA allows along y; "
+               "bind the larger axis to blockIdx.x"),
+      Error);
+}
+
+TEST_CASE("E-LAUNCH-SHARED: more shared memory per block than the architecture has") {
+  // Every block reads all of A (256 x 256 floats = 256 KB) through one shared-memory tile.
+  const int n = 256;
+  Tensor A = placeholder({n, n}, f32, "A");
+  IterVar r = reduce_axis(0, n, "r"), c = reduce_axis(0, n, "c");
+  Tensor B = compute(
+      {n},
+      [&](Expr i) {
+        return sum(A(r, c) * cast(f32, i), {r, c});
+      },
+      "B");
+  Schedule s = create_schedule(B);
+  Tensor AS = s.cache_read(A, "shared", {B});
+  auto [bo, bi] = s[B].split(B.axis(0), 64);
+  s[B].bind(bo, thread_axis("blockIdx.x"));
+  s[B].bind(bi, thread_axis("threadIdx.x"));
+  s[AS].compute_at(s[B], bo);
+  CHECK_THROWS_WITH_AS(
+      build(s, {A, B}, Target::cuda_sim(), "big_tile"),
+      Contains("bytes of shared memory per block for A.shared (262144 bytes), more than the"), Error);
+}
+
+// ---- kernel calls (checked before anything runs; a rejected call writes nothing) ---------------
+
+TEST_CASE("E-ARG-COUNT: a call with the wrong number of arguments") {
+  SymbolicAddOne g;
+  Buffer<float> a({5});
+  CHECK_THROWS_WITH_AS(
+      interpret(g.f, {a}),
+      Contains("kernel 'add_one' takes 2 arguments (A, C) but was called with 1: pass one argument "
+               "per parameter, in this order"),
+      ArgumentError);
+}
+
+TEST_CASE("E-ARG-KIND: a scalar where a buffer is expected, or a buffer for a scalar") {
+  SymbolicAddOne g;
+  Buffer<float> c = sentinel({5});
+  CHECK_THROWS_WITH_AS(
+      interpret(g.f, {3, c}),
+      Contains("argument 'A' of kernel 'add_one' is a buffer of float32 but a scalar was passed: "
+               "pass a loom::Buffer<float> or a loom::BufferView"),
+      ArgumentError);
+  CHECK(untouched(c));
+}
+
+TEST_CASE("E-ARG-DTYPE: a buffer of the wrong element type") {
+  SymbolicAddOne g;
+  Buffer<double> a({5});
+  Buffer<float> c = sentinel({5});
+  CHECK_THROWS_WITH_AS(
+      interpret(g.f, {a, c}),
+      Contains("argument 'A' of kernel 'add_one' has float64 elements but the kernel expects "
+               "float32: pass a loom::Buffer<float> (convert the data first)"),
+      ArgumentError);
+  CHECK(untouched(c));
+}
+
+TEST_CASE("E-ARG-RANK: a buffer with the wrong number of dimensions") {
+  SymbolicAddOne g;
+  Buffer<float> a({5, 1});
+  Buffer<float> c = sentinel({5});
+  CHECK_THROWS_WITH_AS(
+      interpret(g.f, {a, c}),
+      Contains("argument 'A' of kernel 'add_one' has 2 dimensions but the kernel expects 1 (shape "
+               "[n]): pass a 1-dimensional buffer"),
+      ArgumentError);
+  CHECK(untouched(c));
+}
+
+TEST_CASE("E-ARG-SHAPE: a dimension that differs from the kernel's constant or computed extent") {
+  Tensor A = placeholder({6, 6}, f32, "A");
+  Tensor C = compute(
+      {6, 6}, [&](Expr i, Expr j) { return A(i, j) + 1.0f; }, "C");
+  LoweredFunc f = lower(create_schedule(C), {A, C}, "fixed");
+  Buffer<float> wide({6, 7});
+  Buffer<float> c = sentinel({6, 6});
+  CHECK_THROWS_WITH_AS(
+      interpret(f, {wide, c}),
+      Contains("dimension 1 of argument 'A' is 7, but kernel 'fixed' expects 6: pass a buffer of "
+               "shape [6, 6]"),
+      ArgumentError);
+  CHECK(untouched(c));
+}
+
+TEST_CASE("E-ARG-SIZE-MISMATCH: two arguments that disagree on a symbolic size") {
+  SymbolicAddOne g;
+  Buffer<float> a({8});
+  Buffer<float> c = sentinel({7});
+  CHECK_THROWS_WITH_AS(
+      interpret(g.f, {a, c}),
+      Contains("dimension 0 of argument 'C' is 7, but 'n' is already 8 from argument 'A' (dimension "
+               "0) in the call of kernel 'add_one': pass arguments that agree on 'n'"),
+      ArgumentError);
+  CHECK(untouched(c));
+}
+
+TEST_CASE("E-ARG-NEGATIVE-DIM: a view with a negative dimension") {
+  SymbolicAddOne g;
+  Buffer<float> a({4});
+  Buffer<float> c = sentinel({4});
+  CHECK_THROWS_WITH_AS(
+      interpret(g.f, {a, BufferView(c.data(), {-4})}),
+      Contains("dimension 0 of argument 'C' is negative (-4) in the call of kernel 'add_one': "
+               "shapes must be >= 0"),
+      ArgumentError);
+  CHECK(untouched(c));
+}
+
+TEST_CASE("E-ARG-NULL: a buffer with a null data pointer") {
+  SymbolicAddOne g;
+  Buffer<float> c = sentinel({4});
+  CHECK_THROWS_WITH_AS(
+      interpret(g.f, {BufferView(static_cast<float*>(nullptr), {4}), c}),
+      Contains("argument 'A' of kernel 'add_one' has a null data pointer: allocate its memory (e.g. "
+               "loom::Buffer<float>) before the call"),
+      ArgumentError);
+  CHECK(untouched(c));
+}
+
+TEST_CASE("E-ARG-STRIDES: a buffer laid out with other strides than the kernel's") {
+  Tensor A = placeholder({4, 5}, f32, "A");
+  Tensor C = compute(
+      {4, 5}, [&](Expr i, Expr j) { return A(i, j) + 1.0f; }, "C");
+  LoweredFunc f = lower(create_schedule(C), {A, C}, "rows");
+  Buffer<float> a({4, 5});
+  Buffer<float> padded({4, 5}, {8, 1});
+  padded.fill(kSentinel);
+  CHECK_THROWS_WITH_AS(
+      interpret(f, {a, padded}),
+      Contains("argument 'C' of kernel 'rows' has strides [8, 1] but the kernel expects [5, 1] "
+               "(dimension 0 has stride 8, expected 5): pass a buffer laid out with strides [5, 1]"),
+      ArgumentError);
+  CHECK(untouched(padded));
+}
+
+TEST_CASE("E-ARG-SIZE-RANGE: a size that does not fit the kernel's size variable") {
+  Var n = size_var("n");
+  Tensor A = placeholder({n}, i8, "A");
+  Tensor C = compute(
+      {n}, [&](Expr i) { return A(i); }, "C");
+  LoweredFunc f = lower(create_schedule(C), {A, C}, "bytes");
+  int8_t small[16] = {};
+  BufferView huge(small, {int64_t{1} << 32});
+  CHECK_THROWS_WITH_AS(
+      bind_arguments(f, {huge, huge}),
+      Contains("dimension 0 of argument 'A' of kernel 'bytes' is 4294967296, which does not fit 'n' "
+               "(int32, range -2147483648 to 2147483647): use smaller data or a kernel built with "
+               "int64 sizes"),
+      ArgumentError);
+}
+
+TEST_CASE("E-ARG-INDEX-RANGE: a buffer whose elements lie beyond the kernel's 32-bit flat index") {
+  // Each dimension fits int32, but 65536 x 65536 elements do not: the flat index would wrap.
+  Var n = size_var("n"), m = size_var("m");
+  Tensor A = placeholder({n, m}, i8, "A");
+  Tensor C = compute(
+      {n, m}, [&](Expr i, Expr j) { return A(i, j); }, "C");
+  LoweredFunc f = lower(create_schedule(C), {A, C}, "wide_bytes");
+  int8_t small[16] = {};
+  BufferView huge(small, {65536, 65536});
+  CHECK_THROWS_WITH_AS(
+      bind_arguments(f, {huge, huge}),
+      Contains("argument 'A' of kernel 'wide_bytes' has shape [65536, 65536], whose elements reach "
+               "flat index 4294967295, beyond the 2147483647 that the kernel's int32 index "
+               "arithmetic can address: build the kernel with int64 sizes"),
+      ArgumentError);
+}
+
+TEST_CASE("E-ARG-UNBOUND-SIZE: a size variable no argument of the call binds") {
+  Var m = size_var("m");
+  SymbolicAddOne g;
+  LoweredFunc f = g.f;
+  f.size_vars.push_back(m);  // as a hand-built function that needs 'm' and takes no argument for it
+  Buffer<float> a({5});
+  Buffer<float> c = sentinel({5});
+  CHECK_THROWS_WITH_AS(
+      interpret(f, {a, c}),
+      Contains("extent variable 'm' of kernel 'add_one' is unbound at call time: pass a buffer whose "
+               "shape has 'm' as a dimension, or pass 'm' itself as a scalar argument"),
+      ArgumentError);
+  CHECK(untouched(c));
+}
+
+TEST_CASE("E-ARG-DLPACK: a DLTensor Loom cannot use (null, vector lanes, unsupported dtype)") {
+  SymbolicAddOne g;
+  Buffer<float> c = sentinel({4});
+  const DLTensor* null_tensor = nullptr;
+  CHECK_THROWS_WITH_AS(interpret(g.f, {null_tensor, c}),
+                       Contains("argument 'A' of kernel 'add_one' is a null DLTensor pointer"),
+                       ArgumentError);
+  float data[4] = {};
+  int64_t shape[1] = {4};
+  DLTensor t{};
+  t.data = data;
+  t.device = DLDevice{kDLCPU, 0};
+  t.ndim = 1;
+  t.shape = shape;
+  t.dtype = DLDataType{kDLFloat, 32, 4};
+  CHECK_THROWS_WITH_AS(
+      interpret(g.f, {&t, c}),
+      Contains("argument 'A' of kernel 'add_one' is a DLTensor with 4-lane elements; pass one element "
+               "per lane (lanes = 1)"),
+      ArgumentError);
+  t.dtype = DLDataType{kDLComplex, 64, 1};
+  CHECK_THROWS_WITH_AS(interpret(g.f, {&t, c}), Contains("which Loom does not support"), ArgumentError);
+  CHECK(untouched(c));
+}
+
+TEST_CASE("E-ARG-DEVICE: a DLTensor in GPU memory passed to a CPU kernel") {
+  SymbolicAddOne g;
+  Buffer<float> c = sentinel({4});
+  float data[4] = {};
+  int64_t shape[1] = {4};
+  DLTensor t{};
+  t.data = data;
+  t.device = DLDevice{kDLCUDA, 0};
+  t.ndim = 1;
+  t.shape = shape;
+  t.dtype = DLDataType{kDLFloat, 32, 1};
+  CHECK_THROWS_WITH_AS(
+      interpret(g.f, {&t, c}),
+      Contains("argument 'A' of kernel 'add_one' is in memory of DLPack device type 2 (id 0), which "
+               "the CPU cannot access: copy it to host memory first"),
+      ArgumentError);
+  CHECK(untouched(c));
+}
+
+TEST_CASE("E-ARG-ALIGNMENT: a buffer not aligned to its element type (compiled kernels)") {
+  SimKernel k;
+  Kernel f = k.build_sim();
+  alignas(8) unsigned char bytes[4 * SimKernel::n + 8] = {};
+  BufferView misaligned(reinterpret_cast<float*>(bytes + 1), {SimKernel::n});
+  Buffer<float> b = sentinel({SimKernel::n});
+  CHECK_THROWS_WITH_AS(f(misaligned, b), Contains("argument 'A' of kernel 'twice' has its data at address"),
+                       ArgumentError);
+  CHECK_THROWS_WITH_AS(
+      f(misaligned, b),
+      Contains("which is not aligned to 4 bytes (one float32 element): pass memory aligned to its "
+               "element type"),
+      ArgumentError);
+  CHECK(untouched(b));
+}
+
+TEST_CASE("E-ARG-OVERLAP: an output that overlaps another argument (compiled kernels)") {
+  SimKernel k;
+  Kernel f = k.build_sim();
+  Buffer<float> both = sentinel({SimKernel::n + 1});
+  BufferView in(both.data(), {SimKernel::n}), out(both.data() + 1, {SimKernel::n});
+  CHECK_THROWS_WITH_AS(
+      f(in, out),
+      Contains("arguments 'B' and 'A' of kernel 'twice' overlap in memory, and the kernel writes "
+               "'B': compiled kernels assume distinct tensors do not alias; pass separate buffers"),
+      ArgumentError);
+  CHECK(untouched(both));
+}
+
+TEST_CASE("E-KERNEL-EMPTY: calling a default-constructed Kernel") {
+  Kernel k;
+  Buffer<float> a({4});
+  CHECK_THROWS_WITH_AS(
+      k(a), Contains("this loom::Kernel is empty: get one from build(...) before calling it"), Error);
+}
+
+TEST_CASE("E-KERNEL-WRONG-INSPECTION: asking a kernel for output of another target") {
+  SimKernel k;
+  Kernel f = k.build_sim();
+  CHECK_THROWS_WITH_AS(
+      f.sim_report(),
+      Contains("kernel 'twice': sim_report() is for kernels built for Target::cuda_sim() and called "
+               "at least once"),
+      Error);
+  CHECK_THROWS_WITH_AS(f.llvm_ir(), Contains("which has no LLVM IR or host assembly; see source() and ptx()"),
+                       Error);
+}
+
+TEST_CASE("E-INTERP-OUT-OF-BOUNDS: a schedule that reads outside its input (interpreter)") {
+  const int n = 8;
+  Tensor A = placeholder({n}, f32, "A");
+  Tensor C = compute(
+      {n}, [&](Expr i) { return A(i) + A(i + 1); }, "C");
+  LoweredFunc f = lower(create_schedule(C), {A, C}, "overrun");
+  Buffer<float> a({n}), c({n});
+  CHECK_THROWS_WITH_AS(
+      interpret(f, {a, c}),
+      Contains("out-of-bounds load from buffer 'A': index 8 is outside its extent of 8 float32 "
+               "elements (valid indices are 0 to 7)"),
+      Error);
+}
+
+// ---- the catalog and the tests stay in step --------------------------------------------------
+
+TEST_CASE("catalog: every id in docs/errors.md has a test case, and every test case an entry") {
+  const std::string source_dir = LOOM_SOURCE_DIR;
+  const std::string catalog = read_text(source_dir + "/docs/errors.md");
+  std::set<std::string> documented;
+  for (const std::string& id : ids_after(catalog, "\n### `E-"))
+    CHECK_MESSAGE(documented.insert(id).second, "id listed twice in docs/errors.md: ", id);
+  std::set<std::string> tested;
+  for (const char* file : {"/tests/errors/catalog_test.cpp", "/tests/hostile/hostile_inputs_test.cpp"}) {
+    // Test cases are named "<id>: what it is about".
+    for (const std::string& id : test_case_ids(read_text(source_dir + file)))
+      CHECK_MESSAGE(tested.insert(id).second, "two test cases for ", id);
+  }
+  for (const std::string& id : documented) CHECK_MESSAGE(tested.count(id), id, " has no test case");
+  for (const std::string& id : tested) CHECK_MESSAGE(documented.count(id), id, " is not in docs/errors.md");
+  CHECK(documented.size() >= 40);
+}
