@@ -74,6 +74,8 @@ TEST_CASE("fuzz: random legal schedules keep the result (interpreter and JIT)") 
     Rng rng(seed);
     Program p = fuzz::random_program(rng);
     ScheduleBuilder builder(p, rng);
+    // Lazy: printed only on a failure, and also when a kernel crashes the process.
+    INFO(reproducer(seed, p, builder.code()));
     std::string failure;
     try {
       builder.randomize();
@@ -104,7 +106,6 @@ TEST_CASE("fuzz: random legal schedules keep the result (interpreter and JIT)") 
       failure = cat("a legal schedule threw: ", e.what());
     }
     if (!failure.empty()) {
-      INFO(reproducer(seed, p, builder.code()));
       if (keep_going) {
         FAIL_CHECK(failure);
       } else {

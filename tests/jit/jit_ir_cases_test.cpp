@@ -9,7 +9,7 @@
 #include <string>
 
 #include "../runtime/interp_test_util.hpp"
-#include "jit_harness.hpp"
+#include "../support/jit_harness.hpp"
 
 using namespace loom;
 using namespace loom::test;
@@ -151,7 +151,10 @@ TEST_CASE("jit ir: strided ramps (gathers), vector select, vector let, unmasked 
   Stmt body = loop(q, 0, 2, store(B, let_body, RampNode::make(q * 4, 1, 4)));
   Buffer<int32_t> a({16}), b({8});
   for (int x = 0; x < 16; ++x) a(x) = (x * 7919) % 23;
-  check_jit_matches_interpreter(make_func("pairs", {param(A), param(B)}, body), a, b);
+  Kernel k = check_jit_matches_interpreter(make_func("pairs", {param(A), param(B)}, body), a, b);
+  // Gathers are scalarized: LLVM 19 could encode an AVX-512 gather with its index register as
+  // destination (#UD, found by the fuzzer; target_machine.hpp).
+  CHECK(k.assembly().find("gather") == std::string::npos);
 }
 
 TEST_CASE("jit ir: scatters, broadcast indices and predicated gathers") {

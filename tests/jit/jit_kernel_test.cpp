@@ -7,7 +7,7 @@
 #include <string>
 
 #include "../runtime/interp_test_util.hpp"
-#include "jit_harness.hpp"
+#include "../support/jit_harness.hpp"
 
 using namespace loom;
 using namespace loom::test;

@@ -3,7 +3,7 @@
 // schedule), padded convolution, scan, reductions, parallel and vectorized loops, symbolic shapes.
 #include <doctest/doctest.h>
 
-#include "jit_harness.hpp"
+#include "../support/jit_harness.hpp"
 
 using namespace loom;
 using namespace loom::test;

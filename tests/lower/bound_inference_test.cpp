@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "../support/interpret_checked.hpp"
 #include "lower_test_util.hpp"
 
 using namespace loom;
@@ -36,7 +37,7 @@ TEST_CASE("lower: a producer attached inside a consumer's 1-D tile is realized o
     if (factor <= n)
       CHECK(contains(f.to_string(), "allocate(B: Pointer(global float32), float32, [" + f_text + "])"));
     Buffer<float> a = random_buffer({n}, 9), c({n});
-    interpret(f, {a, c});
+    test::interpret_checked(f, {a, c});
     for (int i = 0; i < n; ++i) CHECK(c(i) == (a(i) + 1.0f) * 2.0f);
   }
 }
@@ -56,7 +57,7 @@ TEST_CASE("lower: a stencil consumer C[i] = B[i] + B[i+1] + B[i+2] makes B's reg
   LoweredFunc f = lower(s, {A, C}, "stencil");
   CHECK(contains(f.to_string(), "allocate(B: Pointer(global float32), float32, [6])"));
   Buffer<float> a = random_buffer({n + 2}, 1), c({n});
-  interpret(f, {a, c});
+  test::interpret_checked(f, {a, c});
   for (int i = 0; i < n; ++i) CHECK(c(i) == a(i) * 3.0f + a(i + 1) * 3.0f + a(i + 2) * 3.0f);
 
   // At the root, the region is what C reads: [0, n + 2).
@@ -115,7 +116,7 @@ TEST_CASE("lower: a producer read by a reduction consumer is realized over the r
     CHECK(contains(schedule_phase_text(s, {A, C}), "realize(B, [i:1, (k.outer*4):4], \"global\")"));
     LoweredFunc f = lower(s, {A, C}, "chunked");
     Buffer<float> a = random_buffer({m, kk}, 2), c({m});
-    interpret(f, {a, c});
+    test::interpret_checked(f, {a, c});
     for (int i = 0; i < m; ++i) {
       float e = 0.0f;
       for (int j = 0; j < kk; ++j) e += a(i, j) * a(i, j);
@@ -143,7 +144,7 @@ TEST_CASE("lower: two consumers: the region covers both reads (a reversed read w
   CHECK_FALSE(contains(sched, "realize(B, [(i.outer*4):4]"));
   LoweredFunc f = lower(s, {A, D}, "two_consumers");
   Buffer<float> a = random_buffer({n}, 3), d({n});
-  interpret(f, {a, d});
+  test::interpret_checked(f, {a, d});
   for (int i = 0; i < n; ++i) {
     float b = a(i) + 2.0f;
     CHECK(d(i) == b + b * 2.0f + (a(i / 2) + 2.0f));
@@ -169,7 +170,7 @@ TEST_CASE("lower: symbolic extents: a root producer is realized over n, an attac
   CHECK(contains(f.to_string(), "float32, [40])"));
   for (int rows : {1, 8, 11}) {
     Buffer<float> a = random_buffer({rows, 5}, 4), c({rows, 5});
-    interpret(f, {a, c});
+    test::interpret_checked(f, {a, c});
     for (int i = 0; i < rows; ++i)
       for (int j = 0; j < 5; ++j) CHECK(c(i, j) == (a(i, j) + 1.0f) * 2.0f);
   }
@@ -191,7 +192,7 @@ TEST_CASE("lower: a producer attached inside a fused loop covers every row the f
   CHECK(contains(sched, "realize(B, "));
   CHECK(contains(sched, ", 0:5], \"global\")"));  // whole rows: a chunk of 4 may span two rows
   Buffer<float> a = random_buffer({m, n}, 5), c({m, n});
-  interpret(fn, {a, c});
+  test::interpret_checked(fn, {a, c});
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j) CHECK(c(i, j) == a(i, j) * 2.0f + 1.0f);
 }

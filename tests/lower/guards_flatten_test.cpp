@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "../support/interpret_checked.hpp"
 #include "lower_test_util.hpp"
 
 using namespace loom;
@@ -103,7 +104,7 @@ TEST_CASE("lower: storage flattening gives row-major flat indices for argument b
   CHECK(kinds[IRNodeKind::Store] == 1);
   CHECK(kinds[IRNodeKind::Load] == 1);
   Buffer<float> a = random_buffer({x, y, z}, 1), c({z, y, x});
-  interpret(f, {a, c});
+  test::interpret_checked(f, {a, c});
   for (int i = 0; i < x; ++i)
     for (int j = 0; j < y; ++j)
       for (int k = 0; k < z; ++k) CHECK(c(k, j, i) == a(i, j, k) + 1.0f);
@@ -134,7 +135,7 @@ TEST_CASE("lower: an attached buffer is indexed relative to its region, an inter
     CHECK(contains(text, "allocate(B: Pointer(global float32), float32, [12])"));
     CHECK(contains(text, "(B[((i.inner*3) + j.inner)] + 1f32)"));  // tile-relative, row stride 3
     Buffer<float> a = random_buffer({m, n}, 2), c({m, n});
-    interpret(f, {a, c});
+    test::interpret_checked(f, {a, c});
     for (int i = 0; i < m; ++i)
       for (int j = 0; j < n; ++j) CHECK(c(i, j) == a(i, j) * 2.0f + 1.0f);
   }
@@ -155,7 +156,7 @@ TEST_CASE("lower: an attached buffer is indexed relative to its region, an inter
     LoweredFunc f = lower(s, {A, E}, "offset");
     CHECK(contains(f.to_string(), "float32, [27])"));
     Buffer<float> a = random_buffer({m, n}, 3), e({m - 2, n});
-    interpret(f, {a, e});
+    test::interpret_checked(f, {a, e});
     for (int i = 0; i < m - 2; ++i)
       for (int j = 0; j < n; ++j) CHECK(e(i, j) == a(i + 2, j) * 2.0f - a(i, j) * 2.0f);
   }

@@ -15,6 +15,7 @@
 
 #include <unistd.h>
 
+#include "../support/interpret_checked.hpp"
 #include "lower_test_util.hpp"
 
 using namespace loom;
@@ -176,7 +177,7 @@ TEST_CASE("lower: a user pass that rewrites the IR changes the result that is in
   LoweredFunc f = lower(s, {g.A, g.C}, "rewrite", ctx);
   CHECK(contains(f.to_string(), "5f32"));
   Buffer<float> a = random_buffer({Graph::n, Graph::n}, 1), c({Graph::n, Graph::n});
-  interpret(f, {a, c});
+  test::interpret_checked(f, {a, c});
   for (int i = 0; i < Graph::n; ++i)
     for (int j = 0; j < Graph::n; ++j) CHECK(c(i, j) == a(j, i) * 2.0f + 5.0f);
 }
@@ -290,8 +291,8 @@ TEST_CASE("lower: switching simplify off keeps the unsimplified flat indices") {
   CHECK(contains(simplified.to_string(), "(i.outer*40)"));
   CHECK_FALSE(contains(unsimplified.to_string(), "(i.outer*40)"));
   Buffer<float> a = random_buffer({n, n}, 2), c1({n, n}), c2({n, n});
-  interpret(unsimplified, {a, c1});
-  interpret(simplified, {a, c2});
+  test::interpret_checked(unsimplified, {a, c1});
+  test::interpret_checked(simplified, {a, c2});
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j) CHECK(c1(i, j) == c2(i, j));
 }

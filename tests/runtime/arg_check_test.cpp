@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "../support/interpret_checked.hpp"
 #include "interp_test_util.hpp"
 
 using namespace loom;
@@ -39,7 +40,7 @@ constexpr float kSentinel = 12345.0f;
 /// Expects an ArgumentError containing `message` and the output buffer still all sentinel.
 void check_rejected(const LoweredFunc& f, const std::vector<KernelArg>& args, const Buffer<float>& output,
                     const std::string& message) {
-  CHECK_THROWS_WITH_AS(interpret(f, args), doctest::Contains(message.c_str()), ArgumentError);
+  CHECK_THROWS_WITH_AS(test::interpret_checked(f, args), doctest::Contains(message.c_str()), ArgumentError);
   for (int64_t x = 0; x < output.num_elements(); ++x) REQUIRE(output.at_flat(x) == kSentinel);
 }
 
@@ -146,7 +147,7 @@ TEST_CASE("arg_check: dimensions given by expressions are evaluated") {
   check_rejected(f, {a, b}, b,
                  "dimension 0 of argument 'B' is 7, but kernel 'pad' expects (n + 2) = 8 (with n = 6)");
   Buffer<float> good({8});
-  CHECK_NOTHROW(interpret(f, {a, good}));
+  CHECK_NOTHROW(test::interpret_checked(f, {a, good}));
 }
 
 TEST_CASE("arg_check: strides") {
@@ -160,7 +161,7 @@ TEST_CASE("arg_check: strides") {
       "stride 8, expected 5)");
   SUBCASE("the stride of an extent-1 dimension is irrelevant") {
     Buffer<float> a1({1, 3}, {100, 1}), c1({1, 5});
-    CHECK_NOTHROW(interpret(g.func, {a1, b, c1}));
+    CHECK_NOTHROW(test::interpret_checked(g.func, {a1, b, c1}));
   }
   SUBCASE("declared strides are evaluated") {
     Var n("n");
@@ -169,7 +170,7 @@ TEST_CASE("arg_check: strides") {
     Var i("i");
     LoweredFunc f = make_func("strided", {param(P)}, loop(i, 0, n, store(P, Expr(1.0f), i * 8)), {n});
     Buffer<float> p({3, 4}, {8, 1});
-    CHECK_NOTHROW(interpret(f, {p}));
+    CHECK_NOTHROW(test::interpret_checked(f, {p}));
     CHECK(p(2, 0) == 1.0f);
     Buffer<float> compact = sentinel({3, 4});
     check_rejected(f, {compact}, compact, "the kernel expects [8, 1]");

@@ -9,6 +9,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "../support/interpret_checked.hpp"
 #include "interp_test_util.hpp"
 
 using namespace loom;
@@ -26,7 +27,7 @@ T eval_scalar(const Expr& e, std::vector<FuncParam> scalars = {}, std::vector<Ke
   Buffer<T> result({1});
   std::vector<KernelArg> args{result};
   args.insert(args.end(), values.begin(), values.end());
-  interpret(make_func("eval", params, store(out, e, 0)), args);
+  test::interpret_checked(make_func("eval", params, store(out, e, 0)), args);
   return result.at_flat(0);
 }
 
@@ -120,7 +121,7 @@ void check_elementwise_ops(double lo, double hi) {
     CAPTURE(kind_name(op));
     LoweredFunc f = make_func("ew", {param(A), param(B), param(C)},
                               loop(i, 0, n, store(C, apply(op, load(A, i), load(B, i)), i)));
-    interpret(f, {a, b, c});
+    test::interpret_checked(f, {a, b, c});
     for (int x = 0; x < n; ++x) {
       CAPTURE(x);
       CHECK(same_value(c(x), reference<T>(op, a(x), b(x))));
@@ -231,7 +232,7 @@ TEST_CASE("interpreter: float16 and bfloat16 round after every operation") {
     Expr step = constant<half>(half(0.1f));
     LoweredFunc f = make_func("acc16", {param(out)}, loop(i, 0, n, store(out, load(out, 0) + step, 0)));
     Buffer<half> o({1});
-    interpret(f, {o});
+    test::interpret_checked(f, {o});
     half expected(0.0f);
     for (int x = 0; x < n; ++x) expected = half(float(expected) + float(half(0.1f)));
     CHECK(o(0).bits == expected.bits);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "../support/interpret_checked.hpp"
 #include "interp_test_util.hpp"
 
 using namespace loom;
@@ -52,7 +53,7 @@ TEST_CASE("interpreter: elementwise add over a symbolic extent") {
     Buffer<float> a({size}), b({size}), c({size});
     fill_random(a, 1);
     fill_random(b, 2);
-    interpret(f, {a, b, c});
+    test::interpret_checked(f, {a, b, c});
     for (int x = 0; x < size; ++x) CHECK(c(x) == a(x) + b(x));
   }
 }
@@ -63,7 +64,7 @@ TEST_CASE("interpreter: a shape variable missing from size_vars is still bound b
   Var i("i");
   LoweredFunc f = make_func("iota", {param(A)}, loop(i, 0, n, store(A, i, i)));  // no size_vars
   Buffer<int32_t> a({6});
-  interpret(f, {a});
+  test::interpret_checked(f, {a});
   for (int x = 0; x < 6; ++x) CHECK(a(x) == x);
 }
 
@@ -81,7 +82,7 @@ TEST_CASE("interpreter: row sums through an allocated accumulator (float64)") {
   LoweredFunc f = make_func("row_sum", {param(A), param(S)}, body);
   Buffer<double> a({rows, cols}), s({rows});
   fill_random(a, 3);
-  interpret(f, {a, s});
+  test::interpret_checked(f, {a, s});
   for (int r = 0; r < rows; ++r) {
     double expected = 0.0;
     for (int c = 0; c < cols; ++c) expected += a(r, c);
@@ -99,7 +100,7 @@ TEST_CASE("interpreter: allocations start zeroed and are fresh in every iteratio
                               SeqNode::make({StoreNode::make(tmp, LoadNode::make(i32, tmp, 5) + i + 1, 5),
                                              store(out, LoadNode::make(i32, tmp, 5), i)})));
   Buffer<int32_t> o({4});
-  interpret(make_func("fresh", {param(out)}, body), {o});
+  test::interpret_checked(make_func("fresh", {param(out)}, body), {o});
   for (int x = 0; x < 4; ++x) CHECK(o(x) == x + 1);
 }
 
@@ -109,7 +110,7 @@ TEST_CASE("interpreter: 64x64 matmul matches C++, and the 256^3 matmul is timed"
     Buffer<float> a({n, n}), b({n, n}), c({n, n});
     fill_random(a, 4);
     fill_random(b, 5);
-    interpret(matmul_func(n), {a, b, c});
+    test::interpret_checked(matmul_func(n), {a, b, c});
     Buffer<float> expected = reference_matmul(a, b, n);
     for (int x = 0; x < n * n; ++x) REQUIRE(c.at_flat(x) == expected.at_flat(x));
   }
@@ -119,7 +120,7 @@ TEST_CASE("interpreter: 64x64 matmul matches C++, and the 256^3 matmul is timed"
   fill_random(b, 7);
   LoweredFunc f = matmul_func(n);
   auto start = std::chrono::steady_clock::now();
-  interpret(f, {a, b, c});
+  test::interpret_checked(f, {a, b, c});
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   MESSAGE("interpreter: 256x256x256 float32 matmul took " << seconds << " s ("
                                                           << 2.0 * n * n * n / seconds / 1e6 << " MFLOP/s)");
@@ -135,7 +136,7 @@ TEST_CASE("interpreter: every loop kind runs its iterations in order") {
     // out[0] records the order: out[0] = out[0] * 10 + i.
     Stmt body = loop(i, 1, 5, store(out, load(out, 0) * 10 + i, 0), kind);
     Buffer<int32_t> o({8});
-    interpret(make_func("order", {param(out)}, body), {o});
+    test::interpret_checked(make_func("order", {param(out)}, body), {o});
     CHECK(o(0) == 12345);
   }
 }
@@ -146,7 +147,7 @@ TEST_CASE("interpreter: loop bounds are evaluated once at entry") {
   // The extent reads out[0], which the body changes; the loop still runs 3 times.
   Stmt body = SeqNode::make({store(out, 3, 0), loop(i, 0, load(out, 0), store(out, load(out, 0) + 1, 0))});
   Buffer<int32_t> o({1});
-  interpret(make_func("once", {param(out)}, body), {o});
+  test::interpret_checked(make_func("once", {param(out)}, body), {o});
   CHECK(o(0) == 6);
 }
 
@@ -165,7 +166,7 @@ TEST_CASE("interpreter: vector ramps, broadcasts and predicated loads and stores
   LoweredFunc f = make_func("vec", {param(A), param(B)}, body, {nv});
   Buffer<float> a({n}), b({n});
   fill_random(a, 8);
-  interpret(f, {a, b});
+  test::interpret_checked(f, {a, b});
   for (int x = 0; x < n; ++x) CHECK(b(x) == a(x) * 2.0f + static_cast<float>(x % lanes));
 }
 
@@ -179,7 +180,7 @@ TEST_CASE("interpreter: strided ramps, vector select, vector let and unmasked ve
   Stmt body = loop(q, 0, 2, store(B, let_body, RampNode::make(q * 4, 1, 4)));
   Buffer<int32_t> a({16}), b({8});
   for (int x = 0; x < 16; ++x) a(x) = (x * 7919) % 23;
-  interpret(make_func("pairs", {param(A), param(B)}, body), {a, b});
+  test::interpret_checked(make_func("pairs", {param(A), param(B)}, body), {a, b});
   for (int x = 0; x < 8; ++x) CHECK(b(x) == 3 * std::max(a(2 * x), a(2 * x + 1)));
 }
 
@@ -189,7 +190,7 @@ TEST_CASE("interpreter: a vector LetStmt binds every lane before its body runs")
   Expr ramp = RampNode::make(make_const(f64, 0.5), make_const(f64, 0.25), 4);
   Stmt body = LetStmtNode::make(v, ramp, store(out, v + v, RampNode::make(Expr(0), Expr(1), 4)));
   Buffer<double> o({4});
-  interpret(make_func("vlet", {param(out)}, body), {o});
+  test::interpret_checked(make_func("vlet", {param(out)}, body), {o});
   for (int x = 0; x < 4; ++x) CHECK(o(x) == 2 * (0.5 + 0.25 * x));
 }
 
@@ -199,7 +200,7 @@ TEST_CASE("interpreter: a vector store reads all lanes before writing any") {
   Stmt body = store(A, load(A, RampNode::make(Expr(0), Expr(1), 4)), RampNode::make(Expr(1), Expr(1), 4));
   Buffer<int32_t> a({5});
   for (int x = 0; x < 5; ++x) a(x) = 10 + x;
-  interpret(make_func("shift", {param(A)}, body), {a});
+  test::interpret_checked(make_func("shift", {param(A)}, body), {a});
   CHECK(a(0) == 10);
   for (int x = 1; x < 5; ++x) CHECK(a(x) == 10 + x - 1);
 }
@@ -213,7 +214,7 @@ TEST_CASE("interpreter: if_then_else evaluates only the chosen branch (zero padd
   LoweredFunc f = make_func("pad", {param(A), param(B)}, loop(i, 0, n + 2, store(B, padded, i)));
   Buffer<float> a({n}), b({n + 2});
   fill_random(a, 9);
-  CHECK_NOTHROW(interpret(f, {a, b}));
+  CHECK_NOTHROW(test::interpret_checked(f, {a, b}));
   CHECK(b(0) == 0.0f);
   CHECK(b(n + 1) == 0.0f);
   for (int x = 1; x <= n; ++x) CHECK(b(x) == a(x - 1));
@@ -221,7 +222,7 @@ TEST_CASE("interpreter: if_then_else evaluates only the chosen branch (zero padd
   SUBCASE("select evaluates both branches, so the same read in a select is caught") {
     Expr eager = select(i >= 1 && i < n + 1, load(A, i - 1), Expr(0.0f));
     LoweredFunc g = make_func("pad_select", {param(A), param(B)}, loop(i, 0, n + 2, store(B, eager, i)));
-    CHECK_THROWS_WITH_AS(interpret(g, {a, b}), doctest::Contains("index -1"), Error);
+    CHECK_THROWS_WITH_AS(test::interpret_checked(g, {a, b}), doctest::Contains("index -1"), Error);
   }
   SUBCASE("lanes of a vector if_then_else are lazy one by one") {
     Expr index = RampNode::make(Expr(-2), Expr(1), 4);  // -2, -1, 0, 1
@@ -229,7 +230,7 @@ TEST_CASE("interpreter: if_then_else evaluates only the chosen branch (zero padd
                                     BroadcastNode::make(Expr(-5.0f), 4));
     LoweredFunc g =
         make_func("vpad", {param(A), param(B)}, store(B, lane_padded, RampNode::make(Expr(0), Expr(1), 4)));
-    interpret(g, {a, b});
+    test::interpret_checked(g, {a, b});
     CHECK(b(0) == -5.0f);
     CHECK(b(1) == -5.0f);
     CHECK(b(2) == a(0));
@@ -252,14 +253,14 @@ TEST_CASE("interpreter: let expressions and statements, shadowing, asserts, bran
       EvaluateNode::make(0),
   });
   Buffer<int32_t> o({4});
-  interpret(make_func("misc", {param(out)}, body), {o});
+  test::interpret_checked(make_func("misc", {param(out)}, body), {o});
   CHECK(o(0) == 15);
   CHECK(o(1) == 7);
   CHECK(o(2) == 100);
   CHECK(o(3) == 200);
 
   Stmt asserting = AssertStmtNode::make(Expr(1) > Expr(2), "one is not greater than two", store(out, 1, 0));
-  CHECK_THROWS_WITH_AS(interpret(make_func("assert", {param(out)}, asserting), {o}),
+  CHECK_THROWS_WITH_AS(test::interpret_checked(make_func("assert", {param(out)}, asserting), {o}),
                        "one is not greater than two", Error);
 }
 
@@ -274,7 +275,7 @@ TEST_CASE("interpreter: scalar parameters, integer and float") {
   fill_random(b, 11);
   Buffer<float> b0 = Buffer<float>({5});
   for (int x = 0; x < 5; ++x) b0(x) = b(x);
-  interpret(f, {a, b, 0.1, int64_t{5}});  // a double 0.1 rounds to the float32 parameter
+  test::interpret_checked(f, {a, b, 0.1, int64_t{5}});  // a double 0.1 rounds to the float32 parameter
   for (int x = 0; x < 5; ++x) CHECK(b(x) == 0.1f * a(x) + b0(x));
 }
 
@@ -300,14 +301,14 @@ TEST_CASE("interpreter: extern stage calls see views of their buffers") {
                      loop(i, 0, n, store(B, LoadNode::make(f32, tmp, i) + Expr(1.0f), i))}));
   Buffer<float> a({n}), b({n});
   fill_random(a, 12);
-  interpret(make_func("ext", {param(A), param(B)}, body), {a, b});
+  test::interpret_checked(make_func("ext", {param(A), param(B)}, body), {a, b});
   for (int x = 0; x < n; ++x) CHECK(b(x) == 2.0f * a(x) + 1.0f);
 
   SUBCASE("a view larger than its buffer is refused before the call") {
     ExternStageCall too_big = call;
     too_big.inputs[0].shape = {Expr(n + 1)};
     Stmt bad = AllocateNode::make(tmp, f32, {n}, "global", EvaluateNode::make(too_big.encode()));
-    CHECK_THROWS_WITH_AS(interpret(make_func("ext_bad", {param(A), param(B)}, bad), {a, b}),
+    CHECK_THROWS_WITH_AS(test::interpret_checked(make_func("ext_bad", {param(A), param(B)}, bad), {a, b}),
                          doctest::Contains("extern stage 'doubler': the view of buffer 'A'"), Error);
   }
 }
@@ -321,24 +322,25 @@ TEST_CASE("interpreter: out-of-bounds accesses throw and name buffer, index and 
     LoweredFunc f =
         make_func("oob_store", {param(A), param(B)}, loop(i, 0, n + 1, store(B, load(A, i % n), i)));
     CHECK_THROWS_WITH_AS(
-        interpret(f, {a, b}),
+        test::interpret_checked(f, {a, b}),
         doctest::Contains("out-of-bounds store to buffer 'B': index 8 is outside its extent of 8 "
                           "float32 elements"),
         Error);
   }
   SUBCASE("load before the start") {
     LoweredFunc f = make_func("oob_load", {param(A), param(B)}, loop(i, 0, n, store(B, load(A, i - 3), i)));
-    CHECK_THROWS_WITH_AS(interpret(f, {a, b}), doctest::Contains("load from buffer 'A': index -3"), Error);
+    CHECK_THROWS_WITH_AS(test::interpret_checked(f, {a, b}),
+                         doctest::Contains("load from buffer 'A': index -3"), Error);
   }
   SUBCASE("an allocation's own extent") {
     Var tmp("tmp", handle_type);
     Stmt body = AllocateNode::make(tmp, i32, {2, 2}, "local", loop(i, 0, 5, StoreNode::make(tmp, i, i)));
-    CHECK_THROWS_WITH_AS(interpret(make_func("oob_alloc", {param(A), param(B)}, body), {a, b}),
+    CHECK_THROWS_WITH_AS(test::interpret_checked(make_func("oob_alloc", {param(A), param(B)}, body), {a, b}),
                          doctest::Contains("buffer 'tmp': index 4 is outside its extent of 4 int32"), Error);
   }
   SUBCASE("a masked-in vector lane") {
     Stmt body = store(B, load(A, RampNode::make(Expr(6), Expr(1), 4)), RampNode::make(Expr(0), Expr(1), 4));
-    CHECK_THROWS_WITH_AS(interpret(make_func("oob_vec", {param(A), param(B)}, body), {a, b}),
+    CHECK_THROWS_WITH_AS(test::interpret_checked(make_func("oob_vec", {param(A), param(B)}, body), {a, b}),
                          doctest::Contains("index 8"), Error);
   }
 }
@@ -348,8 +350,9 @@ TEST_CASE("interpreter: integer division by zero throws and names the expression
   BufferParam out = buffer_param("out", i32, {1});
   LoweredFunc f = make_func("div0", {param(out), scalar_param(d)}, store(out, Expr(7) / d, 0));
   Buffer<int32_t> o({1});
-  CHECK_THROWS_WITH_AS(interpret(f, {o, 0}), doctest::Contains("integer division by zero in (7 / d)"), Error);
-  interpret(f, {o, 2});
+  CHECK_THROWS_WITH_AS(test::interpret_checked(f, {o, 0}),
+                       doctest::Contains("integer division by zero in (7 / d)"), Error);
+  test::interpret_checked(f, {o, 2});
   CHECK(o(0) == 3);
 }
 
@@ -358,8 +361,9 @@ TEST_CASE("interpreter: unlowered IR and unbound variables are reported") {
   Buffer<int32_t> o({1});
   SUBCASE("a variable no one binds") {
     Var ghost("ghost");
-    CHECK_THROWS_WITH_AS(interpret(make_func("ghostly", {param(out)}, store(out, ghost, 0)), {o}),
-                         doctest::Contains("uses variable 'ghost'"), Error);
+    CHECK_THROWS_WITH_AS(
+        test::interpret_checked(make_func("ghostly", {param(out)}, store(out, ghost, 0)), {o}),
+        doctest::Contains("uses variable 'ghost'"), Error);
   }
   SUBCASE("Realize and Provide mean the function was not lowered") {
     struct FakeProducer : ProducerNode {
@@ -371,22 +375,23 @@ TEST_CASE("interpreter: unlowered IR and unbound variables are reported") {
     };
     Producer t = make_ref<FakeProducer>();
     Stmt body = RealizeNode::make(t, {Range(0, 1)}, "global", ProvideNode::make(t, {Expr(0)}, 1));
-    CHECK_THROWS_WITH_AS(interpret(make_func("unlowered", {param(out)}, body), {o}),
+    CHECK_THROWS_WITH_AS(test::interpret_checked(make_func("unlowered", {param(out)}, body), {o}),
                          doctest::Contains("was not lowered"), InternalError);
     Stmt load_producer = store(out, ProducerLoadNode::make(t, {Expr(0)}), 0);
-    CHECK_THROWS_AS(interpret(make_func("unlowered2", {param(out)}, load_producer), {o}), InternalError);
+    CHECK_THROWS_AS(test::interpret_checked(make_func("unlowered2", {param(out)}, load_producer), {o}),
+                    InternalError);
   }
   SUBCASE("an extern C function no one registered") {
     Expr call = CallNode::make(i32, "my_c_function", {Expr(1)}, CallKind::Extern);
     CHECK_THROWS_WITH_AS(
-        interpret(make_func("calls", {param(out)}, store(out, call, 0)), {o}),
+        test::interpret_checked(make_func("calls", {param(out)}, store(out, call, 0)), {o}),
         doctest::Contains("extern C function 'my_c_function' is called by generated code but "
                           "not registered"),
         Error);
   }
   SUBCASE("an intrinsic the interpreter does not know") {
     Expr call = CallNode::make(i32, "my_intrinsic", {Expr(1)}, CallKind::PureIntrinsic);
-    CHECK_THROWS_WITH_AS(interpret(make_func("calls", {param(out)}, store(out, call, 0)), {o}),
+    CHECK_THROWS_WITH_AS(test::interpret_checked(make_func("calls", {param(out)}, store(out, call, 0)), {o}),
                          doctest::Contains("cannot run the call my_intrinsic"), Error);
   }
 }

@@ -34,20 +34,6 @@ LoweredFunc one_warp_kernel(const std::string& name, const Var& tx, const Var& s
   return make_func(name, {param(out)}, bind(tx, "threadIdx.x", 32, body));
 }
 
-LoweredFunc transpose_func(int n, int row) {
-  BufferParam A = buffer_param("A", f32, {n, n}), B = buffer_param("B", f32, {n, n});
-  Var bx("bx"), by("by"), tx("tx"), ty("ty"), tile("tile", handle_type);
-  Stmt body = seq({
-      st(tile, load(A, (by * 32 + ty) * n + bx * 32 + tx), ty * row + tx),
-      syncthreads(),
-      store(B, ld(tile, f32, tx * row + ty), (bx * 32 + ty) * n + by * 32 + tx),
-  });
-  body = allocate(tile, f32, 32 * row, "shared", body);
-  body = bind(by, "blockIdx.y", n / 32,
-              bind(bx, "blockIdx.x", n / 32, bind(ty, "threadIdx.y", 32, bind(tx, "threadIdx.x", 32, body))));
-  return make_func("transpose", {param(A), param(B)}, body);
-}
-
 void check_stats(const SimBankStats& s, int64_t instructions, int64_t wavefronts, int64_t ideal) {
   CHECK(s.instructions == instructions);
   CHECK(s.wavefronts == wavefronts);

@@ -32,6 +32,22 @@ inline Stmt syncthreads() { return BarrierNode::make("shared"); }
 
 inline Stmt seq(const std::vector<Stmt>& stmts) { return SeqNode::make(stmts); }
 
+/// B = A^T for n x n float32 (n a multiple of 32), one 32x32 tile per block of 32x32 threads,
+/// through a shared tile whose rows are `row` floats long (32: conflicts; 33: padded).
+inline LoweredFunc transpose_func(int n, int row) {
+  BufferParam A = buffer_param("A", f32, {n, n}), B = buffer_param("B", f32, {n, n});
+  Var bx("bx"), by("by"), tx("tx"), ty("ty"), tile("tile", handle_type);
+  Stmt body = seq({
+      st(tile, load(A, (by * 32 + ty) * n + bx * 32 + tx), ty * row + tx),
+      syncthreads(),
+      store(B, ld(tile, f32, tx * row + ty), (bx * 32 + ty) * n + by * 32 + tx),
+  });
+  body = allocate(tile, f32, 32 * row, "shared", body);
+  body = bind(by, "blockIdx.y", n / 32,
+              bind(bx, "blockIdx.x", n / 32, bind(ty, "threadIdx.y", 32, bind(tx, "threadIdx.x", 32, body))));
+  return make_func("transpose", {param(A), param(B)}, body);
+}
+
 /// Simulates with races recorded instead of thrown.
 inline SimReport simulate_keep_races(const LoweredFunc& f, const std::vector<KernelArg>& args) {
   SimOptions options;

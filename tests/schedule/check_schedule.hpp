@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 #include <vector>
+#include "../support/interpret_checked.hpp"
 
 namespace loom::test {
 
@@ -49,8 +50,8 @@ inline LoweredFunc check_against_default(const Schedule& scheduled, const std::v
     ref_args.push_back(ref_out.back());
     got_args.push_back(got_out.back());
   }
-  interpret(reference, ref_args);
-  interpret(f, got_args);
+  test::interpret_checked(reference, ref_args);
+  test::interpret_checked(f, got_args);
   for (size_t o = 0; o < outputs.size(); ++o) {
     int64_t bad = 0;
     for (int64_t i = 0; i < ref_out[o].num_elements(); ++i) {

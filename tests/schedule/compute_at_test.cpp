@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "../support/interpret_checked.hpp"
 #include "schedule_test_util.hpp"
 
 using namespace loom;
@@ -258,7 +259,7 @@ TEST_CASE("schedule: compute_at on a symbolic size, checked at several sizes") {
   for (int size : {1, 7, 8, 9, 31}) {
     CAPTURE(size);
     Buffer<float> a = random_buffer({size}, 3), c({size});
-    interpret(f, {a, c});
+    test::interpret_checked(f, {a, c});
     int bad = 0;
     for (int i = 0; i < size; ++i) bad += c(i) != a(i) * a(i) + 1.0f;
     CHECK(bad == 0);
@@ -282,5 +283,26 @@ TEST_CASE(
   Schedule s = create_schedule(C);
   auto [o, in] = s[C].split(C.axis(0), 3);
   s[E].compute_at(s[C], o);
+  check_against_default(s, {A}, {C});
+}
+
+TEST_CASE("schedule: a producer attached inside a consumer's fully guarded iterations gets no negative extent") {
+  // Found by the fuzzer (seed 786261): C's cache stage splits j (extent 5) by 7 and then into 6
+  // parts, so most iterations of the outer part lie past the end of j. P's region there starts
+  // beyond P's last column; clamping only its end made the allocation's extent negative.
+  const int n = 16, m = 5;
+  Tensor A = placeholder({n + 1, m}, f32, "A");
+  Tensor P = compute({n + 1, m}, [&](Expr i, Expr j) { return A(i, j) * 2.0f + 1.0f; }, "P");
+  Tensor C = compute({n, m}, [&](Expr i, Expr j) { return P(i, j) + P(i + 1, j) * A(i, j); }, "C");
+  Schedule s = create_schedule(C);
+  Tensor CL = s.cache_write(C, "local");
+  auto [o0, i1] = s[C].split(C.axis(0), Factor{6});
+  s[C].reorder({i1, C.axis(1), o0});
+  auto [o4, i5] = s[CL].split(CL.axis(1), Factor{7});
+  auto [o6, i7] = s[CL].split(o4, NParts{1});
+  auto [o8, i9] = s[CL].split(o6, NParts{6});
+  s[CL].fuse(CL.axis(0), o8);
+  s[P].compute_at(s[CL], i9);
+  s[CL].vectorize(i5);
   check_against_default(s, {A}, {C});
 }

@@ -1,5 +1,6 @@
 // rfactor and set_store_predicate: factored reductions agree with the plain reduction on sizes
 // the splits do not divide, for both factor axes and for a tuple (argmax) reducer.
+#include "../support/interpret_checked.hpp"
 #include "check_schedule.hpp"
 
 using namespace loom;
@@ -73,7 +74,7 @@ TEST_CASE("set_store_predicate guards the store") {
   Buffer<float> a({20}), b({20});
   for (int i = 0; i < 20; ++i) a(i) = static_cast<float>(i);
   b.fill(-1.0f);
-  interpret(f, {a, b});
+  test::interpret_checked(f, {a, b});
   for (int i = 0; i < 20; ++i) CHECK(b(i) == (i == 3 ? -1.0f : a(i) + 1.0f));
 }
 

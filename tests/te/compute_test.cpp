@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/interpret_checked.hpp"
 #include "te_test_util.hpp"
 
 using namespace loom;
@@ -29,7 +30,7 @@ TEST_CASE("te: compute of rank 0 over a rank-0 placeholder") {
   CHECK(f.to_string().find("for (") == std::string::npos);  // no loops at all
   Buffer<float> a(kScalar), d(kScalar);
   a.at_flat(0) = 2.5f;
-  interpret(f, {a, d});
+  test::interpret_checked(f, {a, d});
   CHECK(d.at_flat(0) == 8.5f);
 }
 
@@ -41,7 +42,7 @@ TEST_CASE("te: compute of rank 1, lambda over one Expr") {
   Schedule s = create_schedule(C);
   LoweredFunc f = lower(s, {A, C}, "rank1");
   Buffer<float> a = random_buffer<float>({n}, 1), c({n});
-  interpret(f, {a, c});
+  test::interpret_checked(f, {a, c});
   for (int i = 0; i < n; ++i) CHECK(c(i) == a(n - 1 - i) * static_cast<float>(i));
 }
 
@@ -58,7 +59,7 @@ TEST_CASE("te: compute of rank 2 with custom axis names") {
   CHECK(text.find("for (row: int32, 0, 9)") != std::string::npos);
   CHECK(text.find("for (col: int32, 0, 5)") != std::string::npos);
   Buffer<float> a = random_buffer<float>({m, n}, 2), t({n, m});
-  interpret(f, {a, t});
+  test::interpret_checked(f, {a, t});
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < m; ++j) CHECK(t(i, j) == a(j, i));
 }
@@ -74,7 +75,7 @@ TEST_CASE("te: compute of rank 3, lambda over Exprs and over a vector of Vars gi
   Schedule s = create_schedule({C1, C2});
   LoweredFunc f = lower(s, {A, C1, C2}, "rank3");
   Buffer<float> a = random_buffer<float>({x, y, z}, 3), c1({x, y, z}), c2({x, y, z});
-  interpret(f, {a, c1, c2});
+  test::interpret_checked(f, {a, c1, c2});
   for (int i = 0; i < x; ++i)
     for (int j = 0; j < y; ++j)
       for (int k = 0; k < z; ++k) {
@@ -95,7 +96,7 @@ TEST_CASE("te: compute of rank 4 (NCHW layout change) with named axes") {
   Schedule s = create_schedule(D);
   LoweredFunc f = lower(s, {A, B, D}, "rank4");
   Buffer<float> a = random_buffer<float>({N, C, H, W}, 4), b({N, H, W, C}), d({N, C, H, W});
-  interpret(f, {a, b, d});
+  test::interpret_checked(f, {a, b, d});
   for (int n = 0; n < N; ++n)
     for (int c = 0; c < C; ++c)
       for (int h = 0; h < H; ++h)
@@ -131,7 +132,7 @@ TEST_CASE("te: a multi-output (tuple) compute writes every output in one loop ne
   Buffer<float> a = random_buffer<float>({m, n}, 5), sum({m, n});
   Buffer<int32_t> b = random_buffer<int32_t>({m, n}, 6, -1000, 1000), lin({m, n});
   Buffer<bool> pos({m, n});
-  interpret(f, {a, b, sum, lin, pos});
+  test::interpret_checked(f, {a, b, sum, lin, pos});
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j) {
       CHECK(sum(i, j) == a(i, j) + static_cast<float>(b(i, j)));
@@ -154,7 +155,7 @@ TEST_CASE("te: one output of a tuple compute can be consumed without the others 
   Schedule s = create_schedule(C);
   LoweredFunc f = lower(s, {A, C}, "tuple_internal");
   Buffer<float> a = random_buffer<float>({n}, 7), c({n});
-  interpret(f, {a, c});
+  test::interpret_checked(f, {a, c});
   for (int i = 0; i < n; ++i) CHECK(c(i) == (a(i) * 2.0f) * (a(i) - 1.0f));
 }
 

@@ -9,6 +9,7 @@
 #include <random>
 #include <type_traits>
 
+#include "../support/interpret_checked.hpp"
 #include "te_test_util.hpp"
 
 using namespace loom;
@@ -89,7 +90,7 @@ void check_add_and_max() {
   Buffer<T> a({kRows, kCols}), b({kRows, kCols}), c({kRows, kCols}), d({kRows, kCols});
   fill_any(a, 11);
   fill_any(b, 12);
-  interpret(f, {a, b, c, d});
+  test::interpret_checked(f, {a, b, c, d});
   int bad = 0;
   for (int i = 0; i < kRows; ++i)
     for (int j = 0; j < kCols; ++j) {
@@ -129,7 +130,7 @@ TEST_CASE("te: a bool placeholder round-trips through logic, select and a cast")
   Buffer<int32_t> chosen({kRows, kCols});
   fill_any(a, 3);
   fill_any(b, 4);
-  interpret(f, {a, b, and_not, either, differ, chosen});
+  test::interpret_checked(f, {a, b, and_not, either, differ, chosen});
   for (int i = 0; i < kRows; ++i)
     for (int j = 0; j < kCols; ++j) {
       CAPTURE(i);
@@ -153,7 +154,7 @@ TEST_CASE("te: 16-bit floats round after every operation of a compute") {
   Buffer<half> a({2}), c({2}), d({2});
   a(0) = half(2048.0f);
   a(1) = half(1.0f);
-  interpret(f, {a, c, d});
+  test::interpret_checked(f, {a, c, d});
   CHECK(static_cast<float>(c(0)) == 2048.0f);  // 2049 rounds to even (2048), twice
   CHECK(static_cast<float>(d(0)) == 2050.0f);
   CHECK(static_cast<float>(c(1)) == 3.0f);
@@ -166,7 +167,7 @@ TEST_CASE("te: 16-bit floats round after every operation of a compute") {
   LoweredFunc g = lower(s2, {E, G}, "bf16_add");
   Buffer<bfloat16> e({1}), out({1});
   e(0) = bfloat16(256.0f);  // bfloat16 has 8 significant bits: 257 rounds to 256
-  interpret(g, {e, out});
+  test::interpret_checked(g, {e, out});
   CHECK(static_cast<float>(out(0)) == 256.0f);
 }
 
@@ -195,7 +196,7 @@ TEST_CASE("te: mixed dtypes promote like TVM (int meets float as float, narrow m
     b(i) = bv[i];
     fl(i) = 0.5f * static_cast<float>(i + 1);
   }
-  interpret(f, {a, b, fl, c, d, e});
+  test::interpret_checked(f, {a, b, fl, c, d, e});
   for (int i = 0; i < 4; ++i) {
     CAPTURE(i);
     CHECK(c(i) == av[i] + bv[i]);

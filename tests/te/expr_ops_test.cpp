@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/interpret_checked.hpp"
 #include "te_test_util.hpp"
 
 using namespace loom;
@@ -37,7 +38,7 @@ TEST_CASE("te: a 2-D zero-padded convolution with the padding inlined stays in b
   Buffer<float> a = random_buffer<float>({n, n}, 2), w = random_buffer<float>({k, k}, 3);
   auto check = [&](const LoweredFunc& f) {
     Buffer<float> b({out, out});
-    interpret(f, {a, w, b});
+    test::interpret_checked(f, {a, w, b});
     for (int y = 0; y < out; ++y)
       for (int x = 0; x < out; ++x) {
         float e = 0.0f;
@@ -64,7 +65,7 @@ TEST_CASE("te: select evaluates both branches, so a padding read through select 
   LoweredFunc f = lower(s, {A, Safe}, "select");
   CHECK(f.to_string().find("select(") != std::string::npos);
   Buffer<float> a = random_buffer<float>({n}, 4), out({n});
-  interpret(f, {a, out});
+  test::interpret_checked(f, {a, out});
   for (int i = 0; i < n; ++i) CHECK(out(i) == (a(i) > 0.0f ? a(i) : a(n - 1 - i) * 2.0f));
 
   Tensor Unsafe = compute(
@@ -72,8 +73,8 @@ TEST_CASE("te: select evaluates both branches, so a padding read through select 
   Schedule s2 = create_schedule(Unsafe);
   LoweredFunc g = lower(s2, {A, Unsafe}, "unsafe_select");
   Buffer<float> out2({n + 1});
-  CHECK_THROWS_WITH_AS(interpret(g, {a, out2}), doctest::Contains("out-of-bounds load from buffer 'A'"),
-                       loom::Error);
+  CHECK_THROWS_WITH_AS(test::interpret_checked(g, {a, out2}),
+                       doctest::Contains("out-of-bounds load from buffer 'A'"), loom::Error);
 }
 
 TEST_CASE("te: all and any over several conditions, with zero and one conditions too") {
@@ -93,7 +94,7 @@ TEST_CASE("te: all and any over several conditions, with zero and one conditions
   int32_t values[n] = {-50, -41, -40, -1, 0, 1, 2, 3, 7, 8, 44, 45, 46, 48, 50, 51};
   for (int i = 0; i < n; ++i) a(i) = values[i];
   Buffer<bool> all3({n}), any3({n}), all0({n}), any0({n}), all1({n});
-  interpret(f, {a, all3, any3, all0, any0, all1});
+  test::interpret_checked(f, {a, all3, any3, all0, any0, all1});
   for (int i = 0; i < n; ++i) {
     int v = values[i];
     CAPTURE(v);
@@ -139,7 +140,7 @@ TEST_CASE("te: casts truncate floats toward zero, widen and narrow integers with
     in(i) = iv[i];
     u(i) = uv[i];
   }
-  interpret(f, {fl, in, u, to_i32, narrow, sext, from_u8, wide, half_of, plus_one});
+  test::interpret_checked(f, {fl, in, u, to_i32, narrow, sext, from_u8, wide, half_of, plus_one});
   for (int i = 0; i < n; ++i) {
     CAPTURE(i);
     CHECK(to_i32(i) == static_cast<int32_t>(fv[i]));
@@ -199,7 +200,7 @@ void check_math(DType t) {
     LoweredFunc f = lower(s, {A, C}, mc.name);
     Buffer<T> a({n}), c({n});
     for (int i = 0; i < n; ++i) a(i) = static_cast<T>(kMathInputs[static_cast<size_t>(i)]);
-    interpret(f, {a, c});
+    test::interpret_checked(f, {a, c});
     for (int i = 0; i < n; ++i) {
       double x = static_cast<double>(a(i));
       double expected = static_cast<double>(static_cast<T>(mc.reference(x)));

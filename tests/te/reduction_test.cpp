@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "../support/interpret_checked.hpp"
 #include "te_test_util.hpp"
 
 using namespace loom;
@@ -29,7 +30,7 @@ TEST_CASE("te: sum, min, max and prod over one axis (float32)") {
   Schedule s = create_schedule({S, Mn, Mx, P});
   LoweredFunc f = lower(s, {A, S, Mn, Mx, P}, "reduce1");
   Buffer<float> a = random_buffer<float>({m, n}, 1, 0.5, 1.5), sm({m}), mn({m}), mx({m}), pr({m});
-  interpret(f, {a, sm, mn, mx, pr});
+  test::interpret_checked(f, {a, sm, mn, mx, pr});
   for (int i = 0; i < m; ++i) {
     float es = 0.0f, emn = std::numeric_limits<float>::max(), emx = -emn, ep = 1.0f;
     for (int j = 0; j < n; ++j) {
@@ -68,7 +69,7 @@ TEST_CASE_TEMPLATE("te: integer reductions use the type's identities and wrap", 
                   {T(0), T(9), T(2), T(7), T(4), T(1)}};
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j) a(i, j) = rows[i][j];
-  interpret(f, {a, sm, mn, mx});
+  test::interpret_checked(f, {a, sm, mn, mx});
   using U = std::make_unsigned_t<T>;
   for (int i = 0; i < m; ++i) {
     CAPTURE(i);
@@ -113,7 +114,7 @@ TEST_CASE("te: reductions over two axes (a sum of a 2-D window, a max over a who
   LoweredFunc f = lower(s, {A, Box, All, P}, "reduce2");
   Buffer<float> a = random_buffer<float>({m, n}, 2), box({m - kh + 1, n - kw + 1}),
                 all(std::vector<int64_t>{}), p({m - 1});
-  interpret(f, {a, box, all, p});
+  test::interpret_checked(f, {a, box, all, p});
   for (int y = 0; y + kh <= m; ++y)
     for (int x = 0; x + kw <= n; ++x) {
       float e = 0.0f;
@@ -152,7 +153,7 @@ TEST_CASE("te: a reduction with a where condition counts only the points where i
   Schedule s = create_schedule({U, Mp, Diag});
   LoweredFunc f = lower(s, {A, U, Mp, Diag}, "where");
   Buffer<float> a = random_buffer<float>({n, n}, 3), u({n}), mp({n}), diag(std::vector<int64_t>{});
-  interpret(f, {a, u, mp, diag});
+  test::interpret_checked(f, {a, u, mp, diag});
   float etrace = 0.0f;
   for (int i = 0; i < n; ++i) {
     float es = 0.0f, emx = std::numeric_limits<float>::lowest();
@@ -186,7 +187,7 @@ TEST_CASE("te: a user-defined comm_reducer (float abs-max and an integer product
   CHECK(f.to_string().find("abs(") != std::string::npos);
   Buffer<float> a = random_buffer<float>({m, n}, 4), am({m});
   Buffer<int64_t> b = random_buffer<int64_t>({m, n}, 5, 1, 1000000), bm({m});
-  interpret(f, {a, b, am, bm});
+  test::interpret_checked(f, {a, b, am, bm});
   for (int i = 0; i < m; ++i) {
     float emx = 0.0f;
     int64_t eprod = 1;
@@ -233,7 +234,7 @@ TEST_CASE("te: argmax, a two-value comm_reducer, in a multi-output compute") {
   LoweredFunc f = lower(s, {A, T[0], T[1], E[0], E[1]}, "argmax");
   Buffer<float> a = random_buffer<float>({m, n}, 6), value({m}), evalue({m});
   Buffer<int32_t> index({m}), eindex({m});
-  interpret(f, {a, index, value, eindex, evalue});
+  test::interpret_checked(f, {a, index, value, eindex, evalue});
   for (int i = 0; i < m; ++i) {
     int best = 0, ebest = 0;
     for (int j = 1; j < n; ++j) {
@@ -263,7 +264,7 @@ TEST_CASE("te: one reduce_axis handle used by two computes gives correct results
   auto check = [&](const Schedule& s) {
     LoweredFunc f = lower(s, {A, S, Mx, O}, "shared_k");
     Buffer<float> a = random_buffer<float>({m, n}, 7), sm({m}), mx({m}), o({m});
-    interpret(f, {a, sm, mx, o});
+    test::interpret_checked(f, {a, sm, mx, o});
     for (int i = 0; i < m; ++i) {
       float es = 0.0f, emx = std::numeric_limits<float>::lowest();
       for (int j = 0; j < n; ++j) {
@@ -301,7 +302,7 @@ TEST_CASE("te: a reduce axis that starts above zero, and a reduction of rank 0")
   Schedule s = create_schedule(T);
   LoweredFunc f = lower(s, {A, S, T}, "offset_k");
   Buffer<float> a = random_buffer<float>({m, n}, 8), sm({m}), t(std::vector<int64_t>{});
-  interpret(f, {a, sm, t});
+  test::interpret_checked(f, {a, sm, t});
   float total = 0.0f;
   for (int i = 0; i < m; ++i) {
     float e = 0.0f;
@@ -325,7 +326,7 @@ TEST_CASE("te: a reduce axis whose extent depends on a data axis (triangular pre
   auto check = [&](const Schedule& s) {
     LoweredFunc f = lower(s, {A, C}, "triangle");
     Buffer<float> a = random_buffer<float>({n}, 9), c({n});
-    interpret(f, {a, c});
+    test::interpret_checked(f, {a, c});
     float running = 0.0f;
     for (int i = 0; i < n; ++i) {
       running += a(i);

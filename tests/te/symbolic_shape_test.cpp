@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/interpret_checked.hpp"
 #include "te_test_util.hpp"
 
 using namespace loom;
@@ -79,7 +80,7 @@ TEST_CASE("te: a size var that only the body uses is passed as a scalar argument
   for (int size : {1, 5, 11}) {
     for (int factor : {-3, 0, 7}) {
       Buffer<int32_t> a = random_buffer<int32_t>({size}, 4, -100, 100), c({size});
-      interpret(f, {a, c, factor});
+      test::interpret_checked(f, {a, c, factor});
       for (int i = 0; i < size; ++i) CHECK(c(i) == a(i) * factor + i);
     }
   }
@@ -93,9 +94,10 @@ TEST_CASE("te: a size var that is both a dimension and a scalar argument must ag
   Schedule s = create_schedule(C);
   LoweredFunc f = lower(s, {A, C, n}, "n_twice");
   Buffer<float> a = random_buffer<float>({6}, 5), c({6});
-  interpret(f, {a, c, 6});
+  test::interpret_checked(f, {a, c, 6});
   for (int i = 0; i < 6; ++i) CHECK(c(i) == a(i) + 6.0f);
-  CHECK_THROWS_WITH_AS(interpret(f, {a, c, 5}), doctest::Contains("'n' is already 6"), loom::ArgumentError);
+  CHECK_THROWS_WITH_AS(test::interpret_checked(f, {a, c, 5}), doctest::Contains("'n' is already 6"),
+                       loom::ArgumentError);
 }
 
 TEST_CASE("te: a size var used in an extent expression (n + 2) is bound through n") {
@@ -107,13 +109,13 @@ TEST_CASE("te: a size var used in an extent expression (n + 2) is bound through 
   LoweredFunc f = lower(s, {A, P}, "pad_sym");
   for (int size : {1, 4, 17}) {
     Buffer<float> a = random_buffer<float>({size}, 6), p({size + 2});
-    interpret(f, {a, p});
+    test::interpret_checked(f, {a, p});
     CHECK(p(0) == 0.0f);
     CHECK(p(size + 1) == 0.0f);
     for (int i = 0; i < size; ++i) CHECK(p(i + 1) == a(i));
   }
   Buffer<float> a({4}), wrong({5});
-  CHECK_THROWS_WITH_AS(interpret(f, {a, wrong}), doctest::Contains("expects (n + 2) = 6"),
+  CHECK_THROWS_WITH_AS(test::interpret_checked(f, {a, wrong}), doctest::Contains("expects (n + 2) = 6"),
                        loom::ArgumentError);
 }
 
@@ -129,7 +131,7 @@ TEST_CASE("te: an int64 size var gives int64 loops") {
   CHECK(f.to_string().find("i.outer: int64") != std::string::npos);
   for (int size : {1, 9, 16}) {
     Buffer<float> a = random_buffer<float>({size}, 7), c({size});
-    interpret(f, {a, c});
+    test::interpret_checked(f, {a, c});
     for (int i = 0; i < size; ++i) CHECK(c(i) == a(i) * 2.0f);
   }
 }

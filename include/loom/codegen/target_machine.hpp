@@ -103,6 +103,15 @@ inline ResolvedTarget resolve_uncached(const Target& t) {
                       r.triple, " (examples: avx2, avx512f, fma, f16c)"));
     items.push_back(item);
   }
+  // LLVM 19's X86 backend can give an AVX-512 gather with 64-bit indices (vgatherqps) the same
+  // register as index and destination, an encoding that raises #UD (SIGILL; found by the schedule
+  // fuzzer). Gathers are also slow on CPUs with the 2023 GDS microcode. Loom asks LLVM to
+  // scalarize them, unless the target names gathers explicitly ("-prefer-no-gather").
+  const bool user_chose_gathers = std::any_of(items.begin(), items.end(), [](const std::string& f) {
+    return f.substr(1) == "prefer-no-gather";
+  });
+  if (!user_chose_gathers && std::find(known.begin(), known.end(), "prefer-no-gather") != known.end())
+    items.push_back("+prefer-no-gather");
   for (size_t i = 0; i < items.size(); ++i) r.features += (i ? "," : "") + items[i];
 
   // What the resolved subtarget enables: the vector width, F16C, and what this host lacks.

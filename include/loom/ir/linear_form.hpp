@@ -10,6 +10,7 @@
 
 #include "loom/ir/expr_deep_equal.hpp"
 #include "loom/ir/int_math.hpp"
+#include "loom/ir/op.hpp"
 
 namespace loom {
 

@@ -212,11 +212,16 @@ class BoundInferrer {
   /// past the producer's domain, the domain's bound is the tighter one (TVM gives a split's
   /// parent its whole range when both halves are relaxed); without this, a 13-row intermediate
   /// read by tiles of 4 would be allocated, and computed, for 16 rows.
+  /// A bound is only tightened where the other end provably stays inside the domain: in the
+  /// iterations a guard skips entirely, the region may start past the domain's end, and clamping
+  /// its end alone would give a negative extent.
   IntervalSet clamp_to_domain(IntervalSet set, const Range& dom) {
     if (!set.bounded()) return set;
     Expr last = analyzer_.simplify(dom.min + dom.extent - make_int_const(dom.extent.dtype(), 1));
-    if (analyzer_.can_prove(set.max >= last)) set.max = last;
-    if (analyzer_.can_prove(set.min <= dom.min)) set.min = dom.min;
+    const IntervalSet original = set;
+    if (analyzer_.can_prove(original.max >= last) && analyzer_.can_prove(original.min <= last)) set.max = last;
+    if (analyzer_.can_prove(original.min <= dom.min) && analyzer_.can_prove(original.max >= dom.min))
+      set.min = dom.min;
     return set;
   }
 

@@ -15,6 +15,7 @@
 #include "loom/lower/bound_inference.hpp"
 #include "loom/lower/prefetch.hpp"
 #include "loom/lower/tensorize.hpp"
+#include "loom/te/extern_op.hpp"
 
 namespace loom {
 

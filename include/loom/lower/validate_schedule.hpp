@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "loom/lower/bound_inference.hpp"
+#include "loom/schedule/axis_lookup.hpp"
 
 namespace loom {
 

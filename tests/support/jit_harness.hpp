@@ -45,6 +45,20 @@ struct JitCheckOptions {
   bool exact_floats = false;
 };
 
+/// Kernel arguments together with the memory their buffer views point into.
+struct OwnedArgs {
+  std::vector<OwnedCopy> storage;
+  std::vector<KernelArg> args;
+};
+
+/// Deep copies of the buffer arguments (scalars are passed through), in argument order.
+OwnedArgs copy_arguments(const std::vector<KernelArg>& args);
+
+/// Checks that every buffer argument of `actual_args` equals the one of `expected_args` (same
+/// argument lists of f, e.g. interpreter and JIT results), within `options`' tolerances.
+void check_buffers_match(const LoweredFunc& f, const std::vector<KernelArg>& expected_args,
+                         const std::vector<KernelArg>& actual_args, const JitCheckOptions& options);
+
 /// Runs f through the interpreter and the JIT on copies of `args`; checks that both fail with the
 /// same message or that every buffer ends up equal. Returns the JIT's kernel for further checks.
 Kernel check_jit_matches_interpreter(const LoweredFunc& f, const std::vector<KernelArg>& args,
@@ -61,10 +75,7 @@ void fill_random_view(const BufferView& v, uint32_t seed, double lo = -1.0, doub
 
 /// Owned random buffers for every buffer parameter of f, with constant shapes or shapes given by
 /// `sizes` (values of f.size_vars, in order), and the scalars of scalar parameters from `sizes`.
-struct RandomArgs {
-  std::vector<OwnedCopy> storage;
-  std::vector<KernelArg> args;
-};
+using RandomArgs = OwnedArgs;
 RandomArgs random_args(const LoweredFunc& f, uint32_t seed, const std::vector<int64_t>& sizes = {},
                        double lo = -1.0, double hi = 1.0);
 

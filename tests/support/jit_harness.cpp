@@ -89,46 +89,27 @@ std::vector<int64_t> element_offsets(const BufferView& v) {
 
 }  // namespace
 
-Kernel check_jit_matches_interpreter(const LoweredFunc& f, const std::vector<KernelArg>& args,
-                                     const JitCheckOptions& options) {
-  std::vector<OwnedCopy> keep;
-  std::vector<KernelArg> interp_args, jit_args;
+OwnedArgs copy_arguments(const std::vector<KernelArg>& args) {
+  OwnedArgs out;
   for (const KernelArg& a : args) {
-    if (a.kind != KernelArg::Kind::Buffer) {
-      interp_args.push_back(a);
-      jit_args.push_back(a);
+    if (a.kind != KernelArg::Kind::Buffer || a.buffer.data == nullptr) {
+      out.args.push_back(a);  // scalars, and null views that argument checks must reject
       continue;
     }
-    keep.push_back(copy_buffer(a.buffer));
-    interp_args.emplace_back(keep.back().view);
-    keep.push_back(copy_buffer(a.buffer));
-    jit_args.emplace_back(keep.back().view);
+    out.storage.push_back(copy_buffer(a.buffer));
+    out.args.emplace_back(out.storage.back().view);
   }
-  std::optional<std::string> interp_error, jit_error;
-  try {
-    interpret(f, interp_args);
-  } catch (const Error& e) {
-    interp_error = e.what();
-  }
-  Kernel k;
-  try {
-    k = build(f, options.target);  // a function the interpreter rejects may fail to compile
-    k(jit_args);
-  } catch (const Error& e) {
-    jit_error = e.what();
-  }
-  INFO("kernel '" << f.name << "':\n" << f);
-  REQUIRE_MESSAGE(interp_error.has_value() == jit_error.has_value(),
-                  "interpreter: " << interp_error.value_or("ok") << "\nJIT: " << jit_error.value_or("ok"));
-  if (interp_error) {
-    CHECK(*jit_error == *interp_error);
-    return k;
-  }
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].kind != KernelArg::Kind::Buffer) continue;
-    const BufferView& expected = interp_args[i].buffer;
-    const BufferView& actual = jit_args[i].buffer;
-    const std::string name = f.params.at(i).kind == FuncParam::Kind::Buffer ? f.params[i].buffer.name : "?";
+  return out;
+}
+
+void check_buffers_match(const LoweredFunc& f, const std::vector<KernelArg>& expected_args,
+                         const std::vector<KernelArg>& actual_args, const JitCheckOptions& options) {
+  for (size_t i = 0; i < expected_args.size(); ++i) {
+    if (expected_args[i].kind != KernelArg::Kind::Buffer) continue;
+    const BufferView& expected = expected_args[i].buffer;
+    const BufferView& actual = actual_args.at(i).buffer;
+    const std::string name =
+        i < f.params.size() && f.params[i].kind == FuncParam::Kind::Buffer ? f.params[i].buffer.name : "?";
     int mismatches = 0;
     for (int64_t offset : element_offsets(expected)) {
       const double e = element_value(expected, offset), a = element_value(actual, offset);
@@ -148,6 +129,32 @@ Kernel check_jit_matches_interpreter(const LoweredFunc& f, const std::vector<Ker
     }
     CHECK_MESSAGE(mismatches == 0, name << ": " << mismatches << " elements differ");
   }
+}
+
+Kernel check_jit_matches_interpreter(const LoweredFunc& f, const std::vector<KernelArg>& args,
+                                     const JitCheckOptions& options) {
+  OwnedArgs interp = copy_arguments(args), jit = copy_arguments(args);
+  std::optional<std::string> interp_error, jit_error;
+  try {
+    interpret(f, interp.args);
+  } catch (const Error& e) {
+    interp_error = e.what();
+  }
+  Kernel k;
+  try {
+    k = build(f, options.target);  // a function the interpreter rejects may fail to compile
+    k(jit.args);
+  } catch (const Error& e) {
+    jit_error = e.what();
+  }
+  INFO("kernel '" << f.name << "':\n" << f);
+  REQUIRE_MESSAGE(interp_error.has_value() == jit_error.has_value(),
+                  "interpreter: " << interp_error.value_or("ok") << "\nJIT: " << jit_error.value_or("ok"));
+  if (interp_error) {
+    CHECK(*jit_error == *interp_error);
+    return k;
+  }
+  check_buffers_match(f, interp.args, jit.args, options);
   return k;
 }
 
