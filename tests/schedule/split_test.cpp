@@ -122,3 +122,36 @@ TEST_CASE("schedule: split factor expressions of another integer type are cast t
   std::string text = check_against_default(s, {A}, {C}).to_string();
   CHECK_FALSE(contains(text, "i64"));
 }
+
+TEST_CASE("split: a symbolic factor or part count is checked when the function runs") {
+  // A factor of -1 would give the outer loop extent floordiv(f + 5, f) = -4: no iteration, and a
+  // call that returns with C unwritten. The lowered function asserts f > 0 instead.
+  const int n = 6;
+  Var f = size_var("f");
+  Tensor A = placeholder({n}, f32, "A");
+  Tensor C = compute(
+      {n}, [&](Expr i) { return A(i) + 1.0f; }, "C");
+  for (bool by_factor : {true, false}) {
+    CAPTURE(by_factor);
+    Schedule s = create_schedule(C);
+    if (by_factor) {
+      s[C].split(C.axis(0), Factor{Expr(f)});
+    } else {
+      s[C].split(C.axis(0), NParts{Expr(f)});
+    }
+    LoweredFunc fn = lower(s, {A, C, f}, "symbolic_factor");
+    Buffer<float> a = random_buffer({n}, 1), c({n});
+    c.fill(kSentinel);
+    CHECK_THROWS_WITH_AS(
+        test::interpret_checked(fn, {a, c, -1}),
+        doctest::Contains(by_factor ? "stage 'C': the split of axis 'i' by Factor{f} needs a "
+                                      "positive value when the function runs; pass f > 0"
+                                    : "by NParts{f} needs a positive value"),
+        Error);
+    for (int i = 0; i < n; ++i) CHECK(c(i) == kSentinel);
+    for (int factor : {1, 4, 7}) {
+      test::interpret_checked(fn, {a, c, factor});
+      for (int i = 0; i < n; ++i) CHECK(c(i) == a(i) + 1.0f);
+    }
+  }
+}

@@ -9,6 +9,7 @@
 #include "loom/lower/inline_stages.hpp"
 #include "loom/lower/lower_state.hpp"
 #include "loom/lower/pass_context.hpp"
+#include "loom/lower/split_factor_checks.hpp"
 #include "loom/lower/thread_sync.hpp"
 #include "loom/lower/unroll_loops.hpp"
 #include "loom/lower/validate_schedule.hpp"
@@ -28,7 +29,7 @@ inline Stmt schedule_ops(Stmt, const PassContext& ctx) {
   validate_attachments(sch);
   state.bounds = infer_bounds(sch);
   validate_thread_extents(sch, state.bounds);
-  return loom::schedule_ops(sch, state.bounds, state.param_tensors);
+  return assert_positive_split_factors(sch, loom::schedule_ops(sch, state.bounds, state.param_tensors));
 }
 
 /// Phase flatten: tensors to flat buffers.
