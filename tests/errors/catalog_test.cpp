@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 #include <vector>
+#include "../support/interpret_checked.hpp"
 #include "errors_test_util.hpp"
 
 using namespace loom;
@@ -290,6 +291,25 @@ TEST_CASE("E-SPLIT-FACTOR: a split factor or nparts that is not positive") {
   CHECK_THROWS_WITH_AS(s[g.D].split(g.D.axis(0), NParts{-1}),
                        Contains("split: the nparts for axis 'i' of stage 'D' must be positive, got -1"),
                        ScheduleError);
+}
+
+TEST_CASE("E-SPLIT-SYMBOLIC-FACTOR: a symbolic split factor that is not positive at run time") {
+  const int n = 6;
+  Var f = size_var("f");
+  Tensor A = placeholder({n}, f32, "A");
+  Tensor C = compute(
+      {n}, [&](Expr i) { return A(i) + 1.0f; }, "C");
+  Schedule s = create_schedule(C);
+  s[C].split(C.axis(0), Factor{Expr(f)});
+  LoweredFunc fn = lower(s, {A, C, f}, "symbolic_factor");
+  Buffer<float> a({n}), c = sentinel({n});
+  a.fill(1.0f);
+  CHECK_THROWS_WITH_AS(
+      test::interpret_checked(fn, {a, c, 0}),
+      Contains("stage 'C': the split of axis 'i' by Factor{f} needs a positive value when the "
+               "function runs; pass f > 0"),
+      Error);
+  CHECK(untouched(c));
 }
 
 TEST_CASE("E-SPLIT-ANNOTATED: splitting a loop that is already annotated or bound") {
