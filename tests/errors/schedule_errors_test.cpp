@@ -13,7 +13,6 @@ using namespace loom;
 using namespace loom::test;
 using doctest::Contains;
 
-
 TEST_CASE("errors: splitting an axis that was already split names the axes that replaced it") {
   Graph g;
   Schedule s = create_schedule(g.D);

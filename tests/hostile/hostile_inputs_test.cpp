@@ -18,6 +18,8 @@
 
 #include <unistd.h>
 
+#include "../support/jit_harness.hpp"
+
 using namespace loom;
 using doctest::Contains;
 
@@ -99,33 +101,6 @@ void expect_refused(const std::vector<Executor>& execs, const std::vector<Kernel
     CHECK_THROWS_WITH_AS(e.call(args), Contains(message.c_str()), ArgumentError);
   }
 }
-
-/// Fresh memory and disk caches for one test, in a temporary LOOM_CACHE_DIR.
-struct TempCacheDir {
-  std::string path;
-  std::string previous;
-  bool had_previous = false;
-  TempCacheDir() {
-    char tmpl[] = "/tmp/loom-hostile-XXXXXX";
-    path = ::mkdtemp(tmpl);
-    if (const char* p = std::getenv("LOOM_CACHE_DIR")) {
-      previous = p;
-      had_previous = true;
-    }
-    ::setenv("LOOM_CACHE_DIR", path.c_str(), 1);
-    runtime::MemoryKernelCache::global().clear();
-  }
-  ~TempCacheDir() {
-    if (had_previous) {
-      ::setenv("LOOM_CACHE_DIR", previous.c_str(), 1);
-    } else {
-      ::unsetenv("LOOM_CACHE_DIR");
-    }
-    runtime::MemoryKernelCache::global().clear();
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
 
 std::vector<std::filesystem::path> cache_files(const std::string& dir) {
   std::vector<std::filesystem::path> files;
@@ -348,7 +323,7 @@ TEST_CASE("hostile: with int64 sizes the same shapes are accepted, and the index
 }
 
 TEST_CASE("hostile: corrupt disk-cache entries are detected and the kernel is compiled again") {
-  TempCacheDir dir;
+  test::ScopedCacheDir dir;
   Broadcast g;
   CHECK(build_and_check(g) == CacheOutcome::Compiled);
   std::vector<std::filesystem::path> files = cache_files(dir.path);
@@ -416,7 +391,7 @@ TEST_CASE("hostile child: build with the cache directory of LOOM_CACHE_DIR" * do
 TEST_CASE("E-CACHE-UNWRITABLE: a kernel cache directory that cannot be written") {
   // The cache "directory" lies under a regular file, so it can be neither created nor written. A
   // second process of this program builds a kernel with it; its stderr is kept.
-  TempCacheDir dir;
+  test::ScopedCacheDir dir;
   const std::string blocker = dir.path + "/not-a-directory";
   write_file(blocker, "x");
   const std::string log = dir.path + "/stderr.txt";

@@ -286,14 +286,17 @@ TEST_CASE(
   check_against_default(s, {A}, {C});
 }
 
-TEST_CASE("schedule: a producer attached inside a consumer's fully guarded iterations gets no negative extent") {
+TEST_CASE(
+    "schedule: a producer attached inside a consumer's fully guarded iterations gets no negative extent") {
   // Found by the fuzzer (seed 786261): C's cache stage splits j (extent 5) by 7 and then into 6
   // parts, so most iterations of the outer part lie past the end of j. P's region there starts
   // beyond P's last column; clamping only its end made the allocation's extent negative.
   const int n = 16, m = 5;
   Tensor A = placeholder({n + 1, m}, f32, "A");
-  Tensor P = compute({n + 1, m}, [&](Expr i, Expr j) { return A(i, j) * 2.0f + 1.0f; }, "P");
-  Tensor C = compute({n, m}, [&](Expr i, Expr j) { return P(i, j) + P(i + 1, j) * A(i, j); }, "C");
+  Tensor P = compute(
+      {n + 1, m}, [&](Expr i, Expr j) { return A(i, j) * 2.0f + 1.0f; }, "P");
+  Tensor C = compute(
+      {n, m}, [&](Expr i, Expr j) { return P(i, j) + P(i + 1, j) * A(i, j); }, "C");
   Schedule s = create_schedule(C);
   Tensor CL = s.cache_write(C, "local");
   auto [o0, i1] = s[C].split(C.axis(0), Factor{6});

@@ -100,6 +100,7 @@ struct ScopedCacheDir {
     } else {
       ::unsetenv("LOOM_CACHE_DIR");
     }
+    runtime::MemoryKernelCache::global().clear();  // no kernel outlives the directory it came from
     std::error_code ec;
     std::filesystem::remove_all(path, ec);
   }

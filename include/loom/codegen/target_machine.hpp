@@ -107,9 +107,8 @@ inline ResolvedTarget resolve_uncached(const Target& t) {
   // register as index and destination, an encoding that raises #UD (SIGILL; found by the schedule
   // fuzzer). Gathers are also slow on CPUs with the 2023 GDS microcode. Loom asks LLVM to
   // scalarize them, unless the target names gathers explicitly ("-prefer-no-gather").
-  const bool user_chose_gathers = std::any_of(items.begin(), items.end(), [](const std::string& f) {
-    return f.substr(1) == "prefer-no-gather";
-  });
+  const bool user_chose_gathers = std::any_of(
+      items.begin(), items.end(), [](const std::string& f) { return f.substr(1) == "prefer-no-gather"; });
   if (!user_chose_gathers && std::find(known.begin(), known.end(), "prefer-no-gather") != known.end())
     items.push_back("+prefer-no-gather");
   for (size_t i = 0; i < items.size(); ++i) r.features += (i ? "," : "") + items[i];

@@ -219,7 +219,8 @@ class BoundInferrer {
     if (!set.bounded()) return set;
     Expr last = analyzer_.simplify(dom.min + dom.extent - make_int_const(dom.extent.dtype(), 1));
     const IntervalSet original = set;
-    if (analyzer_.can_prove(original.max >= last) && analyzer_.can_prove(original.min <= last)) set.max = last;
+    if (analyzer_.can_prove(original.max >= last) && analyzer_.can_prove(original.min <= last))
+      set.max = last;
     if (analyzer_.can_prove(original.min <= dom.min) && analyzer_.can_prove(original.max >= dom.min))
       set.min = dom.min;
     return set;
