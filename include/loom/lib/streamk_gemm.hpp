@@ -15,6 +15,8 @@
 #include "loom/ir/stmt.hpp"
 #include "loom/lib/streamk_decomposition.hpp"
 #include "loom/lower/lowered_func.hpp"
+#include "loom/lower/plan_shared_memory.hpp"
+#include "loom/lower/thread_sync.hpp"
 #include "loom/runtime/cuda_driver.hpp"
 
 namespace loom::lib {
@@ -146,7 +148,10 @@ class StreamKBuilder {
       body = AllocateNode::make(flags_, i32, {c(q_.slots())}, "global", body);
       body = AllocateNode::make(ws_, f32, {c(q_.slots() * bm_ * bn_)}, "global", body);
     }
-    f.body = simplify(body);  // folds the unrolled loops' constants ("0 + ty", "u / 1")
+    // simplify folds the unrolled loops' constants ("0 + ty", "u / 1"). The builder writes the
+    // barriers of its own phases; the memory passes let the two phases' tiles share shared memory
+    // and add the barriers that reuse needs, as lower() does for a schedule.
+    f.body = insert_thread_sync(merge_shared_memory(simplify(body)));
     return f;
   }
 

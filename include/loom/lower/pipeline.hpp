@@ -9,6 +9,7 @@
 #include "loom/lower/inline_stages.hpp"
 #include "loom/lower/lower_state.hpp"
 #include "loom/lower/pass_context.hpp"
+#include "loom/lower/plan_shared_memory.hpp"
 #include "loom/lower/split_factor_checks.hpp"
 #include "loom/lower/thread_sync.hpp"
 #include "loom/lower/unroll_loops.hpp"
@@ -49,6 +50,9 @@ inline Stmt vectorize_loops(Stmt body, const PassContext&) { return loom::vector
 /// Phase memory: double-buffered allocations get two halves used alternately.
 inline Stmt inject_double_buffer(Stmt body, const PassContext&) { return loom::inject_double_buffer(body); }
 
+/// Phase memory: shared buffers never live together share bytes (before the barriers are placed).
+inline Stmt merge_shared_memory(Stmt body, const PassContext&) { return loom::merge_shared_memory(body); }
+
 /// Phase memory: barriers where threads of a GPU block share memory they write.
 inline Stmt insert_thread_sync(Stmt body, const PassContext&) { return loom::insert_thread_sync(body); }
 
@@ -75,6 +79,7 @@ inline std::vector<PhasePasses> default_pipeline() {
         {"simplify", passes::simplify}}},
       {Phase::Memory,
        {{"inject_double_buffer", passes::inject_double_buffer},
+        {"merge_shared_memory", passes::merge_shared_memory},
         {"insert_thread_sync", passes::insert_thread_sync},
         {"simplify", passes::simplify}}},
       {Phase::Device, {}},

@@ -3,11 +3,14 @@
 // have accessed since the last barrier in a conflicting way (read after write, write after
 // read or write), including across iterations of a loop. No barrier is placed where each
 // thread only reads back the very element it wrote, or inside thread-dependent control flow
-// (CUDA requires barriers to be reached by every thread of the block).
+// (CUDA requires barriers to be reached by every thread of the block). Buffers that the
+// shared-memory planner placed in overlapping bytes count as one memory.
 #pragma once
 
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "loom/ir/expr_deep_equal.hpp"
@@ -15,13 +18,10 @@
 #include "loom/ir/substitute.hpp"
 #include "loom/ir/thread_allreduce.hpp"
 #include "loom/ir/visitor.hpp"
+#include "loom/lower/gpu_scopes.hpp"
+#include "loom/lower/plan_shared_memory.hpp"
 
 namespace loom {
-
-inline bool is_shared_scope(const std::string& scope) { return scope == "shared" || scope == "shared.dyn"; }
-inline bool is_gpu_thread_tag(const std::string& tag) {
-  return tag.rfind("threadIdx", 0) == 0 || tag.rfind("blockIdx", 0) == 0;
-}
 
 namespace detail {
 
@@ -55,6 +55,9 @@ class ThreadSyncInserter {
           SyncState state;
           self_.thread_vars_.clear();
           self_.shared_.clear();
+          self_.placed_.clear();
+          for (const PlacedSharedBuffer& b : placed_shared_buffers(IRMutator::self(op)))
+            self_.placed_[b.alloc->buffer.get()] = {b.offset, b.offset + b.bytes};
           return self_.kernel(IRMutator::self(op), state);
         }
         return IRMutator::visit(op);
@@ -87,9 +90,49 @@ class ThreadSyncInserter {
     return c.out;
   }
 
+  /// Whether the planner placed two different buffers in overlapping bytes.
+  bool overlap(const VarNode* a, const VarNode* b) const {
+    auto x = placed_.find(a), y = placed_.find(b);
+    return x != placed_.end() && y != placed_.end() && x->second.first < y->second.second &&
+           y->second.first < x->second.second;
+  }
+
+  /// The accesses of `s` that may come before its first barrier: those of the statements up to
+  /// the first synchronisation point that every thread reaches.
+  std::vector<SharedAccess> leading_accesses(const Stmt& s) const {
+    std::vector<SharedAccess> out;
+    walk_until_sync(s, out);
+    return out;
+  }
+  /// Adds the accesses of `s` to `out` up to its first synchronisation point; true if it has one.
+  bool walk_until_sync(const Stmt& s, std::vector<SharedAccess>& out) const {
+    if (!s.defined()) return false;
+    if (is_sync_point(s)) {
+      std::vector<SharedAccess> mine = accesses(s);  // an allreduce reads its operands first
+      out.insert(out.end(), mine.begin(), mine.end());
+      return true;
+    }
+    if (const auto* seq = s.as<SeqNode>()) {
+      for (const Stmt& x : seq->seq)
+        if (walk_until_sync(x, out)) return true;
+      return false;
+    }
+    if (const auto* op = s.as<AllocateNode>()) return walk_until_sync(op->body, out);
+    if (const auto* op = s.as<AttrStmtNode>()) return walk_until_sync(op->body, out);
+    if (const auto* op = s.as<LetStmtNode>()) {
+      std::vector<SharedAccess> mine = accesses(EvaluateNode::make(op->value));
+      out.insert(out.end(), mine.begin(), mine.end());
+      return walk_until_sync(op->body, out);
+    }
+    std::vector<SharedAccess> mine = accesses(s);  // loops and branches: all of it, maybe no barrier
+    out.insert(out.end(), mine.begin(), mine.end());
+    return false;
+  }
+
   /// Would `a` (earlier) and `b` (now) need a barrier between them?
   bool conflict(const SharedAccess& a, const SharedAccess& b) const {
-    if (a.buffer != b.buffer || (!a.write && !b.write)) return false;
+    if (!a.write && !b.write) return false;
+    if (a.buffer != b.buffer) return overlap(a.buffer, b.buffer);
     // The same thread-dependent index: each thread touches only its own element.
     return !(uses_thread(a.index) && expr_deep_equal(a.index, b.index));
   }
@@ -134,9 +177,9 @@ class ThreadSyncInserter {
       }
       if (uses_thread(op->min) || uses_thread(op->extent)) return leaf(s, state);
       // A conflict with what came before the loop gets one barrier before the loop rather than
-      // one per iteration.
+      // one per iteration (none when the body passes a barrier before any conflicting access).
       bool before = false;
-      for (const SharedAccess& b : accesses(op->body))
+      for (const SharedAccess& b : leading_accesses(op->body))
         for (const SharedAccess& a : state.pending) before = before || conflict(a, b);
       if (before) state.pending.clear();
       // Two passes: the second starts with what the first iteration leaves pending, so that
@@ -179,6 +222,7 @@ class ThreadSyncInserter {
 
   std::unordered_set<const VarNode*> thread_vars_;
   std::unordered_set<const VarNode*> shared_;
+  std::unordered_map<const VarNode*, std::pair<int64_t, int64_t>> placed_;  // planned byte ranges
 };
 
 }  // namespace detail

@@ -1,5 +1,6 @@
 // The state one simulated thread block shares among its warps: its index, its shared buffers (with
-// race and uninitialized-read checks), the current barrier interval and the synchronization points.
+// race and uninitialized-read checks; planned buffers in one memory, as the CUDA kernel places
+// them), the current barrier interval and the synchronization points.
 #pragma once
 
 #include <algorithm>
@@ -62,6 +63,7 @@ class BlockState {
     interval = 1;
     live_shared_bytes_ = 0;
     for (SharedMemory& m : shared_) m.release();
+    planned_.release();
   }
 
   void complete_sync(const SyncPoint& point) {
@@ -69,9 +71,18 @@ class BlockState {
     ++interval;
   }
 
-  /// The memory of shared buffer `buffer` in this block: all threads that execute its Allocate
-  /// share one allocation, made fresh (poisoned) by the first of them.
-  SharedMemory& allocate_shared(int buffer, int64_t bytes, int element_bytes) {
+  /// The first byte of shared buffer `buffer` in this block: all threads that execute its Allocate
+  /// share one allocation, made fresh (poisoned) by the first of them. A planned buffer lives at
+  /// its offset in the planned memory, made fresh once per block.
+  std::byte* allocate_shared(int buffer, int64_t bytes, int element_bytes) {
+    if (const int64_t planned = info(buffer).planned_offset; planned >= 0) {
+      if (!planned_.live()) {
+        planned_.reset(kernel.planned_bytes, kernel.planned_granule);
+        live_shared_bytes_ += kernel.planned_bytes;
+        peak_shared_bytes = std::max(peak_shared_bytes, live_shared_bytes_);
+      }
+      return planned_.data() + planned;
+    }
     SharedMemory& m = shared_[static_cast<size_t>(buffer)];
     if (!m.live()) {
       m.reset(bytes, element_bytes);
@@ -83,23 +94,23 @@ class BlockState {
                       " bytes by another in block ", index.str(),
                       "; a shared allocation's size must be the same for the whole block"));
     }
-    return m;
+    return m.data();
   }
 
   /// Thread `thread` (linear in the block) reads `size` bytes at byte `offset` of a shared buffer.
   void read_shared(int buffer, int64_t offset, int size, int thread) {
-    SharedMemory& m = shared_[static_cast<size_t>(buffer)];
+    SharedMemory& m = memory_of(buffer, offset);
     for (int64_t e = m.first_element(offset), last = m.last_element(offset, size); e <= last; ++e) {
-      ShadowFinding f = m.read(e, thread, interval);
-      if (f.kind != ShadowFinding::None) report(buffer, e, f, thread, false);
+      ShadowFinding f = m.read(e, thread, interval, buffer);
+      if (f.kind != ShadowFinding::None) report(buffer, m, e, f, thread, false);
     }
   }
 
   void write_shared(int buffer, int64_t offset, int size, int thread) {
-    SharedMemory& m = shared_[static_cast<size_t>(buffer)];
+    SharedMemory& m = memory_of(buffer, offset);
     for (int64_t e = m.first_element(offset), last = m.last_element(offset, size); e <= last; ++e) {
-      ShadowFinding f = m.write(e, thread, interval);
-      if (f.kind != ShadowFinding::None) report(buffer, e, f, thread, true);
+      ShadowFinding f = m.write(e, thread, interval, buffer);
+      if (f.kind != ShadowFinding::None) report(buffer, m, e, f, thread, true);
     }
   }
 
@@ -117,10 +128,22 @@ class BlockState {
     return kernel.shared_buffers[static_cast<size_t>(buffer)];
   }
 
-  /// Out of line: every access checks the shadow, few find anything.
-  [[gnu::noinline, gnu::cold]] void report(int buffer, int64_t e, ShadowFinding f, int thread,
-                                           bool is_write) {
-    const int64_t byte_offset = e * shared_[static_cast<size_t>(buffer)].element_bytes();
+  /// The memory that holds `buffer`, with `offset` (bytes into the buffer) made an offset into it.
+  SharedMemory& memory_of(int buffer, int64_t& offset) {
+    if (const int64_t planned = info(buffer).planned_offset; planned >= 0) {
+      offset += planned;
+      return planned_;
+    }
+    return shared_[static_cast<size_t>(buffer)];
+  }
+
+  /// Out of line: every access checks the shadow, few find anything. `e` is a shadow element of
+  /// memory `m`; the report names the buffer's own element.
+  [[gnu::noinline, gnu::cold]] void report(int buffer, const SharedMemory& m, int64_t shadow_element,
+                                           ShadowFinding f, int thread, bool is_write) {
+    const int64_t planned = std::max<int64_t>(info(buffer).planned_offset, 0);
+    const int64_t byte_offset = shadow_element * m.element_bytes() - planned;
+    const int64_t e = byte_offset / info(buffer).element_bytes;
     if (f.kind == ShadowFinding::Uninitialized) {
       session.add_uninitialized_read(info(buffer), e, byte_offset, thread_at(thread));
       return;
@@ -133,6 +156,7 @@ class BlockState {
   }
 
   std::vector<SharedMemory> shared_;  // by KernelInfo::shared_buffers index
+  SharedMemory planned_;              // the buffers with a planned_offset
   int64_t live_shared_bytes_ = 0;
 };
 

@@ -2,8 +2,10 @@
 // warp-wide statements for the GPU simulator, reusing the interpreter's compiled expressions.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "loom/ir/thread_allreduce.hpp"
+#include "loom/lower/plan_shared_memory.hpp"
 #include "loom/runtime/interp_compiler.hpp"
 #include "loom/runtime/sim_allreduce.hpp"
 #include "loom/runtime/sim_grid_flags.hpp"
@@ -96,7 +99,11 @@ class KernelCompiler {
     if (!s.defined()) return std::make_unique<WarpNoOp>();
     switch (s.kind()) {
       case IRNodeKind::LetStmt: return let_stmt(s.as<LetStmtNode>());
-      case IRNodeKind::AttrStmt: return stmt(s.as<AttrStmtNode>()->body);
+      case IRNodeKind::AttrStmt: {
+        const AttrStmtNode* op = s.as<AttrStmtNode>();
+        if (op->key == attr::shared_memory_offset) planned_offset_[op->node.get()] = op->value;
+        return stmt(op->body);
+      }
       case IRNodeKind::AssertStmt: {
         const AssertStmtNode* op = s.as<AssertStmtNode>();
         return std::make_unique<WarpAssert>(c_.compile_int(op->condition, 0), op->message, stmt(op->body));
@@ -211,7 +218,18 @@ class KernelCompiler {
       });
     }
     const int buffer = static_cast<int>(kernel_->shared_buffers.size());
-    kernel_->shared_buffers.push_back(SharedBufferInfo{c_.num_shared_buffers_++, op->buffer.name(), name_});
+    SharedBufferInfo info{c_.num_shared_buffers_++, op->buffer.name(), name_};
+    info.element_bytes = op->dtype.bytes();
+    if (auto placed = planned_offset_.find(op->buffer.get()); placed != planned_offset_.end()) {
+      const int64_t* offset = as_const_int(placed->second);
+      const std::optional<int64_t> bytes = loom::detail::constant_allocation_bytes(op);
+      internal_check(offset && bytes, "planned shared buffer '", op->buffer.name(),
+                     "' without a constant place");
+      info.planned_offset = *offset;
+      kernel_->planned_bytes = std::max(kernel_->planned_bytes, *offset + *bytes);
+      kernel_->planned_granule = std::min(kernel_->planned_granule, info.element_bytes);
+    }
+    kernel_->shared_buffers.push_back(info);
     return c_.with_binding(op->buffer, b, [&]() -> WarpStmtPtr {
       c_.scope_[op->buffer.get()].back().shared_id = buffer;
       return std::make_unique<WarpSharedAllocate>(b.slot, buffer, op->buffer.name(), op->dtype,
@@ -373,6 +391,7 @@ class KernelCompiler {
   KernelInfo* kernel_ = nullptr;
   std::unordered_map<const ForNode*, int> loop_of_node_;         // KernelInfo::loops index
   std::unordered_map<const VarNode*, int> launch_index_of_var_;  // -1 once out of scope
+  std::unordered_map<const ExprNode*, Expr> planned_offset_;     // buffer var -> planned byte offset
   std::vector<std::string> context_;
   int num_barriers_ = 0, num_allreduces_ = 0;
 };

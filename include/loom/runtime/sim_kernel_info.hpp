@@ -60,8 +60,12 @@ struct KernelInfo {
   std::string name;
   std::vector<LaunchLoop> loops;
   std::vector<SharedBufferInfo> shared_buffers;  // one per shared Allocate node of the kernel
-  std::vector<SharedAccessInfo> accesses;        // by access id
-  bool has_sync = false;                         // any barrier or thread_allreduce
+  /// The planned shared memory the buffers with a planned_offset share: its size, and the
+  /// granule of its race shadow (the smallest element size among them).
+  int64_t planned_bytes = 0;
+  int planned_granule = 16;
+  std::vector<SharedAccessInfo> accesses;  // by access id
+  bool has_sync = false;                   // any barrier or thread_allreduce
   std::shared_ptr<const FrameLayout> layout;
 
   /// The access id of a Load or Store node (the same node compiled for several vector lanes or

@@ -19,6 +19,10 @@ struct SharedBufferInfo {
   int id = 0;
   std::string name;
   std::string kernel;
+  /// Its byte offset in the block's planned shared memory (lower/plan_shared_memory.hpp), where
+  /// buffers never live together overlap; -1: memory of its own.
+  int64_t planned_offset = -1;
+  int element_bytes = 4;
 };
 
 class Session {

@@ -1,5 +1,6 @@
-// One shared buffer of one simulated block: its memory, filled with poison when fresh, and a
-// shadow word per element that says who last wrote and read it, for races and uninitialized reads.
+// One shared buffer of one simulated block (or the planned memory several buffers share): its
+// memory, filled with poison when fresh, and a shadow word per element that says who last wrote
+// and read it, for races and uninitialized reads.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +22,7 @@ struct ElementShadow {
   int32_t writer = -1;        // linear thread index in the block
   int32_t reader = -1;        // a reader in read_interval
   int32_t other_reader = -1;  // a second, different reader in read_interval (or -1)
+  int32_t owner = -1;         // the buffer the last write was to (buffers may share memory)
 };
 
 /// A finding of one access: an uninitialized read, or a race with `other` (a thread of the block).
@@ -59,12 +61,13 @@ class SharedMemory {
   int64_t first_element(int64_t offset) const { return offset >> element_shift_; }
   int64_t last_element(int64_t offset, int size) const { return (offset + size - 1) >> element_shift_; }
 
-  /// Thread `thread` reads element e in barrier interval `interval`. Another thread's write in
-  /// the same interval is a race; a thread re-reading its own write is not.
-  ShadowFinding read(int64_t e, int32_t thread, uint32_t interval) {
+  /// Thread `thread` reads element e of buffer `buffer` in barrier interval `interval`. Another
+  /// thread's write in the same interval is a race; a thread re-reading its own write is not;
+  /// what another buffer wrote into the same bytes is uninitialized for this one.
+  ShadowFinding read(int64_t e, int32_t thread, uint32_t interval, int32_t buffer) {
     ElementShadow& s = shadow_[static_cast<size_t>(e)];
     ShadowFinding f;
-    if (s.write_interval == 0) {
+    if (s.write_interval == 0 || s.owner != buffer) {
       f = {ShadowFinding::Uninitialized, -1};
     } else if (s.write_interval == interval && s.writer != thread) {
       f = {ShadowFinding::ReadWriteRace, s.writer};
@@ -81,7 +84,7 @@ class SharedMemory {
 
   /// Thread `thread` writes element e: a race with another thread's write or read in the same
   /// interval (a read before the write is a race too: its value depends on the warps' order).
-  ShadowFinding write(int64_t e, int32_t thread, uint32_t interval) {
+  ShadowFinding write(int64_t e, int32_t thread, uint32_t interval, int32_t buffer) {
     ElementShadow& s = shadow_[static_cast<size_t>(e)];
     ShadowFinding f;
     if (s.write_interval == interval && s.writer != thread) {
@@ -92,6 +95,7 @@ class SharedMemory {
     }
     s.write_interval = interval;
     s.writer = thread;
+    s.owner = buffer;
     return f;
   }
 

@@ -266,10 +266,8 @@ class WarpSharedAllocate final : public WarpStmt {
       bytes = b;
     });
     w.end_statement();
-    SharedMemory& memory = w.block->allocate_shared(buffer_, bytes, element_.bytes());
-    for_each_lane(mask, [&](int l) {
-      w.frames[l].buffers[slot_] = interp::BufferSlot{memory.data(), 0, bytes};
-    });
+    std::byte* memory = w.block->allocate_shared(buffer_, bytes, element_.bytes());
+    for_each_lane(mask, [&](int l) { w.frames[l].buffers[slot_] = interp::BufferSlot{memory, 0, bytes}; });
     body_->run(w, mask);
     for_each_lane(mask, [&](int l) { w.frames[l].buffers[slot_] = interp::BufferSlot{}; });
   }

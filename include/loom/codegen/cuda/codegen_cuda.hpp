@@ -16,11 +16,11 @@
 #include "loom/codegen/cuda/cuda_grid_flags.hpp"
 #include "loom/codegen/cuda/cuda_types.hpp"
 #include "loom/codegen/cuda/host_device_split.hpp"
-#include "loom/codegen/cuda/shared_memory_plan.hpp"
 #include "loom/ir/op.hpp"
 #include "loom/ir/printer.hpp"
 #include "loom/ir/simplify.hpp"
 #include "loom/ir/thread_allreduce.hpp"
+#include "loom/lower/plan_shared_memory.hpp"
 
 namespace loom::cuda {
 
@@ -204,27 +204,31 @@ class KernelEmitter {
       if (!c || op->scope == "shared.dyn") symbolic = true;
       if (c) total += (*c * op->dtype.bytes() + 15) / 16 * 16;
     }
-    // Buffers that are never live together share memory (when that saves any): one block of
-    // shared memory, static when it fits in 48 KB, with each buffer at its planned offset.
-    if (!symbolic && shared.size() > 1) {
-      SharedMemoryPlan plan = plan_shared_memory(code_.kernel.body);
-      if (plan.complete && plan.saved_bytes() > 0) {
-        merged_ = true;
-        dynamic_ = plan.total_bytes > kStaticSharedLimit;
-        for (const SharedMemoryPlan::Buffer& b : plan.buffers) {
-          dynamic_offsets_[b.alloc] = make_const(i64, b.offset);
-          code_.shared_buffers.push_back(SharedBufferUse{b.name, make_const(i64, b.bytes), b.offset});
-        }
-        code_.shared_bytes_saved = plan.saved_bytes();
-        merged_bytes_ = plan.total_bytes;
-        if (dynamic_) {
-          code_.dynamic_shared_bytes = make_const(i64, plan.total_bytes);
-        } else {
-          code_.dynamic_shared_bytes = make_const(i64, 0);
-          code_.static_shared_bytes += plan.total_bytes;
-        }
-        return;
+    // Buffers the shared-memory planner (lower/plan_shared_memory.hpp) placed: one block of shared
+    // memory, static when it fits in 48 KB, with each buffer at its planned offset.
+    if (std::vector<PlacedSharedBuffer> placed = placed_shared_buffers(code_.kernel.body); !placed.empty()) {
+      if (placed.size() != shared.size())
+        fail(cat("the shared-memory planner placed ", placed.size(), " of its ", shared.size(),
+                 " shared buffers: a pass after the memory phase added or copied shared allocations; "
+                 "add such a pass after Phase::Flatten or Phase::Loops instead"));
+      int64_t naive = 0;
+      for (const PlacedSharedBuffer& b : placed) {
+        dynamic_offsets_[b.alloc] = make_const(i64, b.offset);
+        code_.shared_buffers.push_back(
+            SharedBufferUse{b.alloc->buffer.name(), make_const(i64, b.bytes), b.offset});
+        merged_bytes_ = std::max(merged_bytes_, b.offset + loom::detail::align16(b.bytes));
+        naive += loom::detail::align16(b.bytes);
       }
+      merged_ = true;
+      dynamic_ = merged_bytes_ > kStaticSharedLimit;
+      code_.shared_bytes_saved = naive - merged_bytes_;
+      if (dynamic_) {
+        code_.dynamic_shared_bytes = make_const(i64, merged_bytes_);
+      } else {
+        code_.dynamic_shared_bytes = make_const(i64, 0);
+        code_.static_shared_bytes += merged_bytes_;
+      }
+      return;
     }
     dynamic_ = symbolic || total > kStaticSharedLimit;
     Expr offset = make_const(i64, 0);
