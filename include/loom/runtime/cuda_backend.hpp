@@ -196,6 +196,19 @@ class DriverRunner final : public DeviceRunner {
                                   static_cast<unsigned>(d.dynamic_shared), nullptr, params.data(), nullptr),
                 cat("cuLaunchKernel of ", k.kernel.name));
     };
+    ops.extern_stage = [&](int64_t id, const std::vector<DeviceBufferView>& inputs,
+                           const std::vector<DeviceBufferView>& outputs) {
+      drv.check(drv.ctx_synchronize(),
+                cat("waiting for the kernels before extern stage '", ExternRegistry::global().name(id), "'"));
+      DeviceCopies copies;
+      copies.to_host = [&](void* host, uint64_t device, size_t bytes) {
+        drv.check(drv.memcpy_dtoh(host, device, bytes), "copying an extern stage's buffer to the host");
+      };
+      copies.to_device = [&](uint64_t device, const void* host, size_t bytes) {
+        drv.check(drv.memcpy_htod(device, host, bytes), "copying an extern stage's result to the GPU");
+      };
+      run_extern_stage_on_host(id, inputs, outputs, copies);
+    };
     run_host_program(module_, module_.host, env, ops, limits_);
     drv.check(drv.ctx_synchronize(), cat("running kernel '", f.name, "'"));
     for (const Allocation& a : allocations) {

@@ -1,6 +1,7 @@
 // Runs the host part of a CUDA module (codegen/cuda/host_device_split.hpp): evaluates integer
-// lets, loops, conditions and asserts, allocates global scratch buffers and launches kernels with
-// their launch dimensions evaluated, through callbacks (the Driver API, or a test's recorder).
+// lets, loops, conditions and asserts, allocates global scratch buffers, launches kernels with
+// their launch dimensions evaluated and runs extern stages between them, through callbacks (the
+// Driver API, or a test's recorder).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,8 @@
 
 #include "loom/codegen/cuda/codegen_cuda.hpp"
 #include "loom/codegen/cuda/launch_limits.hpp"
+#include "loom/ir/extern_call.hpp"
+#include "loom/runtime/cuda_extern_stage.hpp"
 
 namespace loom::runtime::cuda {
 
@@ -33,6 +36,10 @@ struct HostOps {
   std::function<void(size_t, const LaunchDims&, const std::vector<uint64_t>& buffers,
                      const std::vector<int64_t>& ints)>
       launch;
+  /// An extern stage: the registered function's id and its buffers in device memory.
+  std::function<void(int64_t function_id, const std::vector<DeviceBufferView>& inputs,
+                     const std::vector<DeviceBufferView>& outputs)>
+      extern_stage;
 };
 
 /// The value of a host integer expression (sizes, loop variables, launch extents).
@@ -188,6 +195,28 @@ inline void run_host_program(const CudaModule& m, const Stmt& s, HostEnv& env, c
     }
     case IRNodeKind::Evaluate: {
       const CallNode* call = s.as<EvaluateNode>()->value.as<CallNode>();
+      if (call && call->name == loom::intrinsic::extern_stage) {
+        const ExternStageCall decoded = ExternStageCall::decode(call);
+        auto views = [&](const std::vector<ExternBufferArg>& args) {
+          std::vector<DeviceBufferView> out;
+          for (const ExternBufferArg& a : args) {
+            DeviceBufferView v;
+            auto it = env.buffers.find(a.data.get());
+            internal_check(it != env.buffers.end(), "extern stage: no device buffer for '", a.data.name(),
+                           "'");
+            v.address = it->second;
+            v.dtype = a.dtype;
+            v.name = a.data.name();
+            for (const Expr& e : a.shape) v.shape.push_back(eval_host_int(e, env, where));
+            for (const Expr& e : a.strides) v.strides.push_back(eval_host_int(e, env, where));
+            out.push_back(std::move(v));
+          }
+          return out;
+        };
+        internal_check(static_cast<bool>(ops.extern_stage), "CUDA host program: no extern stage handler");
+        ops.extern_stage(decoded.function_id, views(decoded.inputs), views(decoded.outputs));
+        return;
+      }
       if (!call || call->name != loom::cuda::intrinsic::cuda_launch) return;
       const size_t index = static_cast<size_t>(call->args.at(0).as<IntImmNode>()->value);
       const KernelCode& k = m.kernels.at(index);
