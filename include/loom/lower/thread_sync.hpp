@@ -7,6 +7,7 @@
 // shared-memory planner placed in overlapping bytes count as one memory.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -19,6 +20,7 @@
 #include "loom/ir/thread_allreduce.hpp"
 #include "loom/ir/visitor.hpp"
 #include "loom/lower/gpu_scopes.hpp"
+#include "loom/lower/index_overlap.hpp"
 #include "loom/lower/plan_shared_memory.hpp"
 
 namespace loom {
@@ -31,12 +33,36 @@ struct SharedAccess {
   bool write;
 };
 
-/// Accesses made since the last barrier.
+/// Accesses made since the last barrier, each once: a loop body is analysed twice and its states
+/// merged into the enclosing one, so without this the list would double with every loop level.
 struct SyncState {
   std::vector<SharedAccess> pending;
-  void merge(const SyncState& other) {
-    pending.insert(pending.end(), other.pending.begin(), other.pending.end());
+
+  void add(const SharedAccess& a) {
+    if (seen_.insert(Key{a.buffer, a.index.get(), a.write}).second) pending.push_back(a);
   }
+  void add(const std::vector<SharedAccess>& accesses) {
+    for (const SharedAccess& a : accesses) add(a);
+  }
+  void merge(const SyncState& other) { add(other.pending); }
+  void clear() {
+    pending.clear();
+    seen_.clear();
+  }
+
+ private:
+  struct Key {
+    const VarNode* buffer;
+    const void* index;  // the same index node: the same access, seen again
+    bool write;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<const void*>()(k.buffer) * 31 + std::hash<const void*>()(k.index) * 2 + k.write;
+    }
+  };
+  std::unordered_set<Key, KeyHash> seen_;
 };
 
 class ThreadSyncInserter {
@@ -58,6 +84,7 @@ class ThreadSyncInserter {
           self_.placed_.clear();
           for (const PlacedSharedBuffer& b : placed_shared_buffers(IRMutator::self(op)))
             self_.placed_[b.alloc->buffer.get()] = {b.offset, b.offset + b.bytes};
+          self_.overlap_.learn_kernel(IRMutator::self(op));
           return self_.kernel(IRMutator::self(op), state);
         }
         return IRMutator::visit(op);
@@ -134,7 +161,8 @@ class ThreadSyncInserter {
     if (!a.write && !b.write) return false;
     if (a.buffer != b.buffer) return overlap(a.buffer, b.buffer);
     // The same thread-dependent index: each thread touches only its own element.
-    return !(uses_thread(a.index) && expr_deep_equal(a.index, b.index));
+    if (uses_thread(a.index) && expr_deep_equal(a.index, b.index)) return false;
+    return overlap_.may_overlap(a.index, b.index);
   }
 
   /// Runs one statement that cannot hold a barrier inside: a barrier goes before it if needed.
@@ -143,8 +171,8 @@ class ThreadSyncInserter {
     bool need = false;
     for (const SharedAccess& b : mine)
       for (const SharedAccess& a : state.pending) need = need || conflict(a, b);
-    if (need) state.pending.clear();
-    state.pending.insert(state.pending.end(), mine.begin(), mine.end());
+    if (need) state.clear();
+    state.add(mine);
     return need ? SeqNode::make({BarrierNode::make("shared"), s}) : s;
   }
 
@@ -161,7 +189,7 @@ class ThreadSyncInserter {
     if (is_sync_point(s)) {
       // An allreduce synchronises too, but reads its (local) operands first.
       Stmt out = leaf(s, state);
-      state.pending.clear();
+      state.clear();
       return out;
     }
     if (const auto* seq = s.as<SeqNode>()) {
@@ -181,7 +209,7 @@ class ThreadSyncInserter {
       bool before = false;
       for (const SharedAccess& b : leading_accesses(op->body))
         for (const SharedAccess& a : state.pending) before = before || conflict(a, b);
-      if (before) state.pending.clear();
+      if (before) state.clear();
       // Two passes: the second starts with what the first iteration leaves pending, so that
       // conflicts between consecutive iterations get their barrier too.
       SyncState first = state;
@@ -223,6 +251,7 @@ class ThreadSyncInserter {
   std::unordered_set<const VarNode*> thread_vars_;
   std::unordered_set<const VarNode*> shared_;
   std::unordered_map<const VarNode*, std::pair<int64_t, int64_t>> placed_;  // planned byte ranges
+  IndexOverlap overlap_;
 };
 
 }  // namespace detail
