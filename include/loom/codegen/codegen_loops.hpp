@@ -149,7 +149,9 @@ inline void CodeGenLLVM::emit_for(const ForNode* op) {
   llvm::Value* min = as_var_type(op->min);
   llvm::Value* extent = as_var_type(op->extent);
   llvm::Value* end = builder_.CreateAdd(min, extent);
-  const bool thread_bound = op->kind == ForKind::ThreadBinding && op->thread_tag != "vthread";
+  // Virtual threads ("vthread", "vthread.x", ...) are one thread's loop, not GPU threads: lowering
+  // interleaves them (inject_virtual_thread), and a hand-built function's vthread loop runs serially.
+  const bool thread_bound = op->kind == ForKind::ThreadBinding && op->thread_tag.rfind("vthread", 0) != 0;
   thread_loops_ += thread_bound;
   // pragma(axis, "fp_contract"): the loop's a * b + c may become one fused multiply-add (one
   // rounding instead of two), as C compilers do by default; a GEMM micro-kernel asks for it.

@@ -16,6 +16,10 @@
 namespace loom {
 
 class IndexOverlap {
+  // Sums of products of int64 values: 128 bits cannot overflow here. (__extension__: GCC and
+  // Clang's 128-bit integer, without a -Wpedantic warning.)
+  __extension__ using Wide = __int128;
+
  public:
   /// Learns the variables a kernel binds: loops of constant bounds (thread indices included) get
   /// their range, every other binding is a value that may differ between accesses. blockIdx is
@@ -51,11 +55,11 @@ class IndexOverlap {
   /// values of its own) make `a` and `b` equal.
   bool may_overlap(const Expr& a, const Expr& b) const {
     // a - b = sum of ranged terms + constant (+ invariant terms, which must cancel).
-    __int128 lo = 0, hi = 0, constant = 0;
+    Wide lo = 0, hi = 0, constant = 0;
     int64_t gcd = 0;
     std::unordered_map<const VarNode*, int64_t> invariant;
     auto add_ranged = [&](int64_t coeff, int64_t min, int64_t max) {
-      const __int128 x = static_cast<__int128>(coeff) * min, y = static_cast<__int128>(coeff) * max;
+      const Wide x = static_cast<Wide>(coeff) * min, y = static_cast<Wide>(coeff) * max;
       lo += x < y ? x : y;
       hi += x < y ? y : x;
       gcd = std::gcd(gcd, coeff < 0 ? -coeff : coeff);
@@ -71,7 +75,7 @@ class IndexOverlap {
       }
       if (!LinearForm::applies_to(scalar.dtype())) return false;
       const LinearForm form = LinearForm::parse(scalar);
-      constant += static_cast<__int128>(sign) * form.constant();
+      constant += static_cast<Wide>(sign) * form.constant();
       for (const LinearTerm& t : form.terms()) {
         const VarNode* v = t.atom.as<VarNode>();
         if (!v || varying_.count(v)) return false;
