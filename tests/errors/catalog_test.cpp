@@ -1,6 +1,7 @@
 // The error catalog (docs/errors.md) as tests: one TEST_CASE per catalog id, named "<id>: ...", that
-// triggers the mistake and checks the message. A last test parses the catalog and checks that every
-// id has a test case here (or in tests/hostile) and every such test case has an entry.
+// triggers the mistake and checks the message, unless a broader test of tests/errors already does and
+// tags that check "// catalog: <id>". A last test parses the catalog and checks that every id has
+// exactly one such test case or tag (here, in tests/errors or tests/hostile) and every one an entry.
 #include <loom/core.hpp>
 #include <loom/runtime/build.hpp>
 #include <loom/runtime/interpreter.hpp>
@@ -9,6 +10,7 @@
 
 #include <cctype>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -55,7 +57,8 @@ std::vector<std::string> ids_after(const std::string& text, const std::string& p
     while (end < text.size() && (std::isupper(static_cast<unsigned char>(text[end])) ||
                                  std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '-'))
       ++end;
-    ids.push_back(text.substr(begin - 2, end - begin + 2));  // with its "E-"
+    // Nothing after the prefix: the prefix itself quoted (as in the drift check below), not an id.
+    if (end > begin) ids.push_back(text.substr(begin - 2, end - begin + 2));  // with its "E-"
   }
   return ids;
 }
@@ -94,27 +97,6 @@ TEST_CASE("E-TE-LAMBDA-ARITY: the compute lambda takes a different number of ind
       Error);
 }
 
-TEST_CASE("E-TE-INDEX-COUNT: a tensor indexed with the wrong number of indices") {
-  Tensor A = placeholder({4, 4}, f32, "A");
-  Var i("i");
-  CHECK_THROWS_WITH_AS(
-      A(i), Contains("tensor 'A' has 2 dimensions but A(i) indexes it with 1; pass exactly 2 indexes"),
-      Error);
-}
-
-TEST_CASE("E-TE-INDEX-TYPE: a tensor indexed with a non-integer expression") {
-  Tensor A = placeholder({4, 4}, f32, "A");
-  Var i("i");
-  CHECK_THROWS_WITH_AS(
-      A(i, 0.5f), Contains("index 1 of tensor 'A' must be a scalar integer expression, got float32"), Error);
-}
-
-TEST_CASE("E-TE-SHAPE-NEGATIVE: a negative extent in a shape") {
-  CHECK_THROWS_WITH_AS(placeholder({4, -3}, f32, "P"),
-                       Contains("placeholder 'P': extent 1 of the shape is -3; extents must not be negative"),
-                       Error);
-}
-
 TEST_CASE("E-TE-AXIS-RANGE: asking a compute for an axis it does not have") {
   Tensor A = placeholder({4, 4}, f32, "A");
   Tensor C = compute(
@@ -147,13 +129,6 @@ TEST_CASE("E-TE-REDUCE-NESTED: a reduction inside a larger expression") {
       Error);
 }
 
-TEST_CASE("E-TE-REDUCE-NO-AXES: a reducer given no axes") {
-  Tensor A = placeholder({4, 4}, f32, "A");
-  CHECK_THROWS_WITH_AS(
-      sum(A(0, 0), {}),
-      Contains("sum(): no reduce axes given; list the axes to reduce over, e.g. sum(A(i, k), {k})"), Error);
-}
-
 TEST_CASE("E-TE-REDUCE-DATA-AXIS: a reducer given a data-parallel axis") {
   Tensor A = placeholder({4, 4}, f32, "A");
   Tensor C = compute(
@@ -163,12 +138,6 @@ TEST_CASE("E-TE-REDUCE-DATA-AXIS: a reducer given a data-parallel axis") {
       Contains(
           "max(): axis 'i' is not a reduce axis; create reduction axes with reduce_axis(begin, end, name)"),
       Error);
-}
-
-TEST_CASE("E-TE-REDUCE-AXIS-EMPTY: an empty reduce_axis") {
-  CHECK_THROWS_WITH_AS(reduce_axis(5, 3, "r"),
-                       Contains("reduce_axis 'r' is empty: [5, 3); a reduction axis needs end > begin"),
-                       Error);
 }
 
 TEST_CASE("E-TE-MULTI-OUTPUT-MIX: a multi-output compute mixing reductions and plain values") {
@@ -186,48 +155,7 @@ TEST_CASE("E-TE-MULTI-OUTPUT-MIX: a multi-output compute mixing reductions and p
       Error);
 }
 
-TEST_CASE("E-TE-MATH-TYPE: a float math function given an integer") {
-  Tensor I = placeholder({4}, i32, "I");
-  Var x("x");
-  CHECK_THROWS_WITH_AS(exp(I(x)),
-                       Contains("exp() needs a floating-point argument, got int32; write exp(cast(f32, x))"),
-                       Error);
-}
-
-TEST_CASE("E-TE-THREAD-TAG: an unknown thread tag") {
-  CHECK_THROWS_WITH_AS(thread_axis("threadIdx.w"),
-                       Contains("thread_axis: unknown thread tag 'threadIdx.w'; use one of blockIdx.x/y/z, "
-                                "threadIdx.x/y/z, vthread"),
-                       Error);
-}
-
-TEST_CASE("E-TE-SCAN-STATE: a scan whose state is not a placeholder") {
-  Tensor X = placeholder({6, 4}, f32, "X");
-  Tensor state = placeholder({6, 4}, f32, "state");
-  Tensor init = compute(
-      {1, 4}, [&](Expr, Expr i) { return X(0, i); }, "init");
-  Tensor update = compute(
-      {6, 4}, [&](Expr t, Expr i) { return state(t - 1, i) + X(t, i); }, "update");
-  CHECK_THROWS_WITH_AS(scan(init, update, update, {X}, "s"),
-                       Contains("scan 's': state 'update' must be a placeholder (the scan fills it)"), Error);
-}
-
 // ---- schedule primitives -----------------------------------------------------------------------
-
-TEST_CASE("E-SCHED-EMPTY: create_schedule of no outputs") {
-  CHECK_THROWS_WITH_AS(create_schedule(std::vector<Tensor>{}),
-                       Contains("create_schedule: give at least one output tensor"), ScheduleError);
-}
-
-TEST_CASE("E-SCHED-NOT-IN-SCHEDULE: a tensor that is not part of the schedule") {
-  Graph g;
-  Schedule small = create_schedule(g.B);
-  CHECK_THROWS_WITH_AS(
-      small[g.D],
-      Contains("'D' is not part of this schedule; its stages are: A, B. Create the schedule from "
-               "the outputs that depend on it"),
-      ScheduleError);
-}
 
 TEST_CASE("E-AXIS-STALE-SPLIT: an axis used after it was split") {
   Graph g;
@@ -238,47 +166,6 @@ TEST_CASE("E-AXIS-STALE-SPLIT: an axis used after it was split") {
       s[g.D].parallel(i),
       Contains("parallel: axis 'i' of stage 'D' was already split into 'i.outer' and 'i.inner'; "
                "use those instead (the loops of 'D' are now: i.outer, i.inner, j)"),
-      ScheduleError);
-}
-
-TEST_CASE("E-AXIS-STALE-FUSE: an axis used after it was fused") {
-  Graph g;
-  Schedule s = create_schedule(g.D);
-  s[g.D].fuse(g.D.axis(0), g.D.axis(1));
-  CHECK_THROWS_WITH_AS(
-      s[g.D].split(g.D.axis(0), 2),
-      Contains("split: axis 'i' of stage 'D' was already fused with 'j' into 'i.j.fused'; use "
-               "'i.j.fused' instead"),
-      ScheduleError);
-}
-
-TEST_CASE("E-AXIS-OTHER-STAGE: an axis of another stage") {
-  Graph g;
-  Schedule s = create_schedule(g.D);
-  CHECK_THROWS_WITH_AS(
-      s[g.D].split(g.B.axis(0), 2),
-      Contains("split: axis 'i' belongs to stage 'B', not to stage 'D'; the loops of 'D' are: i, j"),
-      ScheduleError);
-}
-
-TEST_CASE("E-AXIS-OTHER-SCHEDULE: an axis created on another schedule") {
-  Graph g;
-  Schedule s = create_schedule(g.D);
-  Schedule other = create_schedule(g.D);
-  auto [o, in] = other[g.D].split(g.D.axis(0), 3);
-  CHECK_THROWS_WITH_AS(
-      s[g.D].split(o, 2),
-      Contains("split: axis 'i.outer' is not an axis of stage 'D' in this schedule (was it created "
-               "by a primitive on another schedule?); the loops of 'D' are: i, j"),
-      ScheduleError);
-}
-
-TEST_CASE("E-AXIS-THREAD: a thread axis given where a loop is expected") {
-  Graph g;
-  Schedule s = create_schedule(g.D);
-  CHECK_THROWS_WITH_AS(
-      s[g.D].split(thread_axis("threadIdx.x"), 2),
-      Contains("split: 'threadIdx.x' is a thread axis, not a loop of stage 'D'; pass one of its loops: i, j"),
       ScheduleError);
 }
 
@@ -325,72 +212,12 @@ TEST_CASE("E-SPLIT-ANNOTATED: splitting a loop that is already annotated or boun
       ScheduleError);
 }
 
-TEST_CASE("E-SPLIT-SCAN-TIME: splitting or parallelizing the time axis of a scan") {
-  Tensor X = placeholder({5, 4}, f32, "X");
-  Tensor state = placeholder({5, 4}, f32, "state");
-  Tensor init = compute(
-      {1, 4}, [&](Expr, Expr i) { return X(0, i); }, "init");
-  Tensor update = compute(
-      {5, 4}, [&](Expr t, Expr i) { return state(t - 1, i) + X(t, i); }, "update");
-  Tensor res = scan(init, update, state, {X}, "cum");
-  Schedule s = create_schedule(res);
-  IterVar time = s[res]->leaf_iter_vars.at(0);
-  CHECK_THROWS_WITH_AS(s[res].parallel(time),
-                       Contains("parallel: axis 'cum.idx' of stage 'cum' is the ordered time axis of a scan"),
-                       ScheduleError);
-  CHECK_THROWS_WITH_AS(s[res].split(time, 2),
-                       Contains("split: axis 'cum.idx' of stage 'cum' is the time axis of a scan"),
-                       ScheduleError);
-}
-
-TEST_CASE("E-FUSE-NOT-ADJACENT: fusing loops that are not adjacent") {
-  Graph g;
-  Schedule s = create_schedule(g.C);
-  auto [io, ii] = s[g.C].split(g.C.axis(0), 4);
-  CHECK_THROWS_WITH_AS(
-      s[g.C].fuse(io, g.C.axis(1)),
-      Contains("fuse: axes 'i.outer' and 'j' of stage 'C' are not adjacent (loop order: i.outer, "
-               "i.inner, j, k); reorder them so that 'j' directly follows 'i.outer' before fusing"),
-      ScheduleError);
-}
-
-TEST_CASE("E-FUSE-ORDER: fusing an inner loop with an outer one") {
-  Graph g;
-  Schedule s = create_schedule(g.C);
-  auto [io, ii] = s[g.C].split(g.C.axis(0), 4);
-  CHECK_THROWS_WITH_AS(s[g.C].fuse(ii, io),
-                       Contains("fuse: in stage 'C', 'i.outer' is outside 'i.inner'; pass the outer loop "
-                                "first: fuse(i.outer, i.inner)"),
-                       ScheduleError);
-}
-
-TEST_CASE("E-FUSE-KIND: fusing a data-parallel axis with a reduce axis") {
-  Graph g;
-  Schedule s = create_schedule(g.C);
-  CHECK_THROWS_WITH_AS(
-      s[g.C].fuse(g.C.axis(1), g.k),
-      Contains("fuse: stage 'C' cannot fuse the data-parallel axis 'j' with the reduce axis 'k'; "
-               "fuse data-parallel axes with each other and reduce axes with each other"),
-      ScheduleError);
-}
-
 TEST_CASE("E-REORDER-DUPLICATE: an axis listed twice in reorder") {
   Graph g;
   Schedule s = create_schedule(g.C);
   CHECK_THROWS_WITH_AS(s[g.C].reorder({g.C.axis(1), g.C.axis(0), g.C.axis(1)}),
                        Contains("reorder: axis 'j' of stage 'C' is listed twice; list each loop once"),
                        ScheduleError);
-}
-
-TEST_CASE("E-VECTORIZE-REDUCE: vectorizing a reduce axis") {
-  Graph g;
-  Schedule s = create_schedule(g.C);
-  CHECK_THROWS_WITH_AS(
-      s[g.C].vectorize(g.k),
-      Contains("vectorize: axis 'k' of stage 'C' is a reduction axis; vectorizing it would make "
-               "the lanes race on one accumulator. Vectorize a data-parallel axis, or rfactor the "
-               "reduction first"),
-      ScheduleError);
 }
 
 TEST_CASE("E-PARALLEL-REDUCE: parallelizing a reduce axis") {
@@ -403,39 +230,21 @@ TEST_CASE("E-PARALLEL-REDUCE: parallelizing a reduce axis") {
       ScheduleError);
 }
 
-TEST_CASE("E-COMPUTE-AT-ILLEGAL: compute_at a loop that does not enclose every consumer") {
+TEST_CASE(
+    "E-COMPUTE-AT-SHARED-UNBOUND: a producer in shared memory with none of its loops bound to threadIdx") {
   Graph g;
   Schedule s = create_schedule(g.D);
-  auto [xo, yo, xi, yi] = s[g.D].tile(g.D.axis(0), g.D.axis(1), 4, 4);
+  s[g.D].bind(g.D.axis(0), thread_axis("blockIdx.x"));
+  s[g.D].bind(g.D.axis(1), thread_axis("threadIdx.x"));
+  s[g.C].compute_at(s[g.D], g.D.axis(0));  // inside a block loop only: shared by the block's threads
   CHECK_THROWS_WITH_AS(
-      s[g.B].compute_at(s[g.D], xo),
-      Contains("compute_at: stage 'B' cannot be computed at loop 'i.outer' of stage 'D': that loop "
-               "does not enclose every use of 'B' (it is read by C). Legal locations for 'B' are: "
-               "C.k, C.j, C.i, or the root (compute_root())"),
-      ScheduleError);
-}
-
-TEST_CASE("E-COMPUTE-AT-STALE: a compute_at whose loop was split afterwards") {
-  Graph g;
-  Schedule s = create_schedule(g.D);
-  s[g.C].compute_at(s[g.D], g.D.axis(1));
-  s[g.D].split(g.D.axis(1), 4);
-  CHECK_THROWS_WITH_AS(
-      lower(s, {g.A, g.D}, "stale"),
-      Contains("compute_at: stage 'C' is computed at loop 'j' of stage 'D', but that loop was "
-               "already split into 'j.outer' and 'j.inner'; use those instead; call compute_at "
-               "again with one of the loops of 'D': i, j.outer, j.inner"),
-      ScheduleError);
-}
-
-TEST_CASE("E-COMPUTE-AT-OTHER-SCHEDULE: compute_at a stage of another schedule") {
-  Graph g;
-  Schedule s = create_schedule(g.D);
-  Schedule other = create_schedule(g.D);
-  CHECK_THROWS_WITH_AS(
-      s[g.C].compute_at(other[g.D], g.D.axis(0)),
-      Contains("compute_at: stage 'D' belongs to another schedule than stage 'C'; use the stages "
-               "of one schedule (s[D] of the same s)"),
+      lower(s, {g.A, g.D}, "unbound_shared"),
+      Contains("compute_at: stage 'C' is stored in shared memory (it is computed at loop 'i' of stage 'D', "
+               "which is bound to blockIdx.x), but none of its loops is bound to threadIdx, so every thread "
+               "of the block would compute all of 'C' and write each element (a data race, and the work "
+               "repeated by every thread). Bind one of its loops (i, j, k) to threadIdx.x, splitting it by "
+               "the number of threads first if it is longer, or compute it at a loop of 'D' bound to "
+               "threadIdx, where each thread keeps its own copy in local memory"),
       ScheduleError);
 }
 
@@ -448,74 +257,6 @@ TEST_CASE("E-PLACE-PLACEHOLDER: placing an input (compute_at, compute_inline)") 
   CHECK_THROWS_WITH_AS(s[g.A].compute_inline(),
                        Contains("compute_inline: 'A' is a placeholder (an input); it is not computed"),
                        ScheduleError);
-}
-
-TEST_CASE("E-INLINE-REDUCTION: compute_inline of a reduction") {
-  Graph g;
-  Schedule s = create_schedule(g.D);
-  CHECK_THROWS_WITH_AS(s[g.C].compute_inline(),
-                       Contains("compute_inline: stage 'C' is a reduction, which cannot be inlined into its "
-                                "consumers; use compute_at to compute it inside a consumer's loop instead"),
-                       ScheduleError);
-}
-
-TEST_CASE("E-INLINE-OUTPUT: compute_inline of an output") {
-  Graph g;
-  Schedule s = create_schedule(g.D);
-  CHECK_THROWS_WITH_AS(
-      s[g.D].compute_inline(),
-      Contains("compute_inline: stage 'D' is an output of the schedule; outputs must be stored, not inlined"),
-      ScheduleError);
-}
-
-TEST_CASE("E-INLINE-INTO-EXTERN: inlining a stage an extern stage reads") {
-  Graph g;
-  Tensor E = extern_compute(
-      {Graph::n, Graph::n}, f32, {g.B}, [](auto&, auto&) {}, "ext");
-  Schedule t = create_schedule(E);
-  t[g.B].compute_inline();
-  CHECK_THROWS_WITH_AS(
-      lower(t, {g.A, E}, "inline_into_extern"),
-      Contains("compute_inline: stage 'B' is read by extern stage 'ext', which needs it stored in "
-               "memory; keep 'B' computed (compute_root or compute_at)"),
-      ScheduleError);
-}
-
-TEST_CASE("E-BIND-NOT-THREAD: bind to something that is not a thread axis") {
-  Graph g;
-  Schedule s = create_schedule(g.D);
-  CHECK_THROWS_WITH_AS(s[g.D].bind(g.D.axis(0), g.D.axis(1)),
-                       Contains("bind: axis 'i' of stage 'D' must be bound to a thread axis made by "
-                                "thread_axis(\"threadIdx.x\")"),
-                       ScheduleError);
-}
-
-TEST_CASE("E-BIND-TWICE: one thread tag bound to two loops of a stage") {
-  Graph g;
-  Schedule s = create_schedule(g.D);
-  s[g.D].bind(g.D.axis(0), thread_axis("threadIdx.x"));
-  CHECK_THROWS_WITH_AS(
-      s[g.D].bind(g.D.axis(1), thread_axis("threadIdx.x")),
-      Contains("bind: stage 'D' already binds another loop to 'threadIdx.x'; each thread tag can "
-               "be bound once per stage"),
-      ScheduleError);
-}
-
-TEST_CASE("E-BIND-ANNOTATED: binding a loop that is annotated, or annotating a bound one") {
-  Graph g;
-  Schedule s = create_schedule(g.D);
-  s[g.D].parallel(g.D.axis(1));
-  CHECK_THROWS_WITH_AS(
-      s[g.D].bind(g.D.axis(1), thread_axis("blockIdx.x")),
-      Contains("bind: axis 'j' of stage 'D' is already parallel; a loop is either bound to a thread "
-               "or annotated, not both"),
-      ScheduleError);
-  s[g.D].bind(g.D.axis(0), thread_axis("threadIdx.x"));
-  CHECK_THROWS_WITH_AS(
-      s[g.D].vectorize(g.D.axis(0)),
-      Contains("vectorize: axis 'i' of stage 'D' is bound to 'threadIdx.x'; a bound loop cannot "
-               "also be vectorized"),
-      ScheduleError);
 }
 
 TEST_CASE("E-BIND-EXTENT: a loop bound to a thread axis declared with another extent") {
@@ -618,45 +359,6 @@ TEST_CASE("E-LOWER-FOREIGN-ARG: an argument that is not part of the schedule") {
       Contains("lower 'foreign': argument 'Z' is not part of the schedule; pass tensors that the "
                "schedule's outputs depend on"),
       Error);
-}
-
-TEST_CASE("E-LOWER-INLINED-ARG: an inlined stage passed as an argument") {
-  Tensor A = placeholder({4}, f32, "A");
-  Tensor B = compute(
-      {4}, [&](Expr i) { return A(i) * 2.0f; }, "B");
-  Tensor C = compute(
-      {4}, [&](Expr i) { return B(i) + 1.0f; }, "C");
-  Schedule s = create_schedule(C);
-  s[B].compute_inline();
-  CHECK_THROWS_WITH_AS(
-      lower(s, {A, B, C}, "inlined_arg"),
-      Contains("lower 'inlined_arg': argument 'B' is computed inline (compute_inline), so it is "
-               "never stored; remove it from the arguments, or compute it at the root"),
-      Error);
-}
-
-TEST_CASE("E-LOWER-UNBOUND-SIZE: a size variable no argument provides") {
-  Var m = size_var("m");
-  Tensor C = compute(
-      {m}, [&](Expr i) { return cast(f32, i); }, "C");
-  Tensor D = compute(
-      {4}, [&](Expr i) { return C(i) * 2.0f; }, "D");
-  CHECK_THROWS_WITH_AS(
-      lower(create_schedule(D), {D}, "unbound"),
-      Contains("lower 'unbound': the computation uses variable 'm', which is neither a dimension "
-               "of an argument nor an argument; pass it as an argument"),
-      Error);
-}
-
-TEST_CASE("E-LOWER-SIZE-IN-EXPRESSION: a size variable that appears only inside shape expressions") {
-  Var m = size_var("m");
-  Tensor Q = placeholder({m * 2}, f32, "Q");
-  Tensor R = compute(
-      {m * 2}, [&](Expr i) { return Q(i); }, "R");
-  CHECK_THROWS_WITH_AS(lower(create_schedule(R), {Q, R}, "expr_only"),
-                       Contains("lower 'expr_only': size variable 'm' appears in argument shapes only inside "
-                                "expressions, so a call cannot bind it; pass 'm' itself as an argument"),
-                       Error);
 }
 
 TEST_CASE("E-LOWER-USER-PASS: a user pass that returns an undefined Stmt") {
@@ -771,6 +473,8 @@ TEST_CASE("E-LAUNCH-SHARED: more shared memory per block than the architecture h
   s[B].bind(bo, thread_axis("blockIdx.x"));
   s[B].bind(bi, thread_axis("threadIdx.x"));
   s[AS].compute_at(s[B], bo);
+  auto [ao, ai] = s[AS].split(AS.axis(1), 64);  // the block's 64 threads copy the tile together
+  s[AS].bind(ai, thread_axis("threadIdx.x"));
   CHECK_THROWS_WITH_AS(
       build(s, {A, B}, Target::cuda_sim(), "big_tile"),
       Contains("bytes of shared memory per block for A.shared (262144 bytes), more than the"), Error);
@@ -1051,11 +755,19 @@ TEST_CASE("catalog: every id in docs/errors.md has a test case, and every test c
   std::set<std::string> documented;
   for (const std::string& id : ids_after(catalog, "\n### `E-"))
     CHECK_MESSAGE(documented.insert(id).second, "id listed twice in docs/errors.md: ", id);
+  // Every test source of tests/errors, and tests/hostile for the entries that need the LLVM backend.
+  std::vector<std::string> files = {source_dir + "/tests/hostile/hostile_inputs_test.cpp"};
+  for (const auto& entry : std::filesystem::directory_iterator(source_dir + "/tests/errors"))
+    if (entry.path().extension() == ".cpp") files.push_back(entry.path().string());
+  REQUIRE(files.size() >= 5);  // the catalog, te, schedule and lower-call errors, hostile inputs
   std::set<std::string> tested;
-  for (const char* file : {"/tests/errors/catalog_test.cpp", "/tests/hostile/hostile_inputs_test.cpp"}) {
-    // Test cases are named "<id>: what it is about".
-    for (const std::string& id : test_case_ids(read_text(source_dir + file)))
-      CHECK_MESSAGE(tested.insert(id).second, "two test cases for ", id);
+  for (const std::string& file : files) {
+    const std::string source = read_text(file);
+    // A test case named "<id>: what it is about", or a check tagged "// catalog: <id>" inside a
+    // broader test case that already makes the mistake (so the catalog does not repeat it).
+    std::vector<std::string> ids = test_case_ids(source);
+    for (const std::string& id : ids_after(source, "// catalog: E-")) ids.push_back(id);
+    for (const std::string& id : ids) CHECK_MESSAGE(tested.insert(id).second, "two test cases for ", id);
   }
   for (const std::string& id : documented) CHECK_MESSAGE(tested.count(id), id, " has no test case");
   for (const std::string& id : tested) CHECK_MESSAGE(documented.count(id), id, " is not in docs/errors.md");

@@ -66,6 +66,7 @@ TEST_CASE("errors: an inlined intermediate passed to lower() as an argument, whi
       {n}, [&](Expr i) { return B(i) + 1.0f; }, "C");
   Schedule s = create_schedule(C);
   s[B].compute_inline();
+  // catalog: E-LOWER-INLINED-ARG
   CHECK_THROWS_WITH_AS(
       lower(s, {A, B, C}, "inlined_arg"),
       Contains("lower 'inlined_arg': argument 'B' is computed inline (compute_inline), so it "
@@ -93,6 +94,7 @@ TEST_CASE("errors: a size variable nobody can bind is reported by lower() and by
       {m}, [&](Expr i) { return cast(f32, i); }, "C");
   Tensor D = compute(
       {4}, [&](Expr i) { return C(i) * 2.0f; }, "D");
+  // catalog: E-LOWER-UNBOUND-SIZE
   CHECK_THROWS_WITH_AS(
       lower(create_schedule(D), {D}, "unbound"),
       Contains("lower 'unbound': the computation uses variable 'm', which is neither a dimension of an "
@@ -102,6 +104,7 @@ TEST_CASE("errors: a size variable nobody can bind is reported by lower() and by
   Tensor Q = placeholder({m * 2}, f32, "Q");
   Tensor R = compute(
       {m * 2}, [&](Expr i) { return Q(i); }, "R");
+  // catalog: E-LOWER-SIZE-IN-EXPRESSION
   CHECK_THROWS_WITH_AS(
       lower(create_schedule(R), {Q, R}, "expr_only"),
       Contains(

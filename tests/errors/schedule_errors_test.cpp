@@ -39,6 +39,7 @@ TEST_CASE("errors: using an axis after it was fused names the fused axis") {
   Graph g;
   Schedule s = create_schedule(g.D);
   s[g.D].fuse(g.D.axis(0), g.D.axis(1));
+  // catalog: E-AXIS-STALE-FUSE
   CHECK_THROWS_WITH_AS(
       s[g.D].split(g.D.axis(0), 2),
       Contains("split: axis 'i' of stage 'D' was already fused with 'j' into 'i.j.fused'; use "
@@ -53,6 +54,7 @@ TEST_CASE("errors: using an axis after it was fused names the fused axis") {
 TEST_CASE("errors: an axis of another stage is named as such, with this stage's loops") {
   Graph g;
   Schedule s = create_schedule(g.D);
+  // catalog: E-AXIS-OTHER-STAGE
   CHECK_THROWS_WITH_AS(
       s[g.D].split(g.B.axis(0), 2),
       Contains("split: axis 'i' belongs to stage 'B', not to stage 'D'; the loops of 'D' are: i, j"),
@@ -70,11 +72,13 @@ TEST_CASE("errors: an axis of another stage is named as such, with this stage's 
   // An axis created by a primitive on another schedule of the same graph.
   Schedule other = create_schedule(g.D);
   auto [o, in] = other[g.D].split(g.D.axis(0), 3);
+  // catalog: E-AXIS-OTHER-SCHEDULE
   CHECK_THROWS_WITH_AS(
       s[g.D].split(o, 2),
       Contains("split: axis 'i.outer' is not an axis of stage 'D' in this schedule (was it created by "
                "a primitive on another schedule?); the loops of 'D' are: i, j"),
       loom::ScheduleError);
+  // catalog: E-AXIS-THREAD
   CHECK_THROWS_WITH_AS(
       s[g.D].split(thread_axis("threadIdx.x"), 2),
       Contains("split: 'threadIdx.x' is a thread axis, not a loop of stage 'D'; pass one of its loops: i, j"),
@@ -85,11 +89,13 @@ TEST_CASE("errors: fusing axes that are not adjacent, out of order, or of differ
   Graph g;
   Schedule s = create_schedule(g.C);
   auto [io, ii] = s[g.C].split(g.C.axis(0), 4);
+  // catalog: E-FUSE-NOT-ADJACENT
   CHECK_THROWS_WITH_AS(
       s[g.C].fuse(io, g.C.axis(1)),
       Contains("fuse: axes 'i.outer' and 'j' of stage 'C' are not adjacent (loop order: i.outer, "
                "i.inner, j, k); reorder them so that 'j' directly follows 'i.outer' before fusing"),
       loom::ScheduleError);
+  // catalog: E-FUSE-ORDER
   CHECK_THROWS_WITH_AS(
       s[g.C].fuse(ii, io),
       Contains("fuse: in stage 'C', 'i.outer' is outside 'i.inner'; pass the outer loop first: "
@@ -98,6 +104,7 @@ TEST_CASE("errors: fusing axes that are not adjacent, out of order, or of differ
   CHECK_THROWS_WITH_AS(s[g.C].fuse(ii, ii),
                        Contains("fuse: stage 'C' was asked to fuse axis 'i.inner' with itself"),
                        loom::ScheduleError);
+  // catalog: E-FUSE-KIND
   CHECK_THROWS_WITH_AS(
       s[g.C].fuse(g.C.axis(1), g.k),
       Contains("fuse: stage 'C' cannot fuse the data-parallel axis 'j' with the reduce axis 'k'; fuse "
@@ -113,6 +120,7 @@ TEST_CASE("errors: vectorizing or parallelizing a reduce axis") {
   const char* message =
       "vectorize: axis 'k' of stage 'C' is a reduction axis; vectorizing it would make the lanes race on one "
       "accumulator. Vectorize a data-parallel axis, or rfactor the reduction first";
+  // catalog: E-VECTORIZE-REDUCE
   CHECK_THROWS_WITH_AS(s[g.C].vectorize(g.k), Contains(message), loom::ScheduleError);
   auto [ko, ki] = s[g.C].split(g.k, 4);
   CHECK_THROWS_WITH_AS(s[g.C].vectorize(ki),
@@ -131,6 +139,7 @@ TEST_CASE("errors: compute_at a loop that does not enclose the consumer lists th
   Schedule s = create_schedule(g.D);
   auto [xo, yo, xi, yi] = s[g.D].tile(g.D.axis(0), g.D.axis(1), 4, 4);
   // B is read by C only; C runs at the root, so no loop of D encloses C.
+  // catalog: E-COMPUTE-AT-ILLEGAL
   CHECK_THROWS_WITH_AS(
       s[g.B].compute_at(s[g.D], xo),
       Contains("compute_at: stage 'B' cannot be computed at loop 'i.outer' of stage 'D': that loop "
@@ -167,6 +176,7 @@ TEST_CASE("errors: a compute_at made stale by a later split or inline is reporte
     Schedule s = create_schedule(g.D);
     s[g.C].compute_at(s[g.D], g.D.axis(1));
     s[g.D].split(g.D.axis(1), 4);
+    // catalog: E-COMPUTE-AT-STALE
     CHECK_THROWS_WITH_AS(
         lower(s, {g.A, g.D}, "stale"),
         Contains("compute_at: stage 'C' is computed at loop 'j' of stage 'D', but that loop was "
@@ -194,11 +204,13 @@ TEST_CASE(
     "errors: compute_inline of a reduction, of an output, of an input, and of a stage an extern reads") {
   Graph g;
   Schedule s = create_schedule(g.D);
+  // catalog: E-INLINE-REDUCTION
   CHECK_THROWS_WITH_AS(
       s[g.C].compute_inline(),
       Contains("compute_inline: stage 'C' is a reduction, which cannot be inlined into its consumers; "
                "use compute_at to compute it inside a consumer's loop instead"),
       loom::ScheduleError);
+  // catalog: E-INLINE-OUTPUT
   CHECK_THROWS_WITH_AS(
       s[g.D].compute_inline(),
       Contains("compute_inline: stage 'D' is an output of the schedule; outputs must be stored, not inlined"),
@@ -211,6 +223,7 @@ TEST_CASE(
       {Graph::n, Graph::n}, f32, {g.B}, [](auto&, auto&) {}, "ext");
   Schedule t = create_schedule(E);
   t[g.B].compute_inline();
+  // catalog: E-INLINE-INTO-EXTERN
   CHECK_THROWS_WITH_AS(
       lower(t, {g.A, E}, "inline_into_extern"),
       Contains("compute_inline: stage 'B' is read by extern stage 'ext', which needs it stored in "
@@ -224,12 +237,14 @@ TEST_CASE("errors: a stage of another schedule passed to compute_at, and a tenso
   Graph g;
   Schedule s = create_schedule(g.D);
   Schedule other = create_schedule(g.D);
+  // catalog: E-COMPUTE-AT-OTHER-SCHEDULE
   CHECK_THROWS_WITH_AS(
       s[g.C].compute_at(other[g.D], g.D.axis(0)),
       Contains("compute_at: stage 'D' belongs to another schedule than stage 'C'; use the stages of one "
                "schedule (s[D] of the same s)"),
       loom::ScheduleError);
   Schedule small = create_schedule(g.B);
+  // catalog: E-SCHED-NOT-IN-SCHEDULE
   CHECK_THROWS_WITH_AS(
       small[g.D],
       Contains("'D' is not part of this schedule; its stages are: A, B. Create the schedule from the "
@@ -244,11 +259,13 @@ TEST_CASE("errors: bind with a non-thread axis, a tag bound twice, and bind mixe
       "bind: axis 'i' of stage 'D' must be bound to a thread axis made by thread_axis(\"threadIdx.x\") (or "
       "blockIdx.*, "
       "vthread)";
+  // catalog: E-BIND-NOT-THREAD
   CHECK_THROWS_WITH_AS(s[g.D].bind(g.D.axis(0), g.D.axis(1)), Contains(message), loom::ScheduleError);
   CHECK_THROWS_WITH_AS(s[g.D].bind(g.D.axis(0), g.k), Contains(message), loom::ScheduleError);
   CHECK_THROWS_WITH_AS(s[g.D].bind(g.D.axis(0), IterVar()), Contains(message), loom::ScheduleError);
 
   s[g.D].bind(g.D.axis(0), thread_axis("threadIdx.x"));
+  // catalog: E-BIND-TWICE
   CHECK_THROWS_WITH_AS(
       s[g.D].bind(g.D.axis(1), thread_axis("threadIdx.x")),
       Contains("bind: stage 'D' already binds another loop to 'threadIdx.x'; each thread tag can be "
@@ -260,6 +277,7 @@ TEST_CASE("errors: bind with a non-thread axis, a tag bound twice, and bind mixe
                "vectorized"),
       loom::ScheduleError);
   s[g.D].parallel(g.D.axis(1));
+  // catalog: E-BIND-ANNOTATED
   CHECK_THROWS_WITH_AS(
       s[g.D].bind(g.D.axis(1), thread_axis("blockIdx.x")),
       Contains("bind: axis 'j' of stage 'D' is already parallel; a loop is either bound to a thread or "
@@ -291,6 +309,7 @@ TEST_CASE("errors: split factors and nparts that are zero or negative, and an em
 }
 
 TEST_CASE("errors: a schedule of no outputs, and scan stages whose placement is fixed") {
+  // catalog: E-SCHED-EMPTY
   CHECK_THROWS_WITH_AS(create_schedule(std::vector<Tensor>{}),
                        Contains("create_schedule: give at least one output tensor"), loom::ScheduleError);
   const int m = 5, n = 4;
@@ -324,6 +343,7 @@ TEST_CASE("errors: parallel or vectorize of a scan's time axis, which is ordered
   Tensor res = scan(init, update, state, {X}, "cum");
   Schedule s = create_schedule(res);
   IterVar time = s[res]->leaf_iter_vars.at(0);
+  // catalog: E-SPLIT-SCAN-TIME
   CHECK_THROWS_WITH_AS(
       s[res].parallel(time),
       Contains("parallel: axis 'cum.idx' of stage 'cum' is the ordered time axis of a scan: "

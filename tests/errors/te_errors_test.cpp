@@ -34,6 +34,7 @@ TEST_CASE("errors: compute shape rank differs from the lambda's number of indice
 TEST_CASE("errors: a tensor indexed with the wrong number of indices or a non-integer index") {
   Tensor A = placeholder({n, n}, f32, "A");
   Var i("i");
+  // catalog: E-TE-INDEX-COUNT
   CHECK_THROWS_WITH_AS(
       A(i), Contains("tensor 'A' has 2 dimensions but A(i) indexes it with 1; pass exactly 2 indexes"),
       loom::Error);
@@ -44,6 +45,7 @@ TEST_CASE("errors: a tensor indexed with the wrong number of indices or a non-in
   CHECK_THROWS_WITH_AS(
       V(i, i), Contains("tensor 'V' has 1 dimension but V(i, i) indexes it with 2; pass exactly 1 index"),
       loom::Error);
+  // catalog: E-TE-INDEX-TYPE
   CHECK_THROWS_WITH_AS(A(i, 0.5f),
                        Contains("index 1 of tensor 'A' must be a scalar integer expression, got float32"),
                        loom::Error);
@@ -95,6 +97,7 @@ TEST_CASE("errors: reducers given no axes, a data axis, a non-boolean where, or 
   IterVar k = reduce_axis(0, n, "k");
   Tensor C = compute(
       {n, n}, [&](Expr i, Expr j) { return A(i, j); }, "C");
+  // catalog: E-TE-REDUCE-NO-AXES
   CHECK_THROWS_WITH_AS(
       sum(A(0, 0), {}),
       Contains("sum(): no reduce axes given; list the axes to reduce over, e.g. sum(A(i, k), {k})"),
@@ -106,6 +109,7 @@ TEST_CASE("errors: reducers given no axes, a data axis, a non-boolean where, or 
       loom::Error);
   CHECK_THROWS_WITH_AS(sum(A(0, k), {k}, Expr(k) + 1),
                        Contains("sum(): the 'where' condition must be boolean"), loom::Error);
+  // catalog: E-TE-REDUCE-AXIS-EMPTY
   CHECK_THROWS_WITH_AS(reduce_axis(5, 3, "r"),
                        Contains("reduce_axis 'r' is empty: [5, 3); a reduction axis needs end > begin"),
                        loom::Error);
@@ -141,6 +145,7 @@ TEST_CASE("errors: multi-output computes mixing reductions, or reductions that a
 }
 
 TEST_CASE("errors: shapes with negative or non-integer extents") {
+  // catalog: E-TE-SHAPE-NEGATIVE
   CHECK_THROWS_WITH_AS(placeholder({4, -3}, f32, "P"),
                        Contains("placeholder 'P': extent 1 of the shape is -3; extents must not be negative"),
                        loom::Error);
@@ -165,6 +170,7 @@ TEST_CASE("errors: asking a tensor for axes it does not have") {
 TEST_CASE("errors: math functions and logic given the wrong types") {
   Tensor I = placeholder({n}, i32, "I");
   Var x("x");
+  // catalog: E-TE-MATH-TYPE
   CHECK_THROWS_WITH_AS(exp(I(x)),
                        Contains("exp() needs a floating-point argument, got int32; write exp(cast(f32, x))"),
                        loom::Error);
@@ -174,6 +180,7 @@ TEST_CASE("errors: math functions and logic given the wrong types") {
       I(x) && I(x), Contains("&& needs a boolean condition, got an expression of type int32"), loom::Error);
   CHECK_THROWS_WITH_AS(if_then_else(I(x), 1, 2), Contains("if_then_else needs a boolean condition"),
                        loom::Error);
+  // catalog: E-TE-THREAD-TAG
   CHECK_THROWS_WITH_AS(thread_axis("threadIdx.w"),
                        Contains("thread_axis: unknown thread tag 'threadIdx.w'; use one of blockIdx.x/y/z, "
                                 "threadIdx.x/y/z, vthread"),
@@ -188,6 +195,7 @@ TEST_CASE("errors: scan and extern_compute given inconsistent tensors") {
       {1, n}, [&](Expr, Expr i) { return X(0, i); }, "init");
   Tensor update = compute(
       {m, n}, [&](Expr t, Expr i) { return state(t - 1, i) + X(t, i); }, "update");
+  // catalog: E-TE-SCAN-STATE
   CHECK_THROWS_WITH_AS(scan(init, update, update, {X}, "s"),
                        Contains("scan 's': state 'update' must be a placeholder (the scan fills it)"),
                        loom::Error);

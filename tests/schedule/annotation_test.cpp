@@ -128,7 +128,7 @@ TEST_CASE("schedule: bind to blockIdx.x and threadIdx.x gives thread_extent attr
   CHECK_FALSE(contains(text, "for ("));
 }
 
-TEST_CASE("schedule: a producer computed at a bound loop lives in shared or local memory") {
+TEST_CASE("schedule: a producer computed at a bound loop lives in shared or local memory, or is rejected") {
   const int n = 12;
   Tensor A = placeholder({n, n}, f32, "A");
   Tensor B = compute(
@@ -158,6 +158,50 @@ TEST_CASE("schedule: a producer computed at a bound loop lives in shared or loca
     std::string text = check_against_default(s, {A}, {D}).to_string();
     CHECK(contains(text, "allocate(B: Pointer(local float32), float32, [1])"));
   }
+  // TVM lowers a shared producer that no thread loop divides into every thread computing all of it:
+  // a write/write race by CUDA's rules (the simulator reports it) and the work repeated per thread.
+  // Loom rejects it when lowering and names the two fixes above: bind one of B's loops to the
+  // threads, or compute B inside a thread loop.
+  {
+    Schedule s = create_schedule(C);
+    s[C].bind(C.axis(0), thread_axis("blockIdx.x"));
+    s[C].bind(C.axis(1), thread_axis("threadIdx.x"));
+    s[B].compute_at(s[C], C.axis(0));
+    CHECK_THROWS_WITH_AS(
+        lower(s, {A, C}, "unbound_shared"),
+        doctest::Contains("stage 'B' is stored in shared memory (it is computed at loop 'i' of stage "
+                          "'C', which is bound to blockIdx.x), but none of its loops is bound to "
+                          "threadIdx"),
+        ScheduleError);
+  }
+  {
+    // A serial loop inside the block loop is named with the bound loop around it; a scope the user
+    // set stays shared wherever the stage is computed, so only the binding is offered.
+    Schedule s = create_schedule(C);
+    auto [io, ii] = s[C].split(C.axis(0), 4);
+    s[C].bind(io, thread_axis("blockIdx.x"));
+    s[C].bind(C.axis(1), thread_axis("threadIdx.x"));
+    s[B].compute_at(s[C], ii);
+    s[B].set_scope("shared");
+    std::string message;
+    try {
+      lower(s, {A, C}, "explicit_shared");
+    } catch (const ScheduleError& e) {
+      message = e.what();
+    }
+    CHECK(contains(message,
+                   "stage 'B' is stored in shared memory (it is computed at loop 'i.inner' of stage "
+                   "'C', inside loop 'i.outer' bound to blockIdx.x)"));
+    CHECK(contains(message, "to threadIdx.x, splitting it by the number of threads first if it is longer"));
+    CHECK_FALSE(contains(message, "local memory"));
+  }
+  {
+    // One thread per block: shared memory with nobody to race with is accepted.
+    Schedule s = create_schedule(C);
+    s[C].bind(C.axis(0), thread_axis("blockIdx.x"));
+    s[B].compute_at(s[C], C.axis(0));
+    CHECK(contains(check_against_default(s, {A}, {C}).to_string(), "Pointer(shared float32)"));
+  }
 }
 
 TEST_CASE("schedule: lower() leaves the schedule unchanged (lowering twice gives the same text)") {
@@ -183,7 +227,7 @@ TEST_CASE("schedule: lower() leaves the schedule unchanged (lowering twice gives
   std::string first = lower(s, {A, C}, "twice").to_string();
   std::string second = lower(s, {A, C}, "twice").to_string();
   CHECK(first == second);
-  CHECK(s[C]->leaf_iter_vars == leaves_before);
+  CHECK(same_iter_vars(s[C]->leaf_iter_vars, leaves_before));
   CHECK(s.stages().size() == stages_before);
   CHECK(s[E]->attach_type == e_attach);  // inlining happened on lower()'s copy only
   CHECK(s[C]->op.same_as(c_op));

@@ -48,7 +48,7 @@ TEST_CASE("schedule: fuse three axes with fuse({...}), and fuse inner axes only"
   Schedule s2 = create_schedule(C);
   IterVar jk = s2[C].fuse(C.axis(1), C.axis(2));
   CHECK(s2[C]->leaf_iter_vars.size() == 2);
-  CHECK(s2[C]->leaf_iter_vars[1] == jk);
+  CHECK(s2[C]->leaf_iter_vars[1].same_as(jk));
   s2[C].split(jk, NParts{4});
   check_against_default(s2, {A}, {C});
 }
@@ -90,7 +90,7 @@ TEST_CASE("schedule: reorder all axes of a 3-D compute, and a partial reorder ke
   IterVar i = C.axis(0), j = C.axis(1), k = C.axis(2);
   Schedule s = create_schedule(C);
   s[C].reorder({k, i, j});
-  CHECK(s[C]->leaf_iter_vars == std::vector<IterVar>{k, i, j});
+  CHECK(same_iter_vars(s[C]->leaf_iter_vars, {k, i, j}));
   std::string text = check_against_default(s, {A}, {C}).to_string();
   CHECK(text.find("for (k:") < text.find("for (i:"));
   CHECK(text.find("for (i:") < text.find("for (j:"));
@@ -98,7 +98,7 @@ TEST_CASE("schedule: reorder all axes of a 3-D compute, and a partial reorder ke
   // TVM semantics: the listed loops take the positions they occupy, in the order given.
   Schedule s2 = create_schedule(C);
   s2[C].reorder({k, i});
-  CHECK(s2[C]->leaf_iter_vars == std::vector<IterVar>{k, j, i});
+  CHECK(same_iter_vars(s2[C]->leaf_iter_vars, {k, j, i}));
   check_against_default(s2, {A}, {C});
 }
 
@@ -140,7 +140,7 @@ TEST_CASE("schedule: tile a 2-D compute with factors that do not divide it") {
     CAPTURE(fy);
     Schedule s = create_schedule(C);
     auto [xo, yo, xi, yi] = s[C].tile(C.axis(0), C.axis(1), fx, fy);
-    CHECK(s[C]->leaf_iter_vars == std::vector<IterVar>{xo, yo, xi, yi});
+    CHECK(same_iter_vars(s[C]->leaf_iter_vars, {xo, yo, xi, yi}));
     check_against_default(s, {A}, {C});
   }
 }

@@ -23,8 +23,8 @@ TEST_CASE("schedule: split by factor over 97 elements with factors 1, 8, 16, 32 
     CHECK(outer.name() == "i.outer");
     CHECK(inner.name() == "i.inner");
     REQUIRE(s[C]->leaf_iter_vars.size() == 2);
-    CHECK(s[C]->leaf_iter_vars[0] == outer);
-    CHECK(s[C]->leaf_iter_vars[1] == inner);
+    CHECK(s[C]->leaf_iter_vars[0].same_as(outer));
+    CHECK(s[C]->leaf_iter_vars[1].same_as(inner));
     std::string text = check_against_default(s, {A}, {C}).to_string();
     const int outer_extent = (n + factor - 1) / factor;
     if (outer_extent > 1)

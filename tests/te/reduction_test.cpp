@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "../support/interpret_checked.hpp"
@@ -143,11 +146,10 @@ TEST_CASE("te: a reduction with a where condition counts only the points where i
   Tensor Mp = compute(
       {n}, [&](Expr i) { return max(A(i, k), {k}, A(i, k) > 0.0f); }, "Mp");
   IterVar k2 = reduce_axis(0, n, "k2"), l2 = reduce_axis(0, n, "l2");
-  // Expr(k2): between two IterVars, == compares the handles (see known_bugs_test.cpp).
   Tensor Diag = compute(
       {},
       [&]() {
-        return sum(A(k2, l2), {k2, l2}, Expr(k2) == Expr(l2));
+        return sum(A(k2, l2), {k2, l2}, k2 == l2);
       },
       "Diag");
   Schedule s = create_schedule({U, Mp, Diag});
@@ -167,6 +169,56 @@ TEST_CASE("te: a reduction with a where condition counts only the points where i
   }
   CHECK(u(n - 1) == 0.0f);  // nothing satisfies k > n - 1: the identity
   CHECK(diag.at_flat(0) == etrace);
+}
+
+// Comparing two IterVars builds a comparison of their values, as in TVM; it once compared the
+// handles and returned a C++ bool that silently became a constant `where` (0 or everything).
+static_assert(std::is_same_v<decltype(std::declval<IterVar>() == std::declval<IterVar>()), Expr>);
+static_assert(std::is_same_v<decltype(std::declval<IterVar>() >= std::declval<IterVar>()), Expr>);
+// ... and Expr does not convert to bool, even explicitly, so `if (a == b)` or std::find over
+// IterVars cannot compile into a silent handle comparison: identity is IterVar::same_as.
+static_assert(!std::is_constructible_v<bool, Expr>);
+
+TEST_CASE("te: ==, !=, <, <=, > and >= between two reduce axes are value comparisons in a where") {
+  const int n = 6;
+  Tensor A = placeholder({n, n}, i32, "A");
+  IterVar k = reduce_axis(0, n, "k"), l = reduce_axis(0, n, "l");
+  using Cond = std::function<Expr(const IterVar&, const IterVar&)>;
+  using Oracle = std::function<bool(int, int)>;
+  const std::vector<std::pair<Cond, Oracle>> cases = {
+      {[](const IterVar& a, const IterVar& b) { return a == b; }, [](int a, int b) { return a == b; }},
+      {[](const IterVar& a, const IterVar& b) { return a != b; }, [](int a, int b) { return a != b; }},
+      {[](const IterVar& a, const IterVar& b) { return a < b; }, [](int a, int b) { return a < b; }},
+      {[](const IterVar& a, const IterVar& b) { return a <= b; }, [](int a, int b) { return a <= b; }},
+      {[](const IterVar& a, const IterVar& b) { return a > b; }, [](int a, int b) { return a > b; }},
+      {[](const IterVar& a, const IterVar& b) { return a >= b; }, [](int a, int b) { return a >= b; }},
+  };
+  std::vector<Tensor> outs;
+  for (size_t c = 0; c < cases.size(); ++c)
+    outs.push_back(compute(
+        {1},
+        [&](Expr) {
+          return sum(A(k, l), {k, l}, cases[c].first(l, k));
+        },
+        cat("S", c)));
+  Schedule s = create_schedule(outs);
+  std::vector<LowerArg> args = {A};
+  args.insert(args.end(), outs.begin(), outs.end());
+  LoweredFunc f = lower(s, args, "compare_axes");
+  Buffer<int32_t> a = random_buffer<int32_t>({n, n}, 4, -100, 100);
+  std::vector<Buffer<int32_t>> results;  // one each: copies of a Buffer share its memory
+  for (size_t c = 0; c < cases.size(); ++c) results.emplace_back(std::vector<int64_t>{1});
+  std::vector<KernelArg> bufs = {a};
+  for (const Buffer<int32_t>& r : results) bufs.push_back(r);
+  test::interpret_checked(f, bufs);
+  for (size_t c = 0; c < cases.size(); ++c) {
+    int32_t expected = 0;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j)
+        if (cases[c].second(j, i)) expected += a(i, j);
+    CAPTURE(c);
+    CHECK(results[c](0) == expected);
+  }
 }
 
 TEST_CASE("te: a user-defined comm_reducer (float abs-max and an integer product modulo a prime)") {
@@ -259,7 +311,7 @@ TEST_CASE("te: one reduce_axis handle used by two computes gives correct results
       {m}, [&](Expr i) { return max(A(i, k) * 2.0f, {k}); }, "Mx");
   Tensor O = compute(
       {m}, [&](Expr i) { return S(i) - Mx(i); }, "O");
-  CHECK_FALSE(S.reduce_axis(0) == Mx.reduce_axis(0));
+  CHECK_FALSE(S.reduce_axis(0).same_as(Mx.reduce_axis(0)));
 
   auto check = [&](const Schedule& s) {
     LoweredFunc f = lower(s, {A, S, Mx, O}, "shared_k");

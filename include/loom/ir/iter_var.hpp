@@ -2,10 +2,14 @@
 // loop created by a schedule (split, fuse), or a hardware thread index ("threadIdx.x").
 #pragma once
 
+#include <algorithm>
+#include <functional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "loom/ir/expr.hpp"
+#include "loom/ir/op.hpp"
 
 namespace loom {
 
@@ -64,17 +68,44 @@ class IterVar {
   bool is_reduce() const { return node_->kind == IterVarKind::CommReduce; }
   /// Use an IterVar wherever an expression is expected: it stands for its variable.
   operator Expr() const { return node_->var; }
+  /// Handle identity: the same axis, not merely an axis with the same name or range.
   bool same_as(const IterVar& other) const { return node_.same_as(other.node_); }
-  friend bool operator==(const IterVar& a, const IterVar& b) { return a.same_as(b); }
-  friend bool operator!=(const IterVar& a, const IterVar& b) { return !a.same_as(b); }
-  friend bool operator<(const IterVar& a, const IterVar& b) { return a.node_ < b.node_; }
+  // Comparisons compare the axes' values, as in TVM: `k == l` in a `where` builds an EQ node.
+  // They return Expr, which does not convert to bool, so a handle comparison written by mistake
+  // (`if (a == b)`, std::find over IterVars) fails to compile instead of silently becoming a
+  // constant condition. Use same_as, IterVarSameAs(Fn), IterVarHash or IterVarLess for identity.
+  friend Expr operator==(const IterVar& a, const IterVar& b) { return a.var() == b.var(); }
+  friend Expr operator!=(const IterVar& a, const IterVar& b) { return a.var() != b.var(); }
+  friend Expr operator<(const IterVar& a, const IterVar& b) { return a.var() < b.var(); }
+  friend Expr operator<=(const IterVar& a, const IterVar& b) { return a.var() <= b.var(); }
+  friend Expr operator>(const IterVar& a, const IterVar& b) { return a.var() > b.var(); }
+  friend Expr operator>=(const IterVar& a, const IterVar& b) { return a.var() >= b.var(); }
 
  private:
   Ref<const IterVarNode> node_;
 };
 
+// Containers of IterVars key on handle identity; name these functors explicitly, since the
+// comparison operators of IterVar build expressions (`k == l` is an EQ node, as in TVM).
 struct IterVarHash {
   std::size_t operator()(const IterVar& iv) const { return std::hash<const void*>()(iv.get()); }
+};
+struct IterVarSameAs {
+  bool operator()(const IterVar& a, const IterVar& b) const { return a.same_as(b); }
+};
+struct IterVarLess {
+  bool operator()(const IterVar& a, const IterVar& b) const {
+    return std::less<const void*>()(a.get(), b.get());
+  }
+};
+/// Are two lists of IterVars the same handles in the same order (e.g. a stage's loops)?
+inline bool same_iter_vars(const std::vector<IterVar>& a, const std::vector<IterVar>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), IterVarSameAs());
+}
+/// A predicate for std::find_if and friends: is this the same handle as `iv`?
+struct IterVarSameAsFn {
+  IterVar iv;
+  bool operator()(const IterVar& other) const { return other.same_as(iv); }
 };
 
 }  // namespace loom

@@ -131,7 +131,7 @@ class BoundInferrer {
         inner[lv.get()] = IntervalSet{make_zero(lv.dtype()),
                                       analyzer_.simplify(r.extent - make_int_const(r.extent.dtype(), 1))};
       }
-      if (leaf == c.attach_ivar) inside = true;
+      if (leaf.same_as(c.attach_ivar)) inside = true;
     }
     ValueMap b_values = root_values(b);
     IntervalEvaluator ev(inner, analyzer_);

@@ -6,6 +6,7 @@
 
 #include "loom/ir/simplify.hpp"
 #include "loom/lower/hoist_guards.hpp"
+#include "loom/lower/inject_virtual_thread.hpp"
 #include "loom/lower/inline_stages.hpp"
 #include "loom/lower/lower_state.hpp"
 #include "loom/lower/pass_context.hpp"
@@ -30,6 +31,7 @@ inline Stmt schedule_ops(Stmt, const PassContext& ctx) {
   validate_attachments(sch);
   state.bounds = infer_bounds(sch);
   validate_thread_extents(sch, state.bounds);
+  validate_shared_stages(sch, state.bounds);
   return assert_positive_split_factors(sch, loom::schedule_ops(sch, state.bounds, state.param_tensors));
 }
 
@@ -37,6 +39,9 @@ inline Stmt schedule_ops(Stmt, const PassContext& ctx) {
 inline Stmt storage_flatten(Stmt body, const PassContext& ctx) {
   return loom::storage_flatten(body, *ctx.state->schedule.get(), ctx.state->params);
 }
+
+/// Phase loops: virtual-thread loops become their interleaved threads (before barriers are placed).
+inline Stmt inject_virtual_thread(Stmt body, const PassContext&) { return loom::inject_virtual_thread(body); }
 
 /// Phase loops: fold constants, canonicalise indices, drop guards that always hold.
 inline Stmt simplify(Stmt body, const PassContext& ctx) { return ctx.simplify ? loom::simplify(body) : body; }
@@ -72,7 +77,8 @@ inline std::vector<PhasePasses> default_pipeline() {
       {Phase::Schedule, {{"schedule_ops", passes::schedule_ops}}},
       {Phase::Flatten, {{"storage_flatten", passes::storage_flatten}}},
       {Phase::Loops,
-       {{"simplify", passes::simplify},
+       {{"inject_virtual_thread", passes::inject_virtual_thread},
+        {"simplify", passes::simplify},
         {"hoist_guards", passes::hoist_guards},
         {"vectorize_loops", passes::vectorize_loops},
         {"unroll_loops", passes::unroll_loops},

@@ -214,7 +214,8 @@ class ScheduleOpsBuilder {
     for (const IterVarRelation& rel : s.relations) {
       const auto* split = std::get_if<SplitRelation>(&rel);
       if (!split || split->parent.is_reduce() != reduce) continue;
-      if (std::find(roots.begin(), roots.end(), split->parent) == roots.end()) axes.push_back(split->parent);
+      if (std::find_if(roots.begin(), roots.end(), IterVarSameAsFn{split->parent}) == roots.end())
+        axes.push_back(split->parent);
     }
     return axes;
   }

@@ -1,11 +1,14 @@
 // Checks a schedule must pass before its loops are built, with errors that name the stages,
-// loops and values involved: attachments that still make sense, consistent thread extents.
+// loops and values involved: attachments that still make sense, consistent thread extents, shared
+// stages that the block's threads compute together.
 #pragma once
 
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "loom/lower/bound_inference.hpp"
+#include "loom/lower/gpu_scopes.hpp"
 #include "loom/schedule/axis_lookup.hpp"
 
 namespace loom {
@@ -43,6 +46,79 @@ inline void validate_attachments(const ScheduleNode& sch) {
                               s->attach_ivar.name(), "' of stage '", parent->name(),
                               "', which no longer encloses every use of it; legal locations are: ",
                               describe_attach_points(legal)));
+  }
+}
+
+namespace detail {
+
+/// The innermost blockIdx/threadIdx-bound loop enclosing stage `s`, if it is inside a kernel.
+inline const AttachPoint* innermost_gpu_loop(const std::vector<AttachPoint>& path) {
+  for (const AttachPoint& p : path) {  // attach_path lists the loops from the innermost outward
+    const IterVarAttr* a = p.stage->attr(p.iv);
+    if (a && a->bind_thread.defined() && is_gpu_thread_tag(a->bind_thread->thread_tag)) return &p;
+  }
+  return nullptr;
+}
+
+/// A threadIdx loop of extent other than 1 in the kernel whose outermost stage is `root`, if any.
+inline const IterVarAttr* multi_thread_binding(const ScheduleNode& sch, const StageNode* root,
+                                               const BoundResult& bounds) {
+  Analyzer analyzer;
+  for (const Ref<StageNode>& t : sch.stages) {
+    std::vector<AttachPoint> path = attach_path(t.get());
+    if (t.get() != root && (path.empty() || path.back().stage != root)) continue;
+    for (const IterVar& leaf : t->leaf_iter_vars) {
+      const IterVarAttr* a = t->attr(leaf);
+      if (!a || !a->bind_thread.defined() || a->bind_thread->thread_tag.rfind("threadIdx", 0) != 0) continue;
+      auto it = bounds.ranges.find(leaf.get());
+      if (it == bounds.ranges.end() || !analyzer.can_prove_equal(it->second.extent, 1)) return a;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace detail
+
+/// A stage stored in shared memory is visible to every thread of the block; unless one of its own
+/// loops is bound to threadIdx, every thread computes all of it and writes every element. TVM
+/// accepts that (the threads write the same values), but it is a write/write race by CUDA's rules,
+/// repeats the block's work once per thread, and the simulator can only report the race with advice
+/// that cannot fix it. Say what to bind instead, before anything is built.
+inline void validate_shared_stages(const ScheduleNode& sch, const BoundResult& bounds) {
+  for (const Ref<StageNode>& s : sch.stages) {
+    if (s->is_group || s->attach_type != AttachType::Scope || !is_shared_scope(effective_scope(*s))) continue;
+    std::vector<AttachPoint> path = attach_path(s.get());
+    const AttachPoint* gpu_loop = detail::innermost_gpu_loop(path);
+    if (!gpu_loop) continue;  // not inside a kernel
+    bool thread_bound = false;
+    for (const IterVar& leaf : s->leaf_iter_vars) {
+      const IterVarAttr* a = s->attr(leaf);
+      if (a && a->bind_thread.defined() && a->bind_thread->thread_tag.rfind("threadIdx", 0) == 0)
+        thread_bound = true;
+    }
+    if (thread_bound) continue;
+    const IterVarAttr* threads = detail::multi_thread_binding(sch, path.back().stage, bounds);
+    if (!threads) continue;  // one thread per block: nobody to race with
+    const std::string& gpu_tag = gpu_loop->stage->attr(gpu_loop->iv)->bind_thread->thread_tag;
+    std::string where = gpu_loop->iv.same_as(s->attach_ivar)
+                            ? cat("which is bound to ", gpu_tag)
+                            : cat("inside loop '", gpu_loop->iv.name(), "' bound to ", gpu_tag);
+    // With the default scope, computing it inside a thread loop makes it local instead; a scope set
+    // by the user (set_scope, cache_read) stays shared wherever it is computed.
+    std::string alternative =
+        s->scope.empty() ? cat(", or compute it at a loop of '", s->attach_stage->name(),
+                               "' bound to threadIdx, where each thread keeps its own copy in local memory")
+                         : std::string();
+    throw ScheduleError(
+        cat("compute_at: stage '", s->name(), "' is stored in shared memory (it is computed at loop '",
+            s->attach_ivar.name(), "' of stage '", s->attach_stage->name(), "', ", where,
+            "), but none of its loops is bound to threadIdx, so every thread of the block would "
+            "compute all of '",
+            s->name(),
+            "' and write each element (a data race, and the work repeated by every "
+            "thread). Bind one of its loops (",
+            detail::loop_list(*s), ") to ", threads->bind_thread->thread_tag,
+            ", splitting it by the number of threads first if it is longer", alternative));
   }
 }
 

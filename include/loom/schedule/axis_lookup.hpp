@@ -21,13 +21,14 @@ inline std::string loop_list(const StageNode& s) {
 /// Why `iv`, an axis of `s` that is no longer a leaf, was replaced, and by what.
 inline std::string replaced_by(const StageNode& s, const IterVar& iv) {
   for (const IterVarRelation& rel : s.relations) {
-    if (const auto* sp = std::get_if<SplitRelation>(&rel); sp && sp->parent == iv)
+    if (const auto* sp = std::get_if<SplitRelation>(&rel); sp && sp->parent.same_as(iv))
       return cat("was already split into '", sp->outer.name(), "' and '", sp->inner.name(),
                  "'; use those instead");
-    if (const auto* fu = std::get_if<FuseRelation>(&rel); fu && (fu->outer == iv || fu->inner == iv))
-      return cat("was already fused with '", (fu->outer == iv ? fu->inner : fu->outer).name(), "' into '",
-                 fu->fused.name(), "'; use '", fu->fused.name(), "' instead");
-    if (const auto* rb = std::get_if<RebaseRelation>(&rel); rb && rb->parent == iv)
+    if (const auto* fu = std::get_if<FuseRelation>(&rel);
+        fu && (fu->outer.same_as(iv) || fu->inner.same_as(iv)))
+      return cat("was already fused with '", (fu->outer.same_as(iv) ? fu->inner : fu->outer).name(),
+                 "' into '", fu->fused.name(), "'; use '", fu->fused.name(), "' instead");
+    if (const auto* rb = std::get_if<RebaseRelation>(&rel); rb && rb->parent.same_as(iv))
       return cat("was rebased into '", rb->rebased.name(), "'; use that instead");
   }
   return "is no longer a loop of the stage";
@@ -43,7 +44,7 @@ inline IterVar Stage::resolve(const IterVar& iv_in, const char* primitive) const
   if (s.op->kind == OpKind::Compute) {
     const auto* c = static_cast<const ComputeOpNode*>(s.op.get());
     for (size_t i = 0; i < c->reduce_axis_origin.size(); ++i)
-      if (c->reduce_axis_origin[i] == iv) iv = c->reduce_axis[i];
+      if (c->reduce_axis_origin[i].same_as(iv)) iv = c->reduce_axis[i];
   }
   if (auto alias = s.axis_alias.find(iv.get()); alias != s.axis_alias.end()) iv = alias->second;
   if (s.is_leaf(iv)) return iv;
@@ -63,7 +64,7 @@ inline IterVar Stage::resolve(const IterVar& iv_in, const char* primitive) const
     if (other.owns(iv)) return true;
     if (other.is_group || other.op->kind != OpKind::Compute) return false;
     const auto* c = static_cast<const ComputeOpNode*>(other.op.get());
-    return std::find(c->reduce_axis_origin.begin(), c->reduce_axis_origin.end(), iv) !=
+    return std::find_if(c->reduce_axis_origin.begin(), c->reduce_axis_origin.end(), IterVarSameAsFn{iv}) !=
            c->reduce_axis_origin.end();
   };
   for (const Ref<StageNode>& other : s.schedule->stages) {

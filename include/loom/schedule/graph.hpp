@@ -16,7 +16,7 @@ struct AttachPoint {
   StageNode* stage = nullptr;
   IterVar iv;
   friend bool operator==(const AttachPoint& a, const AttachPoint& b) {
-    return a.stage == b.stage && a.iv == b.iv;
+    return a.stage == b.stage && a.iv.same_as(b.iv);
   }
 };
 
@@ -53,7 +53,7 @@ inline std::vector<AttachPoint> attach_path(const StageNode* s) {
       break;
     if (cur->attach_type != AttachType::ScanInit) {
       const std::vector<IterVar>& leaves = parent->leaf_iter_vars;
-      auto pos = std::find(leaves.begin(), leaves.end(), cur->attach_ivar);
+      auto pos = std::find_if(leaves.begin(), leaves.end(), IterVarSameAsFn{cur->attach_ivar});
       if (pos != leaves.end())
         for (auto idx = pos - leaves.begin(); idx >= 0; --idx)
           path.push_back(AttachPoint{parent, leaves[idx]});

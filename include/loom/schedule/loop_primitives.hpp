@@ -24,7 +24,7 @@ inline void check_positive(const Expr& value, const char* primitive, const char*
 }
 
 inline void replace_leaf(StageNode& s, const IterVar& old_iv, const std::vector<IterVar>& with) {
-  auto it = std::find(s.leaf_iter_vars.begin(), s.leaf_iter_vars.end(), old_iv);
+  auto it = std::find_if(s.leaf_iter_vars.begin(), s.leaf_iter_vars.end(), IterVarSameAsFn{old_iv});
   internal_check(it != s.leaf_iter_vars.end(), "replace_leaf: not a leaf");
   it = s.leaf_iter_vars.erase(it);
   s.leaf_iter_vars.insert(it, with.begin(), with.end());
@@ -76,12 +76,12 @@ inline std::pair<IterVar, IterVar> Stage::split(const IterVar& parent_in, NParts
 inline IterVar Stage::fuse(const IterVar& outer_in, const IterVar& inner_in) {
   IterVar outer = resolve(outer_in, "fuse"), inner = resolve(inner_in, "fuse");
   StageNode& s = *node_;
-  if (outer == inner)
+  if (outer.same_as(inner))
     throw ScheduleError(
         cat("fuse: stage '", s.name(), "' was asked to fuse axis '", outer.name(), "' with itself"));
   auto& leaves = s.leaf_iter_vars;
-  auto po = std::find(leaves.begin(), leaves.end(), outer) - leaves.begin();
-  auto pi = std::find(leaves.begin(), leaves.end(), inner) - leaves.begin();
+  auto po = std::find_if(leaves.begin(), leaves.end(), IterVarSameAsFn{outer}) - leaves.begin();
+  auto pi = std::find_if(leaves.begin(), leaves.end(), IterVarSameAsFn{inner}) - leaves.begin();
   if (pi == po - 1)
     throw ScheduleError(cat("fuse: in stage '", s.name(), "', '", inner.name(), "' is outside '",
                             outer.name(), "'; pass the outer loop first: fuse(", inner.name(), ", ",
@@ -133,8 +133,9 @@ inline Stage& Stage::reorder(const std::vector<IterVar>& order_in) {
   // The listed loops take the positions they occupy now, in the order given (TVM semantics).
   std::vector<size_t> positions;
   for (const IterVar& iv : order)
-    positions.push_back(static_cast<size_t>(std::find(s.leaf_iter_vars.begin(), s.leaf_iter_vars.end(), iv) -
-                                            s.leaf_iter_vars.begin()));
+    positions.push_back(static_cast<size_t>(
+        std::find_if(s.leaf_iter_vars.begin(), s.leaf_iter_vars.end(), IterVarSameAsFn{iv}) -
+        s.leaf_iter_vars.begin()));
   std::sort(positions.begin(), positions.end());
   for (size_t i = 0; i < order.size(); ++i) s.leaf_iter_vars[positions[i]] = order[i];
   return *this;

@@ -39,7 +39,7 @@ inline Stage& Stage::storage_align(const IterVar& axis_in, int64_t factor, int64
   const auto* c = static_cast<const ComputeOpNode*>(s.op.get());
   int dim = -1;
   for (size_t d = 0; d < c->axis.size(); ++d)
-    if (c->axis[d] == axis_in) dim = static_cast<int>(d);
+    if (c->axis[d].same_as(axis_in)) dim = static_cast<int>(d);
   if (dim < 0) {
     std::string axes;
     for (const IterVar& iv : c->axis) axes += (axes.empty() ? "" : ", ") + iv.name();

@@ -91,7 +91,7 @@ inline Stage& Stage::reverse_compute_at(const Stage& producer, const IterVar& sc
                             "' walks a reduction, so its tiles are not final until the loop ends; pick a "
                             "data-parallel loop outside every reduce loop"));
   for (const IterVar& leaf : producer->leaf_iter_vars) {
-    if (leaf == scope) break;
+    if (leaf.same_as(scope)) break;
     if (leaf.is_reduce())
       throw ScheduleError(cat(what, ": loop '", scope.name(), "' of stage '", producer.name(),
                               "' is inside reduce loop '", leaf.name(),

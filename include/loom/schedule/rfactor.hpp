@@ -71,7 +71,7 @@ inline std::vector<Tensor> Schedule::rfactor_all(const Tensor& tensor, const Ite
   for (const IterVar& leaf : stage->leaf_iter_vars) {
     if (!leaf.is_reduce()) continue;
     reduce_only.leaf_iter_vars.push_back(leaf);
-    if (leaf == axis) {
+    if (leaf.same_as(axis)) {
       counters[leaf.get()] =
           is_zero(axis_range.min) ? Expr(factor_iv.var()) : factor_iv.var() + axis_range.min;
     } else {
@@ -102,8 +102,8 @@ inline std::vector<Tensor> Schedule::rfactor_all(const Tensor& tensor, const Ite
   // its parent; without this guard those points would be counted twice.
   for (const IterVarRelation& rel : reduce_relations) {
     const auto* split = std::get_if<SplitRelation>(&rel);
-    if (!split ||
-        std::find(c->reduce_axis.begin(), c->reduce_axis.end(), split->parent) != c->reduce_axis.end())
+    if (!split || std::find_if(c->reduce_axis.begin(), c->reduce_axis.end(),
+                               IterVarSameAsFn{split->parent}) != c->reduce_axis.end())
       continue;
     Expr v = analyzer.simplify(values.at(split->parent.get()));
     const Range& range = ranges.at(split->parent.get());

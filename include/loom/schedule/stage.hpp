@@ -96,12 +96,12 @@ class StageNode : public Object {
   IterVarAttr& attr_mut(const IterVar& iv) { return iter_var_attrs[iv.get()]; }
   bool is_leaf(const IterVar& iv) const {
     for (const IterVar& l : leaf_iter_vars)
-      if (l == iv) return true;
+      if (l.same_as(iv)) return true;
     return false;
   }
   bool owns(const IterVar& iv) const {
     for (const IterVar& a : all_iter_vars)
-      if (a == iv) return true;
+      if (a.same_as(iv)) return true;
     return false;
   }
 };

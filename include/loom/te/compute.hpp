@@ -129,7 +129,7 @@ class ReduceAxisCloner : public IRMutator {
 
   IterVar clone_of(const IterVar& iv) {
     for (size_t i = 0; i < origin.size(); ++i)
-      if (origin[i] == iv) return clones[i];
+      if (origin[i].same_as(iv)) return clones[i];
     IterVar c(iv.dom(), iv.var().copy_with_name(iv.name()), IterVarKind::CommReduce);
     origin.push_back(iv);
     clones.push_back(c);
@@ -257,7 +257,7 @@ inline std::vector<Tensor> build_compute(const std::vector<Expr>& shape, std::ve
       bool same = r->combiner.same_as(r0->combiner) && r->source.size() == r0->source.size() &&
                   r->axis.size() == r0->axis.size() && r->condition.same_as(r0->condition);
       for (size_t k = 0; same && k < r->source.size(); ++k) same = r->source[k].same_as(r0->source[k]);
-      for (size_t k = 0; same && k < r->axis.size(); ++k) same = r->axis[k] == r0->axis[k];
+      for (size_t k = 0; same && k < r->axis.size(); ++k) same = r->axis[k].same_as(r0->axis[k]);
       if (!same || r->value_index != static_cast<int>(i))
         throw Error(
             cat("compute '", name,
