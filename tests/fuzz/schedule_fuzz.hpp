@@ -35,6 +35,7 @@ struct Program {
   Tensor output;
   Tensor producer;
   std::string code;
+  std::vector<int> tile;  // for tensorize programs: the intrinsic's tile (tensorize_fuzz.hpp)
 };
 
 /// One of six templates (elementwise, row reduction, matmul, 2-D convolution, a stencil
@@ -196,7 +197,7 @@ class ScheduleBuilder {
     annotate(out);
   }
 
- private:
+ protected:
   void emit(const std::string& line) { code_ += line + "\n"; }
 
   /// Gives a stage's tensor its name in the reproducer, and its root axes theirs.
@@ -291,7 +292,7 @@ class ScheduleBuilder {
 
   bool has_stage_attached(const IterVar& iv) const {
     for (const auto& st : schedule_.stages())
-      if (st->attach_type == AttachType::Scope && st->attach_ivar == iv) return true;
+      if (st->attach_type == AttachType::Scope && st->attach_ivar.same_as(iv)) return true;
     return false;
   }
 

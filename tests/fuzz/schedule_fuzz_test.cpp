@@ -10,58 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_harness.hpp"
 #include "schedule_fuzz.hpp"
 
 using namespace loom;
 using loom::fuzz::Program;
 using loom::fuzz::Rng;
 using loom::fuzz::ScheduleBuilder;
-
-namespace {
-
-int env_int(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::atoi(v) : fallback;
-}
-
-std::vector<int64_t> shape_of(const Tensor& t) {
-  std::vector<int64_t> shape;
-  for (const Expr& e : t.shape()) shape.push_back(*as_const_int(e));
-  return shape;
-}
-
-/// Runs `f` on copies of `inputs` and an output filled with `sentinel`; returns the output.
-Buffer<float> run(const std::function<void(const std::vector<KernelArg>&)>& f,
-                  const std::vector<Buffer<float>>& inputs, const Tensor& output, float sentinel) {
-  std::vector<KernelArg> args(inputs.begin(), inputs.end());
-  Buffer<float> out(shape_of(output));
-  out.fill(sentinel);
-  args.push_back(out);
-  f(args);
-  return out;
-}
-
-/// The first element where got and want differ (float tolerance), or -1.
-int64_t first_mismatch(const Buffer<float>& got, const Buffer<float>& want) {
-  for (int64_t i = 0; i < want.num_elements(); ++i) {
-    float g = got.at_flat(i), w = want.at_flat(i);
-    if (!(std::abs(g - w) <= 1e-4f * (1.0f + std::abs(w)))) return i;
-  }
-  return -1;
-}
-
-std::string reproducer(uint64_t seed, const Program& p, const std::string& schedule_code) {
-  return cat("fuzz seed ", seed, " (", p.kind, "); reproduce with:\n", p.code, schedule_code,
-             "LoweredFunc f = lower(s, {", p.inputs.size() == 2 ? "A, B, C" : "A, C", "}, \"scheduled\");\n");
-}
-
-std::vector<LowerArg> lower_args(const Program& p) {
-  std::vector<LowerArg> args(p.inputs.begin(), p.inputs.end());
-  args.push_back(p.output);
-  return args;
-}
-
-}  // namespace
+using namespace loom::fuzz;
 
 TEST_CASE("fuzz: random legal schedules keep the result (interpreter and JIT)") {
   const int iterations = env_int("LOOM_FUZZ_ITERS", 1000);
@@ -82,13 +38,7 @@ TEST_CASE("fuzz: random legal schedules keep the result (interpreter and JIT)") 
       std::vector<LowerArg> args = lower_args(p);
       LoweredFunc reference = lower(create_schedule(p.output), args, "reference");
       LoweredFunc scheduled = lower(builder.schedule(), args, "scheduled");
-      std::vector<Buffer<float>> inputs;
-      for (const Tensor& t : p.inputs) {
-        inputs.emplace_back(shape_of(t));
-        std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-        std::mt19937 fill(static_cast<unsigned>(seed));
-        for (int64_t i = 0; i < inputs.back().num_elements(); ++i) inputs.back().at_flat(i) = dist(fill);
-      }
+      std::vector<Buffer<float>> inputs = random_inputs(p, seed);
       Buffer<float> want = run([&](const auto& a) { interpret(reference, a); }, inputs, p.output, -7.0f);
       Buffer<float> got = run([&](const auto& a) { interpret(scheduled, a); }, inputs, p.output, 7.0f);
       if (int64_t bad = first_mismatch(got, want); bad >= 0)

@@ -51,7 +51,10 @@ struct ThreadAllreduce {
     for (size_t k = 0; k < n; ++k) r.identity.push_back(a.at(pos++));
     for (size_t k = 0; k < n; ++k) r.values.push_back(a.at(pos++));
     for (size_t k = 0; k < n; ++k) r.results.push_back(var_at(pos++));
-    while (pos < a.size()) r.threads.push_back(var_at(pos++));
+    // A thread loop of extent 1 is folded away and its variable replaced by a constant: there is
+    // one thread along it, so reducing over it is a no-op and it is not listed.
+    for (; pos < a.size(); ++pos)
+      if (a[pos].as<VarNode>()) r.threads.push_back(var_at(pos));
     return r;
   }
 };
