@@ -74,3 +74,48 @@ TEST_CASE("fuzz regression: thread-sync insertion on five nested loops after a s
   k(a, b);
   for (int i = 0; i < 32; ++i) CHECK(b(i) == static_cast<float>(i) + 1.0f);
 }
+
+TEST_CASE("fuzz regression: a local stage computed in a fused, then split loop (seed 939043)") {
+  // Was: "CUDA codegen ...: the size of local buffer 'P' is cast(int64, ...floordiv(...)...), not a
+  // constant". P's region varies with the split of a fused loop; its per-thread array now gets the
+  // largest size the loop ranges allow (28 elements here), and the kernel gives the row sums of
+  // squares on the simulator.
+  using namespace loom;
+  const int n = 11, k = 21;
+  Tensor A = placeholder({n, k}, f32, "A");
+  Tensor P = compute(
+      {n, k}, [&](Expr i, Expr j) { return A(i, j) * A(i, j); }, "P");
+  IterVar r = reduce_axis(0, k, "r");
+  Tensor C = compute(
+      {n}, [&](Expr i) { return sum(P(i, r), {r}); }, "C");
+  Schedule s = create_schedule(C);
+  auto [o0, i1] = s[C].split(C.reduce_axis(0), Factor{5});
+  (void)o0;
+  Tensor CR = s.rfactor(C, i1);
+  auto [o2, i3] = s[C].split(C.axis(0), Factor{5});
+  s[C].bind(o2, thread_axis("blockIdx.y"));
+  auto [o4, i5] = s[C].split(i3, NParts{13});
+  s[C].bind(o4, thread_axis("threadIdx.y"));
+  IterVar v6 = s[C]->leaf_iter_vars[3];
+  s[C].reorder({o2, o4, i5, v6});
+  s[C].bind(v6, thread_axis("threadIdx.x"));
+  s[CR].compute_at(s[C], v6);
+  auto [o7, i8] = s[CR].split(CR.axis(0), Factor{4});
+  IterVar f9 = s[CR].fuse(o7, i8);
+  s[CR].reorder({f9, CR.axis(1), CR.reduce_axis(0)});
+  auto [o10, i11] = s[CR].split(f9, NParts{3});
+  (void)i11;
+  s[P].set_scope("local");
+  s[P].compute_at(s[CR], o10);
+  Kernel f = build(s, {A, C}, Target::cuda_sim(), "varying_local");
+  CHECK(f.source().find("float P[28];") != std::string::npos);
+  Buffer<float> a({n, k}), c({n});
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < k; ++j) a(i, j) = static_cast<float>((i * 5 + j * 3) % 7) - 3.0f;
+  f(a, c);
+  for (int i = 0; i < n; ++i) {
+    float want = 0.0f;
+    for (int j = 0; j < k; ++j) want += a(i, j) * a(i, j);
+    CHECK(std::abs(c(i) - want) <= 1e-4f * (1.0f + std::abs(want)));
+  }
+}

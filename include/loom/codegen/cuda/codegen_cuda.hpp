@@ -16,6 +16,7 @@
 #include "loom/codegen/cuda/cuda_grid_flags.hpp"
 #include "loom/codegen/cuda/cuda_types.hpp"
 #include "loom/codegen/cuda/host_device_split.hpp"
+#include "loom/ir/analyzer.hpp"
 #include "loom/ir/op.hpp"
 #include "loom/ir/printer.hpp"
 #include "loom/ir/simplify.hpp"
@@ -624,6 +625,16 @@ class KernelEmitter {
     } else {
       const Expr elements = simplify(allocation_elements(op));  // as_const_int points into it
       const int64_t* n = as_const_int(elements);
+      // A per-thread array whose size varies with the loops around it (a stage computed inside a
+      // fused, then split loop) gets the largest size those loops' ranges allow.
+      int64_t most = 0;
+      if (!n && local) {
+        const ConstIntBound bound = loop_ranges_.const_int_bound(elements);
+        if (bound.max_value > 0 && bound.max_value <= kMaxVaryingLocalElements) {
+          most = bound.max_value;
+          n = &most;
+        }
+      }
       if (!n)
         fail(cat("the size of ", scope, " buffer '", op->buffer.name(), "' is ",
                  to_string(simplify(allocation_elements(op))),
@@ -641,6 +652,7 @@ class KernelEmitter {
   }
 
   void loop(const ForNode* op) {
+    loop_ranges_.bind(op->loop_var, Range(op->min, op->extent));
     const std::string type = c_type(op->loop_var.dtype());
     const int d = op->kind == ForKind::ThreadBinding ? launch_index(op->thread_tag) : -1;
     if (d >= 0) {
@@ -723,6 +735,11 @@ class KernelEmitter {
   std::unordered_map<const VarNode*, int> thread_tag_of_;
   std::array<int64_t, 3> block_{1, 1, 1};
   bool dynamic_ = false;
+  /// The ranges of the loops emitted so far (variables are unique, so they may stay bound).
+  Analyzer loop_ranges_;
+  /// The largest per-thread array a varying size is rounded up to (beyond: the error asks for
+  /// constant splits).
+  static constexpr int64_t kMaxVaryingLocalElements = 1 << 14;
   bool merged_ = false;  // the shared buffers are placed by the shared-memory planner
   int64_t merged_bytes_ = 0;
   std::unordered_map<const AllocateNode*, Expr> dynamic_offsets_;
