@@ -3,6 +3,7 @@
 // the barriers its reuse needs; the cases where sharing would be wrong (a loop-carried buffer, no
 // place for a barrier in between); and the planned layout run on the simulator.
 #include "../runtime/sim_test_util.hpp"
+#include "../support/count_stmts.hpp"
 #include "cuda_test_util.hpp"
 
 #include <loom/codegen/cuda/codegen_cuda.hpp>
@@ -92,16 +93,6 @@ SimReport run_batched_gemm(const LoweredFunc& f, int batches = 4) {
   for (int i = 0; i < batches * 256; ++i)
     REQUIRE(c(i) == doctest::Approx(expected[static_cast<size_t>(i)]).epsilon(1e-5));
   return report;
-}
-
-int count_barriers(const Stmt& s) {
-  struct Counter : IRVisitor {
-    int n = 0;
-    using IRVisitor::visit;
-    void visit(const BarrierNode*) override { ++n; }
-  } counter;
-  counter.visit_stmt(s);
-  return counter.n;
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "../cuda/cuda_test_util.hpp"
 #include "../runtime/interp_test_util.hpp"
+#include "../support/count_stmts.hpp"
 #include "../support/interpret_checked.hpp"
 #include "lower_test_util.hpp"
 
@@ -19,48 +20,25 @@ namespace {
 
 /// Loops bound to a virtual-thread tag left in `s`.
 int vthread_loops(const Stmt& s) {
-  int n = 0;
-  struct Finder : IRVisitor {
-    int& n;
-    explicit Finder(int& c) : n(c) {}
-    void visit(const ForNode* op) override {
-      if (op->kind == ForKind::ThreadBinding && is_virtual_thread_tag(op->thread_tag)) ++n;
-      IRVisitor::visit(op);
-    }
-  } finder(n);
-  finder.visit_stmt(s);
-  return n;
+  return test::count_stmts(s, [](const Stmt& st) {
+    const auto* loop = st.as<ForNode>();
+    return loop && loop->kind == ForKind::ThreadBinding && is_virtual_thread_tag(loop->thread_tag);
+  });
 }
 
 /// Stores into the buffer called `name`, and loops whose variable is called `loop`, in `s`.
 int stores_into(const Stmt& s, const std::string& name) {
-  int n = 0;
-  struct Finder : IRVisitor {
-    const std::string& name;
-    int& n;
-    Finder(const std::string& b, int& c) : name(b), n(c) {}
-    void visit(const StoreNode* op) override {
-      if (op->buffer.name() == name) ++n;
-      IRVisitor::visit(op);
-    }
-  } finder(name, n);
-  finder.visit_stmt(s);
-  return n;
+  return test::count_stmts(s, [&](const Stmt& st) {
+    const auto* store = st.as<StoreNode>();
+    return store && store->buffer.name() == name;
+  });
 }
 
 int loops_named(const Stmt& s, const std::string& loop) {
-  int n = 0;
-  struct Finder : IRVisitor {
-    const std::string& name;
-    int& n;
-    Finder(const std::string& b, int& c) : name(b), n(c) {}
-    void visit(const ForNode* op) override {
-      if (op->loop_var.name() == name) ++n;
-      IRVisitor::visit(op);
-    }
-  } finder(loop, n);
-  finder.visit_stmt(s);
-  return n;
+  return test::count_stmts(s, [&](const Stmt& st) {
+    const auto* f = st.as<ForNode>();
+    return f && f->loop_var.name() == loop;
+  });
 }
 
 /// B = A * A + 1 (m x n) through a local cache, over vthread.y (2) x vthread.x (3) on the CPU.

@@ -6,21 +6,12 @@
 #include <doctest/doctest.h>
 
 #include "../runtime/sim_test_util.hpp"
+#include "../support/count_stmts.hpp"
 
 using namespace loom;
 using namespace loom::test;
 
 namespace {
-
-int count_barriers(const Stmt& s) {
-  struct Counter : IRVisitor {
-    int n = 0;
-    using IRVisitor::visit;
-    void visit(const BarrierNode*) override { ++n; }
-  } counter;
-  counter.visit_stmt(s);
-  return counter.n;
-}
 
 /// One block of `threads` threads over a 512-float shared buffer S running `body`.
 Stmt kernel(const Var& tx, const Var& S, int threads, Stmt body) {
