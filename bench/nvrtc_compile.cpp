@@ -1,10 +1,10 @@
 // NVRTC compile time of the tiled GEMM kernel's CUDA C (budget 300 ms), against its peer, the same
 // source compiled by an nvcc subprocess (what TVM does). No GPU needed; skipped without NVRTC.
 // Prints `loom-bench nvrtc_compile kernel=<name> ms=<median> nvcc_ms=<median> ratio=<loom/budget>`.
+#include <loom/backend/cuda/nvrtc.hpp>
 #include <loom/codegen/cuda/codegen_cuda.hpp>
 #include <loom/core.hpp>
 #include <loom/lib/gpu_tiled_gemm.hpp>
-#include <loom/runtime/cuda_nvrtc.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -3,9 +3,9 @@
 // the toolkit is present, runs it on the GPU simulator (Target::cuda_sim) and checks the result.
 #include <iostream>
 
+#include <loom/backend/build.hpp>
+#include <loom/backend/cuda/ptxas.hpp>
 #include <loom/lib/gpu_tiled_gemm.hpp>
-#include <loom/runtime/build.hpp>
-#include <loom/runtime/cuda_ptxas.hpp>
 
 #include "example_util.hpp"
 

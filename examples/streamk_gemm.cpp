@@ -4,8 +4,8 @@
 // is one and on the GPU simulator otherwise, and checks the result against a plain loop.
 #include <iostream>
 
+#include <loom/backend/build.hpp>
 #include <loom/lib/streamk_gemm.hpp>
-#include <loom/runtime/build.hpp>
 
 #include "example_util.hpp"
 

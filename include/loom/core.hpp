@@ -31,7 +31,7 @@
 
 #include "loom/lower/lower.hpp"
 
+#include "loom/ir/extern_c.hpp"
 #include "loom/runtime/buffer.hpp"
-#include "loom/runtime/extern_c.hpp"
-#include "loom/runtime/interpreter.hpp"
-#include "loom/runtime/simulator.hpp"
+#include "loom/sim/interpreter.hpp"
+#include "loom/sim/simulator.hpp"

@@ -3,8 +3,8 @@
 // API's copies), and copies exactly the memory its views reach.
 #include "cuda_test_util.hpp"
 
+#include <loom/backend/cuda/host_program.hpp>
 #include <loom/codegen/cuda/codegen_cuda.hpp>
-#include <loom/runtime/cuda_host_program.hpp>
 
 #include <cstring>
 #include <map>

@@ -2,11 +2,11 @@
 // row sum with a cross-thread reduction, f16), and helpers to compile them with NVRTC and ptxas.
 #pragma once
 
+#include <loom/backend/build.hpp>
+#include <loom/backend/cuda/nvrtc.hpp>
+#include <loom/backend/cuda/ptxas.hpp>
 #include <loom/core.hpp>
 #include <loom/lib/gpu_tiled_gemm.hpp>
-#include <loom/runtime/build.hpp>
-#include <loom/runtime/cuda_nvrtc.hpp>
-#include <loom/runtime/cuda_ptxas.hpp>
 
 #include <doctest/doctest.h>
 

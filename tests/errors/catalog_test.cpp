@@ -2,9 +2,9 @@
 // triggers the mistake and checks the message, unless a broader test of tests/errors already does and
 // tags that check "// catalog: <id>". A last test parses the catalog and checks that every id has
 // exactly one such test case or tag (here, in tests/errors or tests/hostile) and every one an entry.
+#include <loom/backend/build.hpp>
 #include <loom/core.hpp>
-#include <loom/runtime/build.hpp>
-#include <loom/runtime/interpreter.hpp>
+#include <loom/sim/interpreter.hpp>
 
 #include <doctest/doctest.h>
 

@@ -1,8 +1,8 @@
 // The kernel caches and concurrency: a memory hit returns the same compiled code; a second process
 // loads the object file from the disk cache; a corrupt or truncated entry is rebuilt; kernels with
 // extern stages stay out of the disk cache; build() from 8 threads; one kernel called from 8.
+#include <loom/ir/extern_c.hpp>
 #include <loom/runtime/disk_cache.hpp>
-#include <loom/runtime/extern_c.hpp>
 #include <loom/runtime/kernel_cache.hpp>
 #include <loom/te/tensor_intrin.hpp>
 

@@ -1,7 +1,7 @@
 // The interpreter's whole-kernel cases (tests/runtime/interpreter_test.cpp) through the JIT, each
 // compared with the interpreter by check_jit_matches_interpreter: loops, allocations, vectors with
 // ramps, broadcasts and predicates, lazy if_then_else, lets, asserts, extern stages, errors.
-#include <loom/runtime/extern_c.hpp>
+#include <loom/ir/extern_c.hpp>
 #include <loom/te/tensor_intrin.hpp>
 
 #include <doctest/doctest.h>

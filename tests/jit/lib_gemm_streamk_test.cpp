@@ -3,8 +3,8 @@
 // 1 and 2 workers and threads; the work split equals plan_decomposition's; bad options throw.
 #include <doctest/doctest.h>
 
+#include <loom/backend/build.hpp>
 #include <loom/lib/gemm.hpp>
-#include <loom/runtime/build.hpp>
 #include <loom/runtime/thread_pool.hpp>
 
 #include <algorithm>

@@ -2,8 +2,8 @@
 // 1s, transposed operands, column-major, f64, batches, thread counts, given tile sizes, and errors.
 #include <doctest/doctest.h>
 
+#include <loom/backend/build.hpp>
 #include <loom/lib/gemm.hpp>
-#include <loom/runtime/build.hpp>
 #include <loom/runtime/thread_pool.hpp>
 
 #include <array>

@@ -1,13 +1,13 @@
 // Bank-conflict analysis, padding and swizzle: the analytic counts equal the simulator's on every
 // case before and after each layout; avoid_bank_conflicts picks a conflict-free layout (a swizzle
 // for the fp16 mma tile, where padding trades load conflicts for store conflicts); results stay right.
+#include <loom/backend/build.hpp>
+#include <loom/backend/cuda/nvrtc.hpp>
 #include <loom/core.hpp>
 #include <loom/lib/bank_conflicts.hpp>
 #include <loom/lib/bank_conflicts_cases.hpp>
 #include <loom/lib/bank_conflicts_pass.hpp>
 #include <loom/lib/gpu_tiled_gemm.hpp>
-#include <loom/runtime/build.hpp>
-#include <loom/runtime/cuda_nvrtc.hpp>
 
 #include <doctest/doctest.h>
 

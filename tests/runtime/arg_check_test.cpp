@@ -1,7 +1,7 @@
 // Argument checking of kernel calls (runtime/arg_check.hpp): every mismatch is an ArgumentError
 // that names the kernel, the parameter and the fix, and a failed check leaves the output untouched.
 #include <loom/runtime/arg_check.hpp>
-#include <loom/runtime/interpreter.hpp>
+#include <loom/sim/interpreter.hpp>
 
 #include <doctest/doctest.h>
 

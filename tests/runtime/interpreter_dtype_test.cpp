@@ -1,6 +1,6 @@
 // The reference interpreter's arithmetic for every dtype: integer wrap-around, truncating and
 // floor division, float32/float16/bfloat16 rounding after each operation, casts and math calls.
-#include <loom/runtime/interpreter.hpp>
+#include <loom/sim/interpreter.hpp>
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
 // The reference interpreter on whole kernels built by hand: elementwise, reduction, matmul (timed),
 // vectors with predicates, lazy if_then_else, extern stages, statements, and the errors it raises.
-#include <loom/runtime/interpreter.hpp>
+#include <loom/sim/interpreter.hpp>
 
 #include <doctest/doctest.h>
 

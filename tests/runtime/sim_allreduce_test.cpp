@@ -2,7 +2,7 @@
 // a two-value argmax with threadIdx.y rows kept apart) and hand-built ones (groups along x or y,
 // inside a loop), with thread counts that are not multiples of 32. Results match C++ exactly.
 #include <loom/core.hpp>
-#include <loom/runtime/simulator.hpp>
+#include <loom/sim/simulator.hpp>
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 // Shared-memory bank conflicts in the GPU simulator: the bank model on its own, then whole kernels
 // with known counts: a 32x32 transpose (32-way with 32-float rows, none with 33), float2 and float4
 // accesses in half- and quarter-warp phases, broadcasts, gathers and 8-byte scalars.
-#include <loom/runtime/simulator.hpp>
+#include <loom/sim/simulator.hpp>
 
 #include <doctest/doctest.h>
 

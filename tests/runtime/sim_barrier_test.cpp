@@ -1,7 +1,7 @@
 // The GPU simulator's execution model on hand-written kernels: launch dimensions and grids, shared
 // memory with barriers (a transpose, a tree reduction with barriers in a loop) and the errors for
 // divergent barriers, mismatched launch extents and global allocations in a kernel.
-#include <loom/runtime/simulator.hpp>
+#include <loom/sim/simulator.hpp>
 
 #include <doctest/doctest.h>
 

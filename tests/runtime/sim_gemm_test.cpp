@@ -1,6 +1,6 @@
 // A 256x256x256 tiled GEMM kernel on the GPU simulator (16x16 threads, 16x16 shared tiles, two
 // barriers per tile): the result matches C++ bit for bit, the counts are exact, and it is timed.
-#include <loom/runtime/simulator.hpp>
+#include <loom/sim/simulator.hpp>
 
 #include <doctest/doctest.h>
 

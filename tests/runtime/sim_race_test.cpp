@@ -1,7 +1,7 @@
 // Shared-memory race detection and uninitialized reads in the GPU simulator: a missing barrier is
 // reported (or thrown), the barrier removes it; lanes of one warp count as different threads, a
 // thread re-reading its own write is fine, and fresh shared memory reads as the poison value.
-#include <loom/runtime/simulator.hpp>
+#include <loom/sim/simulator.hpp>
 
 #include <doctest/doctest.h>
 

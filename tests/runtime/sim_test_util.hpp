@@ -3,7 +3,7 @@
 #pragma once
 
 #include <loom/ir/op.hpp>
-#include <loom/runtime/simulator.hpp>
+#include <loom/sim/simulator.hpp>
 
 #include <string>
 #include <vector>

@@ -2,7 +2,7 @@
 // The JIT comparison is then only skipped, never faked: interpret_checked_runs_jit() says so.
 #include "interpret_checked.hpp"
 
-#include <loom/runtime/interpreter.hpp>
+#include <loom/sim/interpreter.hpp>
 
 namespace loom::test {
 

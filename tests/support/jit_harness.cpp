@@ -2,7 +2,7 @@
 // side and comparing, random arguments. Compiled once: the interpreter's templates are heavy.
 #include "jit_harness.hpp"
 
-#include <loom/runtime/interpreter.hpp>
+#include <loom/sim/interpreter.hpp>
 
 #include <cmath>
 #include <cstring>
@@ -36,7 +36,7 @@ OwnedCopy copy_buffer(const BufferView& v) {
 }
 
 double element_value(const BufferView& v, int64_t i) {
-  return interp::with_codec(v.dtype, [&](auto codec) -> double {
+  return arith::with_codec(v.dtype, [&](auto codec) -> double {
     using Codec = decltype(codec);
     typename Codec::Raw raw;
     std::memcpy(&raw, static_cast<const std::byte*>(v.data) + i * int64_t{sizeof(raw)}, sizeof(raw));
@@ -45,13 +45,13 @@ double element_value(const BufferView& v, int64_t i) {
 }
 
 void set_element(const BufferView& v, int64_t i, double value) {
-  interp::with_codec(v.dtype, [&](auto codec) {
+  arith::with_codec(v.dtype, [&](auto codec) {
     using Codec = decltype(codec);
     typename Codec::Value x;
     if constexpr (std::is_same_v<typename Codec::Value, double>) {
-      x = interp::round_double_to(value, interp::float_format_of(v.dtype));
+      x = arith::round_double_to(value, arith::float_format_of(v.dtype));
     } else {
-      x = interp::float_to_int(value, interp::IntFormat::of(v.dtype));
+      x = arith::float_to_int(value, arith::IntFormat::of(v.dtype));
     }
     typename Codec::Raw raw = Codec::encode(x);
     std::memcpy(static_cast<std::byte*>(v.data) + i * int64_t{sizeof(raw)}, &raw, sizeof(raw));

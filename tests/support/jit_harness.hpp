@@ -4,7 +4,7 @@
 // Declarations only (defined once in jit_harness.cpp), so test files compile quickly; LLVM-free.
 #pragma once
 
-#include <loom/runtime/build.hpp>
+#include <loom/backend/build.hpp>
 #include <loom/runtime/kernel_cache.hpp>
 
 #include <doctest/doctest.h>

@@ -1,5 +1,5 @@
 // Bank-conflict avoidance for a shared-memory tile: measure the accesses' conflicts analytically
-// (bank_conflicts_analysis.hpp), then choose the smallest storage_align padding or a CuTe-style XOR
+// (sim/bank_analysis.hpp), then choose the smallest storage_align padding or a CuTe-style XOR
 // swizzle that makes every load and store conflict-free, and apply it to the schedule.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "loom/core.hpp"
-#include "loom/lib/bank_conflicts_analysis.hpp"
+#include "loom/sim/bank_analysis.hpp"
 
 namespace loom::lib {
 

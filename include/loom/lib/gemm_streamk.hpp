@@ -7,9 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "loom/core.hpp"
-#include "loom/lib/gemm.hpp"
 #include "loom/lib/gemm_config.hpp"
+#include "loom/lib/gemm_problem.hpp"
 #include "loom/lib/streamk_decomposition.hpp"
 #include "loom/runtime/thread_pool.hpp"
 

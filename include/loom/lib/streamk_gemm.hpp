@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/backend/cuda/driver.hpp"
 #include "loom/ir/grid_flags.hpp"
 #include "loom/ir/op.hpp"
 #include "loom/ir/simplify.hpp"
@@ -17,7 +18,6 @@
 #include "loom/lower/lowered_func.hpp"
 #include "loom/lower/plan_shared_memory.hpp"
 #include "loom/lower/thread_sync.hpp"
-#include "loom/runtime/cuda_driver.hpp"
 
 namespace loom::lib {
 

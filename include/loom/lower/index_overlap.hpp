@@ -9,9 +9,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/ir/linear_form.hpp"
 #include "loom/ir/visitor.hpp"
-#include "loom/lower/gpu_scopes.hpp"
 
 namespace loom {
 

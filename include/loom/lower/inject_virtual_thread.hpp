@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/ir/mutator.hpp"
 #include "loom/ir/op.hpp"
 #include "loom/ir/simplify.hpp"
@@ -16,9 +17,6 @@
 #include "loom/lower/unroll_loops.hpp"
 
 namespace loom {
-
-/// Tags of virtual threads: "vthread", "vthread.x", "vthread.y", "vthread.z".
-inline bool is_virtual_thread_tag(const std::string& tag) { return tag.rfind("vthread", 0) == 0; }
 
 namespace detail {
 

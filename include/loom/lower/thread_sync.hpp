@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "loom/ir/expr_deep_equal.hpp"
+#include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/ir/mutator.hpp"
 #include "loom/ir/substitute.hpp"
 #include "loom/ir/thread_allreduce.hpp"
 #include "loom/ir/visitor.hpp"
-#include "loom/lower/gpu_scopes.hpp"
 #include "loom/lower/index_overlap.hpp"
 #include "loom/lower/plan_shared_memory.hpp"
 

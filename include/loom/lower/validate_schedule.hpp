@@ -7,8 +7,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/lower/bound_inference.hpp"
-#include "loom/lower/gpu_scopes.hpp"
 #include "loom/schedule/axis_lookup.hpp"
 
 namespace loom {

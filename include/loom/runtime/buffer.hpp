@@ -19,7 +19,7 @@
 #endif
 
 #include "loom/ir/dtype.hpp"
-#include "loom/runtime/half.hpp"
+#include "loom/ir/half.hpp"
 #include "loom/support/error.hpp"
 
 namespace loom {

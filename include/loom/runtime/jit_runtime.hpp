@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "loom/runtime/buffer.hpp"
-#include "loom/runtime/extern_registry.hpp"
 #include "loom/runtime/thread_pool.hpp"
+#include "loom/te/extern_registry.hpp"
 
 namespace loom::runtime {
 
@@ -97,7 +97,7 @@ inline int32_t loom_rt_extern_stage(void* ctx, int64_t function_id, int32_t num_
     };
     for (int32_t i = 0; i < num_inputs; ++i) inputs.push_back(take());
     for (int32_t i = 0; i < num_outputs; ++i) outputs.push_back(take());
-    ExternRegistry::global().call(function_id, inputs, outputs);
+    (*ExternRegistry::global().function(function_id))(inputs, outputs);
     return 0;
   } catch (const std::exception& e) {
     static_cast<CallContext*>(ctx)->fail(

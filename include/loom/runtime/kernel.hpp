@@ -1,6 +1,6 @@
 // Kernel: a compiled lowered function, callable as f(a, b, c) with loom::Buffer<T>, BufferView,
 // DLTensor* and scalars. Cheap to copy (shared state); every call checks its arguments first.
-// LLVM-free: the machine code comes from a CpuBackend (codegen/llvm_backend.hpp).
+// LLVM-free: the machine code comes from a CpuBackend (backend/cpu/llvm_backend.hpp).
 #pragma once
 
 #include <cstdint>
@@ -12,14 +12,14 @@
 #include <utility>
 #include <vector>
 
+#include "loom/codegen/kernel_abi.hpp"
+#include "loom/ir/dtype_arith.hpp"
 #include "loom/ir/extern_call.hpp"
 #include "loom/lower/lowered_func.hpp"
 #include "loom/runtime/arg_check.hpp"
-#include "loom/runtime/cuda_runner.hpp"
-#include "loom/runtime/interp_arith.hpp"
+#include "loom/runtime/device_runner.hpp"
 #include "loom/runtime/jit_runtime.hpp"
-#include "loom/runtime/kernel_abi.hpp"
-#include "loom/runtime/target.hpp"
+#include "loom/support/target.hpp"
 
 namespace loom {
 
@@ -196,8 +196,7 @@ class Kernel {
       const Var& v = s.signature.floats[i];
       // As the interpreter: a double argument rounds once to the parameter's type (16-bit types
       // without double rounding); the kernel then narrows an exact value.
-      floats[i] =
-          interp::round_double_to(bound.float_scalars.at(v.get()), interp::float_format_of(v.dtype()));
+      floats[i] = arith::round_double_to(bound.float_scalars.at(v.get()), arith::float_format_of(v.dtype()));
     }
     runtime::CallContext context;
     int32_t status = s.code->entry(buffers.data(), ints.data(), floats.data(), &context);

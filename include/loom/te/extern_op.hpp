@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "loom/runtime/extern_registry.hpp"
+#include "loom/te/extern_registry.hpp"
 #include "loom/te/placeholder.hpp"
 
 namespace loom {

@@ -15,13 +15,13 @@
 #include "loom/codegen/cuda/cuda_allreduce.hpp"
 #include "loom/codegen/cuda/cuda_grid_flags.hpp"
 #include "loom/codegen/cuda/cuda_types.hpp"
-#include "loom/codegen/cuda/host_device_split.hpp"
 #include "loom/ir/analyzer.hpp"
 #include "loom/ir/op.hpp"
 #include "loom/ir/printer.hpp"
+#include "loom/ir/shared_memory_layout.hpp"
 #include "loom/ir/simplify.hpp"
 #include "loom/ir/thread_allreduce.hpp"
-#include "loom/lower/plan_shared_memory.hpp"
+#include "loom/lower/split_host_device.hpp"
 
 namespace loom::cuda {
 

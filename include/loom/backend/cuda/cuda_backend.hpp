@@ -1,0 +1,287 @@
+// build() for Target::cuda() and Target::cuda_sim(): CUDA codegen and build-time launch checks,
+// then NVRTC + the Driver API (both dlopen'ed), or the GPU simulator. No CUDA or LLVM headers.
+#pragma once
+
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loom/backend/cuda/driver.hpp"
+#include "loom/backend/cuda/host_program.hpp"
+#include "loom/backend/cuda/launch_limits.hpp"
+#include "loom/backend/cuda/nvrtc.hpp"
+#include "loom/codegen/cuda/codegen_cuda.hpp"
+#include "loom/runtime/device_runner.hpp"
+#include "loom/runtime/disk_cache.hpp"
+#include "loom/runtime/kernel.hpp"
+#include "loom/sim/simulator.hpp"
+
+namespace loom::runtime::cuda {
+
+/// PTX and cubin of a module, through the disk cache (LOOM_CACHE_DIR/cuda) when enabled: the key
+/// covers the source, the architecture, the options and NVRTC's version.
+inline NvrtcOutput compile_cached(const std::string& source, const std::string& name, const std::string& arch,
+                                  bool fast_math, CacheOutcome& outcome) {
+  const Nvrtc* api = nvrtc();
+  outcome = CacheOutcome::Compiled;
+  std::optional<std::filesystem::path> dir = DiskKernelCache::directory();
+  DiskKernelCache::Key key;
+  if (api && dir) {
+    *dir /= "cuda";
+    const std::string id =
+        cat(arch, fast_math ? " fast" : " exact", " nvrtc", api->major, ".", api->minor, "\n", source);
+    key.key = checksum64(id.data(), id.size());
+    const std::string salted = "confirm:" + id;
+    key.confirm = checksum64(salted.data(), salted.size());
+    key.target = cat("cuda ", arch, fast_math ? " fast-math" : "", " nvrtc ", api->major, ".", api->minor);
+    if (std::optional<std::string> payload = DiskKernelCache::load(*dir, key);
+        payload && payload->size() >= 8) {
+      uint64_t ptx_size = 0;
+      std::memcpy(&ptx_size, payload->data(), 8);
+      if (ptx_size <= payload->size() - 8) {
+        NvrtcOutput out;
+        out.arch = arch;
+        out.ptx = payload->substr(8, ptx_size);
+        out.cubin = payload->substr(8 + ptx_size);
+        outcome = CacheOutcome::DiskHit;
+        return out;
+      }
+    }
+  }
+  NvrtcOutput out = nvrtc_compile(source, name, arch, /*want_cubin=*/true, fast_math);
+  if (api && dir) {
+    std::string payload(8, '\0');
+    const uint64_t ptx_size = out.ptx.size();
+    std::memcpy(payload.data(), &ptx_size, 8);
+    payload += out.ptx;
+    payload += out.cubin;
+    DiskKernelCache::store(*dir, key, payload);
+  }
+  return out;
+}
+
+/// Runs calls on the GPU simulator (Target::cuda_sim()).
+class SimRunner final : public DeviceRunner {
+ public:
+  SimRunner(loom::cuda::CudaModule m, loom::cuda::ArchLimits limits, bool fast_math)
+      : module_(std::move(m)), limits_(std::move(limits)), fast_math_(fast_math) {}
+
+  void run(const LoweredFunc& f, const std::vector<KernelArg>& args, const BoundArgs&) const override {
+    SimReport report = simulate(f, args);
+    // The simulator checks CUDA's thread and grid limits; the architecture's shared memory here.
+    for (const SimLaunch& l : report.launches)
+      if (l.shared_bytes_per_block > limits_.max_dynamic_shared)
+        throw Error(cat("kernel ", l.kernel, " used ", l.shared_bytes_per_block,
+                        " bytes of shared memory per block, more than the ", limits_.max_dynamic_shared,
+                        " bytes ", limits_.arch, " allows"));
+    std::lock_guard<std::mutex> lock(mutex_);
+    last_ = std::move(report);
+  }
+  const std::string& source() const override { return module_.source; }
+  const std::string& ptx() const override {
+    std::call_once(ptx_once_, [&] {
+      if (nvrtc()) ptx_ = nvrtc_compile(module_.source, module_.name, limits_.arch, false, fast_math_).ptx;
+    });
+    return ptx_;
+  }
+  std::string description() const override {
+    return cat("cuda_sim -arch=", limits_.arch, " (GPU simulator, ", module_.kernels.size(), " kernel",
+               module_.kernels.size() == 1 ? "" : "s", ")");
+  }
+  std::optional<SimReport> last_report() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return last_;
+  }
+
+ private:
+  loom::cuda::CudaModule module_;
+  loom::cuda::ArchLimits limits_;
+  bool fast_math_;
+  mutable std::mutex mutex_;
+  mutable std::optional<SimReport> last_;
+  mutable std::once_flag ptx_once_;
+  mutable std::string ptx_;
+};
+
+/// Runs calls on a GPU through the Driver API: copies the buffer arguments to device memory,
+/// runs the host program (scratch allocations, launches) and copies written buffers back.
+class DriverRunner final : public DeviceRunner {
+ public:
+  DriverRunner(loom::cuda::CudaModule m, loom::cuda::ArchLimits limits, NvrtcOutput code,
+               std::string compiler)
+      : module_(std::move(m)),
+        limits_(std::move(limits)),
+        code_(std::move(code)),
+        compiler_(std::move(compiler)) {}
+
+  ~DriverRunner() override {
+    if (loaded_ && driver_available()) driver().module_unload(cu_module_);
+  }
+
+  void run(const LoweredFunc& f, const std::vector<KernelArg>&, const BoundArgs& bound) const override {
+    const Driver& drv = driver();  // throws, pointing to cuda_sim, without a driver or GPU
+    load(drv);
+    std::lock_guard<std::mutex> lock(run_mutex_);
+    HostEnv env;
+    for (const auto& [var, value] : bound.scalars) env.ints[var] = value;
+    struct Allocation {
+      Driver::DevicePtr ptr = 0;
+      const BoundBuffer* host = nullptr;
+      bool written = false;
+    };
+    std::vector<Allocation> allocations;
+    struct FreeAll {
+      const Driver& drv;
+      std::vector<Allocation>& list;
+      ~FreeAll() {
+        for (const Allocation& a : list) drv.mem_free(a.ptr);
+      }
+    } free_all{drv, allocations};
+    const std::vector<bool> written = written_buffer_params(f);
+    for (size_t i = 0; i < f.params.size(); ++i) {
+      const FuncParam& p = f.params[i];
+      if (p.kind != FuncParam::Kind::Buffer) continue;
+      const BoundBuffer& b = bound.buffers.at(p.buffer.data.get());
+      const int64_t bytes = (b.end - b.begin) * b.dtype.bytes();
+      Allocation a;
+      drv.check(drv.mem_alloc(&a.ptr, static_cast<size_t>(std::max<int64_t>(bytes, 1))),
+                cat("cuMemAlloc of ", bytes, " bytes for argument '", p.buffer.name, "'"));
+      a.host = &b;
+      a.written = written[i];
+      allocations.push_back(a);
+      const char* host = static_cast<const char*>(b.data) + b.begin * b.dtype.bytes();
+      if (bytes > 0)
+        drv.check(drv.memcpy_htod(a.ptr, host, static_cast<size_t>(bytes)),
+                  cat("copying argument '", p.buffer.name, "' to the GPU"));
+      // The kernel indexes from the buffer's element 0, which may precede the copied range.
+      env.buffers[p.buffer.data.get()] = a.ptr - static_cast<uint64_t>(b.begin * b.dtype.bytes());
+    }
+    HostOps ops;
+    ops.allocate = [&](int64_t bytes, const std::string& name) {
+      Driver::DevicePtr ptr = 0;
+      drv.check(drv.mem_alloc(&ptr, static_cast<size_t>(bytes)),
+                cat("cuMemAlloc of ", bytes, " bytes for '", name, "'"));
+      return static_cast<uint64_t>(ptr);
+    };
+    ops.free = [&](uint64_t ptr) { drv.mem_free(ptr); };
+    ops.launch = [&](size_t index, const LaunchDims& d, const std::vector<uint64_t>& buffers,
+                     const std::vector<int64_t>& ints) {
+      const KernelCode& k = module_.kernels[index];
+      // Parameter values in declaration order, each in the C type the kernel declares.
+      std::vector<uint64_t> storage(k.kernel.params.size());
+      std::vector<void*> params;
+      size_t b = 0, n = 0;
+      for (size_t i = 0; i < k.kernel.params.size(); ++i) {
+        const loom::cuda::KernelParam& p = k.kernel.params[i];
+        if (p.is_buffer) {
+          storage[i] = buffers[b++];
+        } else {
+          const int64_t v = ints[n++];
+          std::memcpy(&storage[i], &v, 8);  // little-endian: the low bytes are the narrower types
+        }
+        params.push_back(&storage[i]);
+      }
+      Driver::Function fn = functions_[index];
+      if (d.dynamic_shared > 48 * 1024)
+        drv.check(drv.func_set_attribute(fn, Driver::kFuncAttrMaxDynamicSharedBytes,
+                                         static_cast<int>(d.dynamic_shared)),
+                  cat("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = ", d.dynamic_shared, ") of ",
+                      k.kernel.name));
+      drv.check(drv.launch_kernel(fn, static_cast<unsigned>(d.grid[0]), static_cast<unsigned>(d.grid[1]),
+                                  static_cast<unsigned>(d.grid[2]), static_cast<unsigned>(d.block[0]),
+                                  static_cast<unsigned>(d.block[1]), static_cast<unsigned>(d.block[2]),
+                                  static_cast<unsigned>(d.dynamic_shared), nullptr, params.data(), nullptr),
+                cat("cuLaunchKernel of ", k.kernel.name));
+    };
+    ops.extern_stage = [&](int64_t id, const std::vector<DeviceBufferView>& inputs,
+                           const std::vector<DeviceBufferView>& outputs) {
+      drv.check(drv.ctx_synchronize(),
+                cat("waiting for the kernels before extern stage '", ExternRegistry::global().name(id), "'"));
+      DeviceCopies copies;
+      copies.to_host = [&](void* host, uint64_t device, size_t bytes) {
+        drv.check(drv.memcpy_dtoh(host, device, bytes), "copying an extern stage's buffer to the host");
+      };
+      copies.to_device = [&](uint64_t device, const void* host, size_t bytes) {
+        drv.check(drv.memcpy_htod(device, host, bytes), "copying an extern stage's result to the GPU");
+      };
+      run_extern_stage_on_host(id, inputs, outputs, copies);
+    };
+    run_host_program(module_, module_.host, env, ops, limits_);
+    drv.check(drv.ctx_synchronize(), cat("running kernel '", f.name, "'"));
+    for (const Allocation& a : allocations) {
+      if (!a.written) continue;
+      const int64_t bytes = (a.host->end - a.host->begin) * a.host->dtype.bytes();
+      if (bytes > 0)
+        drv.check(drv.memcpy_dtoh(static_cast<char*>(a.host->data) + a.host->begin * a.host->dtype.bytes(),
+                                  a.ptr, static_cast<size_t>(bytes)),
+                  "copying a result back from the GPU");
+    }
+  }
+
+  const std::string& source() const override { return module_.source; }
+  const std::string& ptx() const override { return code_.ptx; }
+  std::string description() const override {
+    return cat("cuda -arch=", limits_.arch, " (", compiler_, ", ", module_.kernels.size(), " kernel",
+               module_.kernels.size() == 1 ? "" : "s", ")");
+  }
+
+ private:
+  /// Loads the module once: the cubin when the device is the architecture it was built for,
+  /// otherwise the PTX, which the driver compiles for the device.
+  void load(const Driver& drv) const {
+    std::call_once(load_once_, [&] {
+      const bool exact = drv.arch() == limits_.arch && !code_.cubin.empty();
+      const void* image = exact ? static_cast<const void*>(code_.cubin.data()) : code_.ptx.c_str();
+      drv.check(drv.module_load_data(&cu_module_, image),
+                cat("loading the ", exact ? "cubin" : "PTX", " of '", module_.name, "' (built for ",
+                    limits_.arch, ") on a device of ", drv.arch()));
+      for (const KernelCode& k : module_.kernels) {
+        Driver::Function fn = nullptr;
+        drv.check(drv.module_get_function(&fn, cu_module_, k.kernel.name.c_str()),
+                  "cuModuleGetFunction " + k.kernel.name);
+        functions_.push_back(fn);
+      }
+      loaded_ = true;
+    });
+  }
+
+  loom::cuda::CudaModule module_;
+  loom::cuda::ArchLimits limits_;
+  NvrtcOutput code_;
+  std::string compiler_;
+  mutable std::once_flag load_once_;
+  mutable Driver::Module cu_module_ = nullptr;
+  mutable std::vector<Driver::Function> functions_;
+  mutable bool loaded_ = false;
+  mutable std::mutex run_mutex_;
+};
+
+/// Generates, checks and (for Target::cuda) compiles `f`.
+inline Kernel build_cuda(const LoweredFunc& f, const Target& target) {
+  std::string arch = target.arch();
+  if (target.kind() == TargetKind::CUDA && arch.empty()) arch = driver().arch();  // throws without a GPU
+  const std::string where =
+      cat("build '", f.name, "' for ", target_kind_name(target.kind()), " -arch=", arch);
+  loom::cuda::ArchLimits limits = loom::cuda::arch_limits(arch);
+  if (target.kind() == TargetKind::CUDA && driver_available() && driver().arch() == arch &&
+      driver().max_shared_optin > 0)
+    limits.max_dynamic_shared = driver().max_shared_optin;
+  loom::cuda::CudaModule m = loom::cuda::codegen_cuda(f);
+  loom::cuda::validate_module(m, limits, where);
+  if (target.kind() == TargetKind::CUDASim)
+    return loom::detail::make_device_kernel(
+        f, target, std::make_shared<SimRunner>(std::move(m), limits, target.fast_math()),
+        CacheOutcome::Compiled);
+  CacheOutcome outcome = CacheOutcome::Compiled;
+  NvrtcOutput code = compile_cached(m.source, m.name, arch, target.fast_math(), outcome);
+  const Nvrtc* api = nvrtc();
+  std::string compiler = cat("NVRTC ", api->major, ".", api->minor);
+  return loom::detail::make_device_kernel(
+      f, target, std::make_shared<DriverRunner>(std::move(m), limits, std::move(code), std::move(compiler)),
+      outcome);
+}
+
+}  // namespace loom::runtime::cuda

@@ -1,7 +1,0 @@
-// The whole LLVM code generator: include this (not the parts) to turn a LoweredFunc into a module.
-#pragma once
-
-#include "loom/codegen/codegen_expr.hpp"
-#include "loom/codegen/codegen_llvm.hpp"
-#include "loom/codegen/codegen_loops.hpp"
-#include "loom/codegen/codegen_memory.hpp"

@@ -1,0 +1,268 @@
+// CodeGenLLVM's memory: loads and stores (scalar, contiguous vector, masked, gather/scatter), the
+// element codecs (bool is a byte, float16/bfloat16 their bits), allocations (zeroed, 64-byte
+// aligned; small constant ones on the stack), prefetches, and the alias scopes that tell LLVM
+// distinct buffers do not overlap.
+#pragma once
+
+#include <string>
+
+#include "loom/codegen/llvm/codegen_llvm.hpp"
+
+namespace loom::codegen {
+
+/// One alias scope per buffer (each parameter and each allocated buffer): an access to buffer i
+/// is in scope i and does not alias the others. This is the `noalias` of distinct tensors, which
+/// Kernel::call makes sound by rejecting overlapping arguments that the kernel writes.
+inline void CodeGenLLVM::create_alias_scopes() {
+  std::vector<std::string> names;
+  for (const FuncParam& p : func_.params)
+    if (p.kind == FuncParam::Kind::Buffer) names.push_back(p.buffer.name);
+  struct Allocations : IRVisitor {
+    std::vector<const AllocateNode*> found;
+    using IRVisitor::visit;
+    void visit(const AllocateNode* op) override {
+      found.push_back(op);
+      IRVisitor::visit(op);
+    }
+  } allocations;
+  allocations.visit_stmt(func_.body);
+  for (const AllocateNode* a : allocations.found) {
+    if (allocation_scopes_.emplace(a->buffer.get(), static_cast<int>(names.size())).second)
+      names.push_back(a->buffer.name());
+  }
+  if (names.size() < 2) return;  // nothing to tell apart
+  llvm::MDBuilder md(ctx_);
+  alias_domain_ = md.createAnonymousAliasScopeDomain("loom.buffers");
+  for (const std::string& n : names) scope_nodes_.push_back(md.createAnonymousAliasScope(alias_domain_, n));
+  for (size_t i = 0; i < scope_nodes_.size(); ++i) {
+    std::vector<llvm::Metadata*> others;
+    for (size_t j = 0; j < scope_nodes_.size(); ++j)
+      if (j != i) others.push_back(scope_nodes_[j]);
+    scope_lists_.push_back(llvm::MDNode::get(ctx_, {scope_nodes_[i]}));
+    noalias_lists_.push_back(llvm::MDNode::get(ctx_, others));
+  }
+}
+
+inline void CodeGenLLVM::tag_access(llvm::Instruction* access, int scope) {
+  if (scope < 0 || static_cast<size_t>(scope) >= scope_lists_.size()) return;
+  access->setMetadata(llvm::LLVMContext::MD_alias_scope, scope_lists_[static_cast<size_t>(scope)]);
+  access->setMetadata(llvm::LLVMContext::MD_noalias, noalias_lists_[static_cast<size_t>(scope)]);
+}
+
+inline llvm::Value* CodeGenLLVM::from_memory(DType element, llvm::Value* raw) {
+  if (element.is_bool()) return builder_.CreateICmpNE(raw, llvm::Constant::getNullValue(raw->getType()));
+  if (element.is_bfloat()) return floats_.bfloat16_bits_to_float(raw);
+  if (element.is_float() && element.bits == 16) return floats_.half_bits_to_float(raw);
+  return raw;
+}
+
+inline llvm::Value* CodeGenLLVM::to_memory(DType element, llvm::Value* value) {
+  if (element.is_bool()) {
+    llvm::Type* bytes =
+        value->getType()->isVectorTy()
+            ? llvm::VectorType::get(builder_.getInt8Ty(), llvm::cast<llvm::VectorType>(value->getType()))
+            : static_cast<llvm::Type*>(builder_.getInt8Ty());
+    return builder_.CreateZExt(value, bytes);
+  }
+  if (element.is_bfloat()) return floats_.float_to_bfloat16_bits(value);
+  if (element.is_float() && element.bits == 16) return floats_.float_to_half_bits(value);
+  return value;
+}
+
+inline llvm::Value* CodeGenLLVM::address_of(const LoadNode* op) {
+  const BufferBinding buffer = lookup_buffer(op->buffer);
+  llvm::Type* mem = memory_type(op->dtype.element_of());
+  const RampNode* ramp = op->index.as<RampNode>();
+  llvm::Value* index = ramp ? emit_index(ramp->base) : lane0(emit_index(op->index));
+  return builder_.CreateGEP(mem, buffer.ptr, index);
+}
+
+inline llvm::Value* CodeGenLLVM::emit_load(const LoadNode* op) {
+  const BufferBinding buffer = lookup_buffer(op->buffer);  // a copy: nested code may bind more
+  const DType element = op->dtype.element_of();
+  const int lanes = op->dtype.lanes;
+  llvm::Type* mem = memory_type(element);
+  const llvm::Align align(static_cast<uint64_t>(element.bytes()));  // checked by Kernel::call
+  llvm::Value* zero_value = llvm::Constant::getNullValue(value_type(op->dtype));
+
+  // Active lanes: the load's predicate within the enclosing if_then_else's mask.
+  llvm::Value* active = op->predicate.defined() ? to_bool(emit(op->predicate)) : nullptr;
+  if (active && lanes > 1 && !active->getType()->isVectorTy())
+    active = builder_.CreateVectorSplat(static_cast<unsigned>(lanes), active);
+  if (mask_) {
+    llvm::Value* m = lanes > 1 ? mask_ : any_lane(mask_);
+    active = active ? builder_.CreateAnd(active, m) : m;
+  }
+
+  if (lanes == 1) {
+    auto load_here = [&]() {
+      llvm::Value* ptr = builder_.CreateInBoundsGEP(mem, buffer.ptr, emit_index(op->index));
+      llvm::LoadInst* load = builder_.CreateAlignedLoad(mem, ptr, align);
+      tag_access(load, buffer.scope);
+      return from_memory(element, load);
+    };
+    if (!active) return load_here();
+    // A masked-off scalar load reads nothing (its index may be out of bounds) and yields 0.
+    llvm::BasicBlock* load_bb = llvm::BasicBlock::Create(ctx_, "load.active", fn_.function);
+    llvm::BasicBlock* merge = llvm::BasicBlock::Create(ctx_, "load.end", fn_.function);
+    llvm::BasicBlock* before = builder_.GetInsertBlock();
+    builder_.CreateCondBr(active, load_bb, merge);
+    builder_.SetInsertPoint(load_bb);
+    llvm::Value* saved = mask_;
+    mask_ = nullptr;  // inside the branch every lane that reaches here is active
+    llvm::Value* v = load_here();
+    mask_ = saved;
+    llvm::BasicBlock* load_end = builder_.GetInsertBlock();
+    builder_.CreateBr(merge);
+    builder_.SetInsertPoint(merge);
+    llvm::PHINode* phi = builder_.CreatePHI(v->getType(), 2);
+    phi->addIncoming(v, load_end);
+    phi->addIncoming(zero_value, before);
+    return phi;
+  }
+
+  llvm::Type* vector_mem = with_lanes(mem, lanes);
+  llvm::Value* passthru = llvm::Constant::getNullValue(vector_mem);
+  llvm::Value* saved = mask_;
+  mask_ = active;  // the index of a masked-off lane is not evaluated either
+  llvm::Instruction* access = nullptr;
+  const RampNode* ramp = op->index.as<RampNode>();
+  const BroadcastNode* broadcast = op->index.as<BroadcastNode>();
+  if (ramp && is_const_int(ramp->stride, 1)) {
+    llvm::Value* ptr = builder_.CreateInBoundsGEP(mem, buffer.ptr, emit_index(ramp->base));
+    access = active ? static_cast<llvm::Instruction*>(
+                          builder_.CreateMaskedLoad(vector_mem, ptr, align, active, passthru))
+                    : builder_.CreateAlignedLoad(vector_mem, ptr, align);
+  } else if (broadcast && !active) {
+    llvm::Value* ptr = builder_.CreateInBoundsGEP(mem, buffer.ptr, emit_index(broadcast->value));
+    llvm::LoadInst* scalar = builder_.CreateAlignedLoad(mem, ptr, align);
+    tag_access(scalar, buffer.scope);
+    mask_ = saved;
+    return from_memory(element, builder_.CreateVectorSplat(static_cast<unsigned>(lanes), scalar));
+  } else {
+    llvm::Value* ptrs = builder_.CreateInBoundsGEP(mem, buffer.ptr, emit_index(op->index));
+    access = builder_.CreateMaskedGather(vector_mem, ptrs, align, active, passthru);
+  }
+  mask_ = saved;
+  tag_access(access, buffer.scope);
+  return from_memory(element, access);
+}
+
+inline void CodeGenLLVM::emit_store(const StoreNode* op) {
+  const BufferBinding buffer = lookup_buffer(op->buffer);
+  const DType element = op->value.dtype().element_of();
+  const int lanes = op->value.dtype().lanes;
+  llvm::Type* mem = memory_type(element);
+  const llvm::Align align(static_cast<uint64_t>(element.bytes()));
+  llvm::Value* active = op->predicate.defined() ? to_bool(emit(op->predicate)) : nullptr;
+
+  if (lanes == 1) {
+    // Predicate first; the value and index of a masked-off store are not evaluated.
+    llvm::BasicBlock* merge = nullptr;
+    if (active) {
+      llvm::BasicBlock* store_bb = llvm::BasicBlock::Create(ctx_, "store.active", fn_.function);
+      merge = llvm::BasicBlock::Create(ctx_, "store.end", fn_.function);
+      builder_.CreateCondBr(lane0(active), store_bb, merge);
+      builder_.SetInsertPoint(store_bb);
+    }
+    llvm::Value* v = to_memory(element, emit(op->value));
+    llvm::Value* ptr = builder_.CreateInBoundsGEP(mem, buffer.ptr, emit_index(op->index));
+    tag_access(builder_.CreateAlignedStore(v, ptr, align), buffer.scope);
+    if (merge) {
+      builder_.CreateBr(merge);
+      builder_.SetInsertPoint(merge);
+    }
+    return;
+  }
+
+  if (active && !active->getType()->isVectorTy())
+    active = builder_.CreateVectorSplat(static_cast<unsigned>(lanes), active);
+  // Every lane's value and index are computed before any lane is written.
+  llvm::Value* saved = mask_;
+  mask_ = active;
+  llvm::Value* v = to_memory(element, emit(op->value));
+  llvm::Instruction* access = nullptr;
+  const RampNode* ramp = op->index.as<RampNode>();
+  if (ramp && is_const_int(ramp->stride, 1)) {
+    llvm::Value* ptr = builder_.CreateInBoundsGEP(mem, buffer.ptr, emit_index(ramp->base));
+    access = active ? static_cast<llvm::Instruction*>(builder_.CreateMaskedStore(v, ptr, align, active))
+                    : builder_.CreateAlignedStore(v, ptr, align);
+  } else {
+    // A scatter writes lanes in order, so with repeated indices the last active lane wins.
+    llvm::Value* ptrs = builder_.CreateInBoundsGEP(mem, buffer.ptr, emit_index(op->index));
+    access = builder_.CreateMaskedScatter(v, ptrs, align, active);
+  }
+  mask_ = saved;
+  tag_access(access, buffer.scope);
+}
+
+/// Memory for the body's lifetime, zero-filled like the interpreter's and 64-byte aligned. Small
+/// buffers of constant size live in the function's stack frame (one slot, zeroed each time the
+/// Allocate runs); the rest come from loom_rt_alloc, freed at the end and on every error exit.
+inline void CodeGenLLVM::emit_allocate(const AllocateNode* op) {
+  constexpr int64_t kMaxStackBuffer = int64_t{64} << 10;
+  constexpr int64_t kMaxStackPerFunction = int64_t{256} << 10;
+  const int64_t element_bytes = int64_t{op->dtype.bytes()} * op->dtype.lanes;
+  int64_t total = element_bytes;
+  bool constant = true;
+  for (const Expr& e : op->extents) {
+    const int64_t* v = as_const_int(e);
+    if (!v || *v < 0 || __builtin_mul_overflow(total, *v, &total)) constant = false;
+  }
+  auto scope_it = allocation_scopes_.find(op->buffer.get());
+  const int scope = scope_it == allocation_scopes_.end() ? -1 : scope_it->second;
+  const std::string name = op->buffer.name();
+
+  if (constant && total <= kMaxStackBuffer && fn_.stack_bytes + total <= kMaxStackPerFunction) {
+    fn_.stack_bytes += total;
+    llvm::AllocaInst* slot = static_alloca(
+        llvm::ArrayType::get(builder_.getInt8Ty(), static_cast<uint64_t>(std::max<int64_t>(total, 1))), 64,
+        name.c_str());
+    if (total > 0)
+      builder_.CreateMemSet(slot, builder_.getInt8(0), static_cast<uint64_t>(total), llvm::Align(64));
+    bind_buffer(op->buffer, BufferBinding{slot, scope, name});
+    emit_stmt(op->body);
+    unbind_buffer(op->buffer);
+    return;
+  }
+
+  const size_t rank = op->extents.size();
+  llvm::AllocaInst* extents =
+      static_alloca(llvm::ArrayType::get(i64_type(), std::max<size_t>(rank, 1)), 8, "alloc_extents");
+  for (size_t d = 0; d < rank; ++d) {
+    builder_.CreateStore(extend_to_i64(emit(op->extents[d]), op->extents[d].dtype()),
+                         builder_.CreateConstInBoundsGEP1_64(i64_type(), extents, d));
+  }
+  llvm::FunctionCallee alloc = runtime_function("loom_rt_alloc", ptr_type(),
+                                                {ptr_type(), ptr_type(), i64_type(), i32_type(), ptr_type()});
+  llvm::CallInst* memory = builder_.CreateCall(
+      alloc, {fn_.ctx, string_constant(name), builder_.getInt64(static_cast<uint64_t>(element_bytes)),
+              builder_.getInt32(static_cast<uint32_t>(rank)), extents});
+  // Sound facts about loom_rt_alloc: fresh memory (nothing else points into it), 64-byte aligned.
+  memory->addRetAttr(llvm::Attribute::NoAlias);
+  memory->addRetAttr(llvm::Attribute::getWithAlignment(ctx_, llvm::Align(64)));
+  fail_if(builder_.CreateIsNull(memory), "");  // loom_rt_alloc said why
+  fn_.heap.push_back(memory);
+  bind_buffer(op->buffer, BufferBinding{memory, scope, name});
+  emit_stmt(op->body);
+  unbind_buffer(op->buffer);
+  fn_.heap.pop_back();
+  builder_.CreateCall(runtime_function("loom_rt_free", builder_.getVoidTy(), {ptr_type()}), {memory});
+}
+
+/// A hint, never a read: the address may be anywhere (the interpreter ignores prefetches).
+inline void CodeGenLLVM::emit_prefetch(const PrefetchNode* op) {
+  const LoadNode* load = op->location.as<LoadNode>();
+  if (!load) return;
+  const BufferBinding buffer = lookup_buffer(load->buffer);
+  llvm::Type* mem = memory_type(load->dtype.element_of());
+  const RampNode* ramp = load->index.as<RampNode>();
+  llvm::Value* index = ramp ? emit_index(ramp->base) : lane0(emit_index(load->index));
+  llvm::Value* ptr = builder_.CreateGEP(mem, buffer.ptr, index);  // not inbounds: it may point anywhere
+  builder_.CreateIntrinsic(
+      llvm::Intrinsic::prefetch, {ptr_type()},
+      {ptr, builder_.getInt32(op->read_write ? 1 : 0),
+       builder_.getInt32(static_cast<uint32_t>(std::clamp(op->locality, 0, 3))), builder_.getInt32(1)});
+}
+
+}  // namespace loom::codegen

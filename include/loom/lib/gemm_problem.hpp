@@ -1,0 +1,91 @@
+// The problem lib::gemm solves and what it returns (GemmProblem, Gemm), and the helpers its
+// data-parallel (lib/gemm.hpp) and Stream-K (lib/gemm_streamk.hpp) schedules share.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "loom/core.hpp"
+#include "loom/lib/gemm_config.hpp"
+
+namespace loom::lib {
+
+/// How the matrices are stored: row-major (C's rows contiguous) or column-major (BLAS/Fortran).
+enum class Layout { RowMajor, ColMajor };
+
+/// C[m, n] = sum_k op(A)[m, k] * op(B)[k, n], op(X) = X or X^T; with batch > 0, every operand has a
+/// leading batch dimension and each batch is an independent product.
+struct GemmProblem {
+  int64_t m = 1, n = 1, k = 1;
+  int64_t batch = 0;  // 0: not batched
+  DType dtype = f32;
+  bool transpose_a = false;  // A is stored as the k x m matrix A^T
+  bool transpose_b = false;  // B is stored as the n x k matrix B^T
+  Layout layout = Layout::RowMajor;
+};
+
+/// The result of gemm(): the placeholders to pass (A, B), the output C and its schedule.
+/// Shapes, in storage order: A [batch,] rows x cols of how it is stored, likewise B and C.
+struct Gemm {
+  Tensor A, B, C;
+  Schedule schedule;
+  GemmProblem problem;
+  GemmConfig config;
+  /// The arguments of lower()/build(), in the order A, B, C.
+  std::vector<LowerArg> args() const { return {A, B, C}; }
+};
+
+namespace detail {
+
+/// The storage shape of an r x c matrix (plus a leading batch dimension when batched).
+inline std::vector<Expr> matrix_shape(int64_t batch, int64_t rows, int64_t cols) {
+  // 32-bit extents (check_problem bounds them): the loop variables and the packed panels' indices
+  // then share one type, which keeps the simplifier's job (and the guards it removes) simple.
+  std::vector<Expr> shape;
+  if (batch > 0) shape.push_back(Expr(static_cast<int>(batch)));
+  shape.push_back(Expr(static_cast<int>(rows)));
+  shape.push_back(Expr(static_cast<int>(cols)));
+  return shape;
+}
+
+inline void check_problem(const GemmProblem& p) {
+  auto positive = [](int64_t v, const char* name) {
+    if (v < 1)
+      throw Error(
+          cat("lib::gemm: ", name, " = ", v, " must be at least 1 (C is m x n, k the inner dimension)"));
+  };
+  positive(p.m, "m");
+  positive(p.n, "n");
+  positive(p.k, "k");
+  if (p.batch < 0)
+    throw Error(cat("lib::gemm: batch = ", p.batch, " must be 0 (not batched) or a batch count"));
+  if (!(p.dtype == f32 || p.dtype == f64))
+    throw Error(cat("lib::gemm: element type ", p.dtype.str(), " is not supported; use float32 or float64"));
+  // Flat indices are 32-bit; padding adds at most a tile (< 1024) to each dimension.
+  const int64_t limit = (int64_t{1} << 31) - 1, nb = std::max<int64_t>(p.batch, 1);
+  auto padded = [](int64_t v) { return v + 1024; };
+  if (p.m > limit / 2 || p.n > limit / 2 || p.k > limit / 2 || padded(p.m) * padded(p.k) > limit / nb ||
+      padded(p.k) * padded(p.n) > limit / nb || padded(p.m) * padded(p.n) > limit / nb)
+    throw Error(cat("lib::gemm: ", nb, " x ", p.m, " x ", p.n, " x ", p.k,
+                    " has an operand of 2^31 elements or more, beyond the 32-bit indices of the schedule; "
+                    "split the product into smaller ones"));
+}
+
+/// Prepends the batch index (when batched) to a matrix index.
+inline std::vector<Expr> at(const std::vector<Expr>& batch, Expr r, Expr c) {
+  std::vector<Expr> idx = batch;
+  idx.push_back(std::move(r));
+  idx.push_back(std::move(c));
+  return idx;
+}
+
+inline Expr all_of(const std::vector<Expr>& conditions) {
+  Expr result;
+  for (const Expr& c : conditions) result = result.defined() ? (result && c) : c;
+  return result;
+}
+
+}  // namespace detail
+
+}  // namespace loom::lib

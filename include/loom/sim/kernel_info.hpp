@@ -1,0 +1,56 @@
+// What the interpreter's compiler records about one kernel region for the GPU simulator: its
+// launch loops (one per thread-bound loop, with extents evaluated at launch), shared buffers and
+// shared-memory access instructions.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "loom/interp/expr_nodes.hpp"
+#include "loom/ir/gpu_vocabulary.hpp"
+#include "loom/sim/session.hpp"
+
+namespace loom::sim {
+
+/// A loop bound to a launch index. Its extent is a host expression, evaluated when the kernel
+/// is launched; together the extents give the grid and block dimensions.
+struct LaunchLoop {
+  int launch_index = 0;
+  std::string var_name;
+  interp::IntExprPtr extent;
+};
+
+/// One shared-memory Load or Store node of the kernel: every time a warp executes it, that is one
+/// access instruction of the bank model.
+struct SharedAccessInfo {
+  int buffer = 0;  // index in KernelInfo::shared_buffers
+  bool is_store = false;
+};
+
+struct KernelInfo {
+  std::string name;
+  std::vector<LaunchLoop> loops;
+  std::vector<SharedBufferInfo> shared_buffers;  // one per shared Allocate node of the kernel
+  /// The planned shared memory the buffers with a planned_offset share: its size, and the
+  /// granule of its race shadow (the smallest element size among them).
+  int64_t planned_bytes = 0;
+  int planned_granule = 16;
+  std::vector<SharedAccessInfo> accesses;  // by access id
+  bool has_sync = false;                   // any barrier or thread_allreduce
+  std::shared_ptr<const interp::FrameLayout> layout;
+
+  /// The access id of a Load or Store node (the same node compiled for several vector lanes or
+  /// several times is one instruction).
+  int access_id(const void* node, int buffer, bool is_store) {
+    auto [it, inserted] = access_of_node_.try_emplace(node, static_cast<int>(accesses.size()));
+    if (inserted) accesses.push_back(SharedAccessInfo{buffer, is_store});
+    return it->second;
+  }
+
+ private:
+  std::unordered_map<const void*, int> access_of_node_;
+};
+
+}  // namespace loom::sim
