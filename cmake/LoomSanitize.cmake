@@ -13,8 +13,9 @@ if(LOOM_SANITIZE)
                         "configure two build directories (scripts/sanitize.sh does)")
   endif()
   message(STATUS "Loom tests: sanitizers ${LOOM_SANITIZE}")
-  # Directory-wide, so the shared test objects (doctest main, tests/support) get them too. Every
-  # finding stops the program (-fno-sanitize-recover), so a finding always fails the run.
+  # Directory-wide (included from the top-level CMakeLists.txt), so the library and the shared test
+  # objects (doctest main, tests/support) get them too. Every finding stops the program
+  # (-fno-sanitize-recover), so a finding always fails the run.
   add_compile_options(-fsanitize=${LOOM_SANITIZE} -fno-sanitize-recover=all -fno-omit-frame-pointer -g1)
   add_link_options(-fsanitize=${LOOM_SANITIZE})
 endif()
@@ -25,9 +26,9 @@ function(loom_add_sanitize_tests)
     return()
   endif()
   set(_dir "${PROJECT_SOURCE_DIR}/tests")
-  # hostile_inputs_test.cpp compiles the LLVM backend in; jit_cache_test.cpp holds the concurrency
-  # tests: build() from 8 threads, one Kernel (with a parallel loop) called from 8 threads, two
-  # processes sharing one disk cache. Neither needs tests/support, whose LLVM-heavy files are left out.
+  # hostile_inputs_test.cpp builds kernels with the LLVM backend; jit_cache_test.cpp holds the
+  # concurrency tests: build() from 8 threads, one Kernel (with a parallel loop) called from 8
+  # threads, two processes sharing one disk cache. Neither needs tests/support's JIT half.
   set(_srcs "${_dir}/hostile/hostile_inputs_test.cpp" "${_dir}/jit/jit_cache_test.cpp")
   if(NOT LOOM_SANITIZE MATCHES "thread")
     # Argument checks, the interpreter, the error catalog, and the fuzzer (LOOM_FUZZ_ITERS runs).
@@ -42,5 +43,5 @@ function(loom_add_sanitize_tests)
   loom_test_setup(loom_sanitize_tests)
   target_link_libraries(loom_sanitize_tests PRIVATE loom::jit)
   target_compile_definitions(loom_sanitize_tests PRIVATE LOOM_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-  target_precompile_headers(loom_sanitize_tests PRIVATE <loom/core.hpp> <doctest/doctest.h>)
+  target_precompile_headers(loom_sanitize_tests REUSE_FROM loom_tests_pch)
 endfunction()

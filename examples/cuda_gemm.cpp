@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include <loom/backend/build.hpp>
+#include <loom/backend/cuda/nvrtc.hpp>
 #include <loom/backend/cuda/ptxas.hpp>
 #include <loom/lib/gpu_tiled_gemm.hpp>
 

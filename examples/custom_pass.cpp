@@ -5,6 +5,9 @@
 #include <filesystem>
 #include <iostream>
 
+#include <loom/ir/mutator.hpp>
+#include <loom/ir/visitor.hpp>
+
 #include "example_util.hpp"
 
 using namespace loom;

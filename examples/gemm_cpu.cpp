@@ -2,6 +2,7 @@
 // (blocking, vectorization, permutation, packing, write cache, parallel), then Loom's library GEMM.
 #include <loom/lib/gemm.hpp>
 #include <loom/loom.hpp>
+#include <loom/runtime/thread_pool.hpp>
 
 #include <cblas.h>
 

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include <loom/backend/build.hpp>
+#include <loom/backend/cuda/driver.hpp>
 #include <loom/lib/streamk_gemm.hpp>
 
 #include "example_util.hpp"

@@ -1,10 +1,14 @@
-// The whole of Loom: core.hpp plus the backends that compile lowered functions. Including it in
-// one translation unit registers the LLVM CPU backend for the whole program (link loom::jit);
-// other files may include <loom/backend/build.hpp> alone to call build() without LLVM headers.
+// The whole of Loom's API: core.hpp plus build() and Kernel. Header-only (the default), including it
+// in one translation unit also registers the LLVM CPU backend for the whole program (it needs LLVM
+// 19's headers and library: link loom::jit). With LOOM_SEPARATE_COMPILATION (the CMake targets set
+// it) it only declares, and the loom::jit library registers the backend.
 #pragma once
 
 #include "loom/core.hpp"
 
 #include "loom/backend/build.hpp"
-#include "loom/backend/cpu/llvm_backend.hpp"
 #include "loom/runtime/kernel.hpp"
+
+#if LOOM_HEADER_ONLY
+#include "loom/backend/cpu/llvm_backend.hpp"
+#endif

@@ -1,5 +1,6 @@
 # cmake -P driver for one packaging test: in a fresh WORK_DIR, configure, build and run the
-# consumer project against Loom in the given MODE (find_package | add_subdirectory | fetchcontent).
+# consumer project against Loom in the given MODE (find_package | add_subdirectory | fetchcontent |
+# header_only).
 cmake_minimum_required(VERSION 3.20)
 
 foreach(var MODE LOOM_SOURCE_DIR LOOM_BINARY_DIR LOOM_VERSION CONSUMER_SOURCE_DIR WORK_DIR GENERATOR CXX_COMPILER)
@@ -19,6 +20,11 @@ function(run_step what)
   set(step_output "${out}" PARENT_SCOPE)
 endfunction()
 
+string(TOUPPER "${BUILD_TYPE}" BUILD_TYPE_UPPER)
+if(NOT BUILD_TYPE_UPPER)
+  set(BUILD_TYPE_UPPER "RELEASE")
+endif()
+
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 
@@ -33,11 +39,16 @@ endif()
 if(BUILD_TYPE)
   list(APPEND configure_args "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}")
 endif()
+if(MODE MATCHES "^(add_subdirectory|fetchcontent|header_only)$")
+  # These compile Loom's definitions again inside the consumer's build (the library, or main.cpp
+  # header-only): what is tested is the build plumbing, so without optimization, to save time.
+  list(APPEND configure_args "-DCMAKE_CXX_FLAGS_${BUILD_TYPE_UPPER}=-O0")
+endif()
 if(CCACHE)
   list(APPEND configure_args "-DCMAKE_CXX_COMPILER_LAUNCHER=${CCACHE}")
 endif()
 
-if(MODE STREQUAL "find_package")
+if(MODE MATCHES "^(find_package|header_only)$")
   # Install this build tree into a private prefix; the consumer must find Loom only there.
   set(prefix "${WORK_DIR}/prefix")
   run_step("install" "${CMAKE_COMMAND}" --install "${LOOM_BINARY_DIR}" --prefix "${prefix}")
@@ -48,7 +59,7 @@ elseif(NOT MODE MATCHES "^(add_subdirectory|fetchcontent)$")
 endif()
 
 run_step("configure" "${CMAKE_COMMAND}" ${configure_args})
-if(MODE STREQUAL "find_package")
+if(MODE MATCHES "^(find_package|header_only)$")
   file(STRINGS "${WORK_DIR}/build/CMakeCache.txt" loom_dir REGEX "^loom_DIR:")
   if(NOT loom_dir MATCHES "=${prefix}/")
     message(FATAL_ERROR "[${MODE}] Loom was not found in the install prefix ${prefix}: ${loom_dir}")
@@ -63,5 +74,11 @@ if(NOT step_output MATCHES "loom ${LOOM_VERSION}\n")
 endif()
 if(NOT step_output MATCHES "i")
   message(FATAL_ERROR "[${MODE}] the consumer did not print the expression")
+endif()
+if(NOT step_output MATCHES "\nok\n")
+  message(FATAL_ERROR "[${MODE}] the consumer did not print 'ok'")
+endif()
+if(HAS_JIT AND NOT MODE STREQUAL "header_only" AND NOT step_output MATCHES "jit ok\n")
+  message(FATAL_ERROR "[${MODE}] the consumer did not build and run a kernel with loom::jit")
 endif()
 message(STATUS "[${MODE}] passed")

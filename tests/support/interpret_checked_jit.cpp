@@ -2,6 +2,7 @@
 // oracle and the JIT must match it, so every interpreter-based test is also a JIT test.
 #include "interpret_checked.hpp"
 
+#include <loom/ir/gpu_vocabulary.hpp>
 #include <loom/loom.hpp>
 
 #include <doctest/doctest.h>

@@ -2,6 +2,8 @@
 // side and comparing, random arguments. Compiled once: the interpreter's templates are heavy.
 #include "jit_harness.hpp"
 
+#include <loom/ir/dtype_arith.hpp>
+#include <loom/runtime/shape_eval.hpp>
 #include <loom/sim/interpreter.hpp>
 
 #include <cmath>

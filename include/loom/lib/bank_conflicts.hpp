@@ -8,8 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "loom/core.hpp"
+#include "loom/ir/visitor.hpp"
+#include "loom/lower/lower.hpp"
+#include "loom/schedule/schedule.hpp"
 #include "loom/sim/bank_analysis.hpp"
+#include "loom/sim/simulator.hpp"
+#include "loom/te/compute.hpp"
+#include "loom/te/placeholder.hpp"
+#include "loom/te/reduction.hpp"
+#include "loom/te/thread_axis.hpp"
 
 namespace loom::lib {
 

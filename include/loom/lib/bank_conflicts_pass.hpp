@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "loom/ir/mutator.hpp"
 #include "loom/lib/bank_conflicts.hpp"
+#include "loom/lower/lower_state.hpp"
 
 namespace loom::attr {
 /// On an Allocate the automatic mode re-laid out: the value says how (padding or swizzle).

@@ -2,7 +2,11 @@
 // tile of A and one of B staged in shared memory per step of k.outer, a local accumulator.
 #pragma once
 
-#include "loom/core.hpp"
+#include "loom/schedule/schedule.hpp"
+#include "loom/te/compute.hpp"
+#include "loom/te/placeholder.hpp"
+#include "loom/te/reduction.hpp"
+#include "loom/te/thread_axis.hpp"
 
 namespace loom::lib {
 

@@ -2,12 +2,12 @@
 // with shape and strides, symbolic scalars) and a loop-IR body over flat memory.
 #pragma once
 
-#include <ostream>
-#include <sstream>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
 #include "loom/ir/printer.hpp"
+#include "loom/support/config.hpp"
 
 namespace loom {
 
@@ -35,39 +35,14 @@ class LoweredFunc {
   std::vector<Var> size_vars;
   Stmt body;
 
-  std::string to_string() const {
-    std::ostringstream os;
-    IRPrinter printer(os);
-    // Parameters are named first so that body variables with the same name get suffixes.
-    for (const FuncParam& p : params) {
-      if (p.kind == FuncParam::Kind::Buffer) {
-        printer.name_of(p.buffer.data);
-      } else {
-        printer.name_of(p.scalar);
-      }
-    }
-    os << "primfn " << name << "(";
-    for (size_t i = 0; i < params.size(); ++i) {
-      if (i) os << ", ";
-      const FuncParam& p = params[i];
-      if (p.kind == FuncParam::Kind::Scalar) {
-        os << printer.name_of(p.scalar) << ": " << p.scalar.dtype().str();
-        continue;
-      }
-      os << printer.name_of(p.buffer.data) << ": Buffer(" << p.buffer.dtype.str() << ", [";
-      for (size_t d = 0; d < p.buffer.shape.size(); ++d) {
-        if (d) os << ", ";
-        printer.print(p.buffer.shape[d]);
-      }
-      os << "])";
-    }
-    os << ") {\n";
-    printer.print(body, 2);
-    os << "}\n";
-    return os.str();
-  }
+  /// The function as text: `primfn name(params) {` and the body as lower() prints it.
+  LOOM_DECL std::string to_string() const;
 };
 
-inline std::ostream& operator<<(std::ostream& os, const LoweredFunc& f) { return os << f.to_string(); }
+LOOM_DECL std::ostream& operator<<(std::ostream& os, const LoweredFunc& f);
 
 }  // namespace loom
+
+#if LOOM_HEADER_ONLY
+#include "loom/lower/impl/lowered_func.hpp"
+#endif

@@ -20,7 +20,7 @@ struct FlatBuffer {
   std::vector<Expr> mins;     // the realized region's origin (zero for arguments)
   std::vector<Expr> extents;  // the realized region's extents
   std::vector<Expr> strides;  // in elements
-  SwizzleLayout swizzle;      // applied to the row-major offset (schedule/swizzle.hpp)
+  SwizzleLayout swizzle;      // applied to the row-major offset (schedule/impl/swizzle.hpp)
 };
 
 /// Strides of a row-major layout with TVM's storage_align rule applied to aligned dims:

@@ -19,7 +19,7 @@
 
 #include "loom/ir/structural_equal.hpp"
 #include "loom/ir/structural_hash.hpp"
-#include "loom/runtime/kernel.hpp"
+#include "loom/runtime/cpu_backend.hpp"
 
 namespace loom::runtime {
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "loom/schedule/stage.hpp"
+#include "loom/support/config.hpp"
 #include "loom/te/compute.hpp"
 #include "loom/te/scan.hpp"
 
@@ -51,7 +52,7 @@ class Stage {
   const std::string& name() const { return node_->name(); }
   friend bool operator==(const Stage& a, const Stage& b) { return a.node_ == b.node_; }
 
-  // Loops (schedule/loop_primitives.hpp)
+  // Loops (schedule/impl/loop_primitives.hpp)
   std::pair<IterVar, IterVar> split(const IterVar& parent, Factor factor);
   std::pair<IterVar, IterVar> split(const IterVar& parent, NParts nparts);
   /// Splits by factor, as TVM's split(parent, factor=...).
@@ -69,10 +70,10 @@ class Stage {
   Stage& bind(const IterVar& iv, const IterVar& thread);
   Stage& pragma(const IterVar& iv, const std::string& key, Expr value = Expr(1));
   /// The loops from `iv` inward are replaced by `intrin`, after checking that they compute
-  /// what it computes (schedule/tensorize.hpp; checked when lowering).
+  /// what it computes (schedule/impl/tensorize.hpp; checked when lowering).
   Stage& tensorize(const IterVar& iv, const TensorIntrin& intrin);
 
-  // Placement (schedule/placement_primitives.hpp)
+  // Placement (schedule/impl/placement_primitives.hpp)
   Stage& compute_at(const Stage& parent, const IterVar& scope);
   Stage& compute_inline();
   Stage& compute_root();
@@ -80,11 +81,12 @@ class Stage {
   /// iteration has produced its tile (TensorIR's reverse_compute_at).
   Stage& reverse_compute_at(const Stage& producer, const IterVar& scope);
 
-  // Memory (schedule/memory_primitives.hpp)
+  // Memory (schedule/impl/memory_primitives.hpp)
   Stage& set_scope(const std::string& scope);
   Stage& storage_align(const IterVar& axis, int64_t factor, int64_t offset);
   Stage& double_buffer();
-  /// XOR-swizzles the shared buffer's flat offsets, CuTe's Swizzle<bits, base, shift> (schedule/swizzle.hpp).
+  /// XOR-swizzles the shared buffer's flat offsets, CuTe's Swizzle<bits, base, shift>
+  /// (schedule/impl/swizzle.hpp).
   Stage& swizzle(int bits, int base, int shift);
   Stage& set_store_predicate(Expr predicate);
   Stage& prefetch(const Tensor& tensor, const IterVar& iv, Expr offset);
@@ -106,19 +108,11 @@ class Schedule {
   ScheduleNode* operator->() const { return node_.get(); }
 
   Stage operator[](const Tensor& t) const { return (*this)[t.op()]; }
-  Stage operator[](const Operation& op) const {
-    StageNode* s = node_->find(op.get());
-    if (!s) {
-      std::string names;
-      for (const Ref<StageNode>& st : node_->stages) names += (names.empty() ? "" : ", ") + st->name();
-      throw ScheduleError(cat("'", op->name, "' is not part of this schedule; its stages are: ", names,
-                              ". Create the schedule from the outputs that depend on it"));
-    }
-    return Stage(s);
-  }
+  LOOM_DECL Stage operator[](const Operation& op) const;
+
   const std::vector<Ref<StageNode>>& stages() const { return node_->stages; }
 
-  // Stages that cache a tensor (schedule/cache.hpp)
+  // Stages that cache a tensor (schedule/impl/cache.hpp)
   /// A copy of `tensor` in `scope` that `readers` read instead of `tensor`.
   Tensor cache_read(const Tensor& tensor, const std::string& scope, const std::vector<Tensor>& readers);
   /// `tensor` is computed into a cache in `scope`, then copied out.
@@ -131,97 +125,34 @@ class Schedule {
   Stage create_group(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                      bool include_inputs = false);
 
-  // Reductions (schedule/rfactor.hpp)
+  // Reductions (schedule/impl/rfactor.hpp)
   /// Factors the reduction of `tensor` over its reduce loop `axis` into a new stage that keeps
   /// `axis` as a data-parallel dimension (at position `factor_axis`).
   Tensor rfactor(const Tensor& tensor, const IterVar& axis, int factor_axis = 0);
   std::vector<Tensor> rfactor_all(const Tensor& tensor, const IterVar& axis, int factor_axis = 0);
 
   /// A deep copy: scheduling the copy leaves this schedule unchanged.
-  Schedule copy() const {
-    auto fresh = make_ref<ScheduleNode>();
-    fresh->outputs = node_->outputs;
-    std::unordered_map<const StageNode*, StageNode*> remap;
-    auto clone = [&](const Ref<StageNode>& s) {
-      auto c = make_ref<StageNode>(*s);
-      c->schedule = fresh.get();
-      remap[s.get()] = c.get();
-      return c;
-    };
-    for (const Ref<StageNode>& s : node_->stages) fresh->stages.push_back(clone(s));
-    for (const Ref<StageNode>& g : node_->groups) fresh->groups.push_back(clone(g));
-    auto fix = [&](StageNode* s) {
-      if (s->attach_stage) s->attach_stage = remap.at(s->attach_stage);
-      if (s->group) s->group = remap.at(s->group);
-    };
-    for (const Ref<StageNode>& s : fresh->stages) {
-      fix(s.get());
-      fresh->stage_map[s->op.get()] = s.get();
-      if (s->origin_op.get() != s->op.get()) fresh->stage_map[s->origin_op.get()] = s.get();
-    }
-    for (const Ref<StageNode>& g : fresh->groups) fix(g.get());
-    return Schedule(fresh);
-  }
+  LOOM_DECL Schedule copy() const;
 
  private:
   Ref<ScheduleNode> node_;
 };
 
-namespace detail {
-
-inline Ref<StageNode> make_stage(const Operation& op, const ScheduleNode* owner) {
-  auto s = make_ref<StageNode>();
-  s->op = op;
-  s->origin_op = op;
-  s->all_iter_vars = op->root_iter_vars();
-  s->leaf_iter_vars = s->all_iter_vars;
-  s->schedule = owner;
-  return s;
-}
-
-}  // namespace detail
-
 /// The schedule of everything `outputs` depend on, every stage at its default: computed at
 /// the root, in order, with one loop per axis.
-inline Schedule create_schedule(const std::vector<Tensor>& outputs) {
-  if (outputs.empty()) throw ScheduleError("create_schedule: give at least one output tensor");
-  auto sch = make_ref<ScheduleNode>();
-  std::unordered_map<const OperationNode*, bool> visited;
-  // Post-order depth-first walk: every stage comes after the stages it reads.
-  std::function<void(const Operation&)> visit = [&](const Operation& op) {
-    if (visited.count(op.get())) return;
-    visited[op.get()] = true;
-    for (const Tensor& t : op->input_tensors()) visit(t.op());
-    Ref<StageNode> stage = detail::make_stage(op, sch.get());
-    sch->stage_map[op.get()] = stage.get();
-    sch->stages.push_back(stage);
-  };
-  for (const Tensor& t : outputs) {
-    if (!t.defined()) throw ScheduleError("create_schedule: an output tensor is undefined");
-    bool seen = false;
-    for (const Operation& o : sch->outputs) seen = seen || o.same_as(t.op());
-    if (!seen) sch->outputs.push_back(t.op());
-    visit(t.op());
-  }
-  for (const Operation& o : sch->outputs) sch->stage_map.at(o.get())->is_output = true;
-  // A scan computes its init rows before, and its update inside, its time loop.
-  for (const Ref<StageNode>& s : sch->stages) {
-    if (s->op->kind != OpKind::Scan) continue;
-    const auto* scan = static_cast<const ScanOpNode*>(s->op.get());
-    for (const Tensor& t : scan->init) {
-      StageNode* init = sch->stage_map.at(t.op().get());
-      init->attach_type = AttachType::ScanInit;
-      init->attach_stage = s.get();
-    }
-    for (const Tensor& t : scan->update) {
-      StageNode* update = sch->stage_map.at(t.op().get());
-      update->attach_type = AttachType::ScanUpdate;
-      update->attach_stage = s.get();
-      update->attach_ivar = scan->scan_axis;
-    }
-  }
-  return Schedule(sch);
-}
-inline Schedule create_schedule(const Tensor& output) { return create_schedule(std::vector<Tensor>{output}); }
+LOOM_DECL Schedule create_schedule(const std::vector<Tensor>& outputs);
+LOOM_DECL Schedule create_schedule(const Tensor& output);
 
 }  // namespace loom
+
+#if LOOM_HEADER_ONLY
+#include "loom/schedule/impl/cache.hpp"
+#include "loom/schedule/impl/group.hpp"
+#include "loom/schedule/impl/loop_primitives.hpp"
+#include "loom/schedule/impl/memory_primitives.hpp"
+#include "loom/schedule/impl/placement_primitives.hpp"
+#include "loom/schedule/impl/rfactor.hpp"
+#include "loom/schedule/impl/schedule.hpp"
+#include "loom/schedule/impl/swizzle.hpp"
+#include "loom/schedule/impl/tensorize.hpp"
+#endif

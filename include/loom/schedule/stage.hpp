@@ -75,7 +75,7 @@ class StageNode : public Object {
   Expr store_predicate;
   bool double_buffer = false;
   std::vector<StorageAlign> storage_align;
-  SwizzleLayout swizzle;  // swizzle(bits, base, shift) of the output buffer (schedule/swizzle.hpp)
+  SwizzleLayout swizzle;  // swizzle(bits, base, shift) of the output buffer (schedule/impl/swizzle.hpp)
   const ScheduleNode* schedule = nullptr;  // the owning schedule
   /// Handles that name an axis of this stage under another identity (the original compute's
   /// reduce axes after cache_write moved the reduction here).
@@ -105,5 +105,20 @@ class StageNode : public Object {
     return false;
   }
 };
+
+namespace detail {
+
+/// A fresh stage of `op` in schedule `owner`: at the root, one loop per axis.
+inline Ref<StageNode> make_stage(const Operation& op, const ScheduleNode* owner) {
+  auto s = make_ref<StageNode>();
+  s->op = op;
+  s->origin_op = op;
+  s->all_iter_vars = op->root_iter_vars();
+  s->leaf_iter_vars = s->all_iter_vars;
+  s->schedule = owner;
+  return s;
+}
+
+}  // namespace detail
 
 }  // namespace loom

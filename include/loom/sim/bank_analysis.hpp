@@ -13,9 +13,11 @@
 #include <unordered_set>
 #include <vector>
 
+#include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/ir/int_math.hpp"
 #include "loom/ir/printer.hpp"
 #include "loom/ir/thread_allreduce.hpp"
+#include "loom/ir/visitor.hpp"
 #include "loom/lower/lowered_func.hpp"
 #include "loom/runtime/sim_report.hpp"
 #include "loom/sim/access_recorder.hpp"

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "loom/lower/lowered_func.hpp"
-#include "loom/runtime/arg_check.hpp"
+#include "loom/runtime/buffer.hpp"
 #include "loom/runtime/sim_report.hpp"
-#include "loom/sim/interpreter.hpp"
+#include "loom/support/config.hpp"
 
 namespace loom {
 
@@ -18,9 +18,11 @@ namespace loom {
 ///   SimReport report = simulate(lower(s, {A, B}), {a, b});
 ///   std::cout << report.to_string();
 ///   CHECK(report.buffer("A.shared").load.conflicts() == 0);
-inline SimReport simulate(const LoweredFunc& f, const std::vector<KernelArg>& args, SimOptions options = {}) {
-  BoundArgs bound = bind_arguments(f, args);  // argument errors come before any compile error
-  return InterpretedFunc(f).simulate(bound, options);
-}
+LOOM_DECL SimReport simulate(const LoweredFunc& f, const std::vector<KernelArg>& args,
+                             SimOptions options = {});
 
 }  // namespace loom
+
+#if LOOM_HEADER_ONLY
+#include "loom/sim/impl/simulator.hpp"
+#endif

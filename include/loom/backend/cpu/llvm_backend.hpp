@@ -15,10 +15,10 @@
 #include "loom/codegen/llvm/codegen.hpp"
 #include "loom/codegen/llvm/optimize.hpp"
 #include "loom/codegen/llvm/target_machine.hpp"
-#include "loom/lower/lower.hpp"
+#include "loom/runtime/cpu_backend.hpp"
 #include "loom/runtime/disk_cache.hpp"
-#include "loom/runtime/kernel.hpp"
 #include "loom/runtime/kernel_cache.hpp"
+#include "loom/support/file_name.hpp"
 
 namespace loom::codegen {
 

@@ -16,7 +16,7 @@
 #include "loom/codegen/cuda/codegen_cuda.hpp"
 #include "loom/runtime/device_runner.hpp"
 #include "loom/runtime/disk_cache.hpp"
-#include "loom/runtime/kernel.hpp"
+#include "loom/runtime/kernel_state.hpp"
 #include "loom/sim/simulator.hpp"
 
 namespace loom::runtime::cuda {
@@ -272,14 +272,14 @@ inline Kernel build_cuda(const LoweredFunc& f, const Target& target) {
   loom::cuda::CudaModule m = loom::cuda::codegen_cuda(f);
   loom::cuda::validate_module(m, limits, where);
   if (target.kind() == TargetKind::CUDASim)
-    return loom::detail::make_device_kernel(
-        f, target, std::make_shared<SimRunner>(std::move(m), limits, target.fast_math()),
-        CacheOutcome::Compiled);
+    return runtime::make_device_kernel(f, target,
+                                       std::make_shared<SimRunner>(std::move(m), limits, target.fast_math()),
+                                       CacheOutcome::Compiled);
   CacheOutcome outcome = CacheOutcome::Compiled;
   NvrtcOutput code = compile_cached(m.source, m.name, arch, target.fast_math(), outcome);
   const Nvrtc* api = nvrtc();
   std::string compiler = cat("NVRTC ", api->major, ".", api->minor);
-  return loom::detail::make_device_kernel(
+  return runtime::make_device_kernel(
       f, target, std::make_shared<DriverRunner>(std::move(m), limits, std::move(code), std::move(compiler)),
       outcome);
 }

@@ -2,6 +2,13 @@
 // include it, so translation units that merely define, print or call kernels stay LLVM-free.
 #pragma once
 
+#if defined(__has_include)
+#if !__has_include(<llvm/ADT/SmallVector.h>)
+#error \
+    "Loom's CPU backend needs LLVM 19's headers. With CMake, link the target loom::jit (it adds them and libLLVM); by hand, add -I/usr/lib/llvm-19/include and link -lLLVM-19 (Debian: llvm-19-dev). A file that only defines, prints or interprets kernels can include <loom/core.hpp> instead."
+#endif
+#endif
+
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/ADT/StringMap.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>

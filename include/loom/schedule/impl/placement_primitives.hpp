@@ -2,6 +2,9 @@
 // (substituted into its consumers) and compute_root (at the top of the function).
 #pragma once
 
+#include "loom/support/config.hpp"
+LOOM_IMPLEMENTATION_FILE("loom/schedule/schedule.hpp");
+
 #include "loom/schedule/axis_lookup.hpp"
 #include "loom/schedule/graph.hpp"
 
@@ -18,7 +21,7 @@ inline void check_movable(const StageNode& s, const char* primitive) {
 }
 }  // namespace detail
 
-inline Stage& Stage::compute_at(const Stage& parent, const IterVar& scope_in) {
+LOOM_DECL Stage& Stage::compute_at(const Stage& parent, const IterVar& scope_in) {
   StageNode& s = *node_;
   detail::check_movable(s, "compute_at");
   if (!parent.defined())
@@ -48,7 +51,7 @@ inline Stage& Stage::compute_at(const Stage& parent, const IterVar& scope_in) {
   return *this;
 }
 
-inline Stage& Stage::compute_inline() {
+LOOM_DECL Stage& Stage::compute_inline() {
   StageNode& s = *node_;
   if (s.is_group)
     throw ScheduleError(
@@ -70,7 +73,7 @@ inline Stage& Stage::compute_inline() {
   return *this;
 }
 
-inline Stage& Stage::reverse_compute_at(const Stage& producer, const IterVar& scope_in) {
+LOOM_DECL Stage& Stage::reverse_compute_at(const Stage& producer, const IterVar& scope_in) {
   StageNode& s = *node_;
   const char* what = "reverse_compute_at";
   detail::check_movable(s, what);
@@ -103,7 +106,7 @@ inline Stage& Stage::reverse_compute_at(const Stage& producer, const IterVar& sc
   return *this;
 }
 
-inline Stage& Stage::compute_root() {
+LOOM_DECL Stage& Stage::compute_root() {
   StageNode& s = *node_;
   detail::check_movable(s, "compute_root");
   s.attach_type = AttachType::Root;

@@ -3,12 +3,15 @@
 // applies it to every Load and Store of the buffer, so CUDA code and the simulator both see it.
 #pragma once
 
+#include "loom/support/config.hpp"
+LOOM_IMPLEMENTATION_FILE("loom/schedule/schedule.hpp");
+
 #include "loom/schedule/graph.hpp"
 #include "loom/schedule/schedule.hpp"
 
 namespace loom {
 
-inline Stage& Stage::swizzle(int bits, int base, int shift) {
+LOOM_DECL Stage& Stage::swizzle(int bits, int base, int shift) {
   StageNode& s = *node_;
   const std::string where = cat("swizzle(", bits, ", ", base, ", ", shift, ") on stage '", s.name(), "'");
   if (s.op->kind != OpKind::Compute)

@@ -3,17 +3,20 @@
 // are rewritten to go through the cache.
 #pragma once
 
+#include "loom/support/config.hpp"
+LOOM_IMPLEMENTATION_FILE("loom/schedule/schedule.hpp");
+
 #include <string>
 #include <vector>
 
 #include "loom/schedule/dataflow_rewrite.hpp"
 #include "loom/schedule/graph.hpp"
-#include "loom/schedule/memory_primitives.hpp"
+#include "loom/schedule/impl/memory_primitives.hpp"
 
 namespace loom {
 
-inline Tensor Schedule::cache_read(const Tensor& tensor, const std::string& scope,
-                                   const std::vector<Tensor>& readers) {
+LOOM_DECL Tensor Schedule::cache_read(const Tensor& tensor, const std::string& scope,
+                                      const std::vector<Tensor>& readers) {
   ScheduleNode& sch = *node_;
   std::string where = cat("cache_read of '", tensor.defined() ? tensor.name() : "?", "'");
   detail::check_scope(scope, where);
@@ -45,8 +48,8 @@ inline Tensor Schedule::cache_read(const Tensor& tensor, const std::string& scop
   return cache;
 }
 
-inline std::vector<Tensor> Schedule::cache_write(const std::vector<Tensor>& tensors,
-                                                 const std::string& scope) {
+LOOM_DECL std::vector<Tensor> Schedule::cache_write(const std::vector<Tensor>& tensors,
+                                                    const std::string& scope) {
   ScheduleNode& sch = *node_;
   if (tensors.empty()) throw ScheduleError("cache_write: give the tensor(s) to cache");
   const Tensor& t0 = tensors[0];
@@ -125,7 +128,7 @@ inline std::vector<Tensor> Schedule::cache_write(const std::vector<Tensor>& tens
   return out;
 }
 
-inline Tensor Schedule::cache_write(const Tensor& tensor, const std::string& scope) {
+LOOM_DECL Tensor Schedule::cache_write(const Tensor& tensor, const std::string& scope) {
   return cache_write(std::vector<Tensor>{tensor}, scope).at(0);
 }
 

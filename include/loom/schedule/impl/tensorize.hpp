@@ -3,11 +3,14 @@
 // (lower/tensorize.hpp), when the loops' extents are known.
 #pragma once
 
+#include "loom/support/config.hpp"
+LOOM_IMPLEMENTATION_FILE("loom/schedule/schedule.hpp");
+
 #include "loom/schedule/axis_lookup.hpp"
 
 namespace loom {
 
-inline Stage& Stage::tensorize(const IterVar& iv_in, const TensorIntrin& intrin) {
+LOOM_DECL Stage& Stage::tensorize(const IterVar& iv_in, const TensorIntrin& intrin) {
   IterVar iv = resolve(iv_in, "tensorize");
   if (!intrin) throw ScheduleError(cat("tensorize: stage '", name(), "' was given an undefined intrinsic"));
   if (node_->op->kind != OpKind::Compute)

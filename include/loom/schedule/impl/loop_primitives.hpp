@@ -2,6 +2,9 @@
 // parallel, vectorize, unroll, bind and pragma. They edit the stage's IterVar relations.
 #pragma once
 
+#include "loom/support/config.hpp"
+LOOM_IMPLEMENTATION_FILE("loom/schedule/schedule.hpp");
+
 #include <algorithm>
 #include <string>
 #include <unordered_set>
@@ -61,19 +64,19 @@ inline std::pair<IterVar, IterVar> split_impl(StageNode& s, const IterVar& paren
 
 }  // namespace detail
 
-inline std::pair<IterVar, IterVar> Stage::split(const IterVar& parent_in, Factor factor) {
+LOOM_DECL std::pair<IterVar, IterVar> Stage::split(const IterVar& parent_in, Factor factor) {
   IterVar parent = resolve(parent_in, "split");
   detail::check_positive(factor.value, "split", "factor", *node_, parent);
   return detail::split_impl(*node_, parent, factor.value, Expr());
 }
 
-inline std::pair<IterVar, IterVar> Stage::split(const IterVar& parent_in, NParts nparts) {
+LOOM_DECL std::pair<IterVar, IterVar> Stage::split(const IterVar& parent_in, NParts nparts) {
   IterVar parent = resolve(parent_in, "split");
   detail::check_positive(nparts.value, "split", "nparts", *node_, parent);
   return detail::split_impl(*node_, parent, Expr(), nparts.value);
 }
 
-inline IterVar Stage::fuse(const IterVar& outer_in, const IterVar& inner_in) {
+LOOM_DECL IterVar Stage::fuse(const IterVar& outer_in, const IterVar& inner_in) {
   IterVar outer = resolve(outer_in, "fuse"), inner = resolve(inner_in, "fuse");
   StageNode& s = *node_;
   if (outer.same_as(inner))
@@ -106,7 +109,7 @@ inline IterVar Stage::fuse(const IterVar& outer_in, const IterVar& inner_in) {
   return fused;
 }
 
-inline IterVar Stage::fuse(const std::vector<IterVar>& axes) {
+LOOM_DECL IterVar Stage::fuse(const std::vector<IterVar>& axes) {
   if (axes.empty()) {
     IterVar single(Range(), Var("singleton"), IterVarKind::DataPar);
     node_->relations.push_back(SingletonRelation{single});
@@ -119,7 +122,7 @@ inline IterVar Stage::fuse(const std::vector<IterVar>& axes) {
   return fused;
 }
 
-inline Stage& Stage::reorder(const std::vector<IterVar>& order_in) {
+LOOM_DECL Stage& Stage::reorder(const std::vector<IterVar>& order_in) {
   StageNode& s = *node_;
   std::vector<IterVar> order;
   std::unordered_set<const IterVarNode*> seen;
@@ -141,8 +144,8 @@ inline Stage& Stage::reorder(const std::vector<IterVar>& order_in) {
   return *this;
 }
 
-inline std::tuple<IterVar, IterVar, IterVar, IterVar> Stage::tile(const IterVar& x, const IterVar& y,
-                                                                  Expr x_factor, Expr y_factor) {
+LOOM_DECL std::tuple<IterVar, IterVar, IterVar, IterVar> Stage::tile(const IterVar& x, const IterVar& y,
+                                                                     Expr x_factor, Expr y_factor) {
   auto [xo, xi] = split(x, Factor{x_factor});
   auto [yo, yi] = split(y, Factor{y_factor});
   reorder({xo, yo, xi, yi});
@@ -171,7 +174,7 @@ inline void set_for_kind(StageNode& s, const IterVar& iv, ForKind kind, const ch
 }
 }  // namespace detail
 
-inline Stage& Stage::parallel(const IterVar& iv_in) {
+LOOM_DECL Stage& Stage::parallel(const IterVar& iv_in) {
   IterVar iv = resolve(iv_in, "parallel");
   // TVM accepts this and lets the iterations race on the accumulator; Loom refuses.
   if (iv.is_reduce())
@@ -185,7 +188,7 @@ inline Stage& Stage::parallel(const IterVar& iv_in) {
   return *this;
 }
 
-inline Stage& Stage::vectorize(const IterVar& iv_in) {
+LOOM_DECL Stage& Stage::vectorize(const IterVar& iv_in) {
   IterVar iv = resolve(iv_in, "vectorize");
   if (iv.is_reduce())
     throw ScheduleError(
@@ -197,12 +200,12 @@ inline Stage& Stage::vectorize(const IterVar& iv_in) {
   return *this;
 }
 
-inline Stage& Stage::unroll(const IterVar& iv_in) {
+LOOM_DECL Stage& Stage::unroll(const IterVar& iv_in) {
   detail::set_for_kind(*node_, resolve(iv_in, "unroll"), ForKind::Unrolled, "unroll");
   return *this;
 }
 
-inline Stage& Stage::bind(const IterVar& iv_in, const IterVar& thread) {
+LOOM_DECL Stage& Stage::bind(const IterVar& iv_in, const IterVar& thread) {
   IterVar iv = resolve(iv_in, "bind");
   if (!thread.defined() || thread.kind() != IterVarKind::ThreadIndex)
     throw ScheduleError(
@@ -230,7 +233,7 @@ inline Stage& Stage::bind(const IterVar& iv_in, const IterVar& thread) {
   return *this;
 }
 
-inline Stage& Stage::pragma(const IterVar& iv_in, const std::string& key, Expr value) {
+LOOM_DECL Stage& Stage::pragma(const IterVar& iv_in, const std::string& key, Expr value) {
   IterVar iv = resolve(iv_in, "pragma");
   // As in TVM, the unroll and vectorize pragmas are the primitives of the same name.
   if (key == "unroll") return unroll(iv);

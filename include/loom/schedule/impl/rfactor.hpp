@@ -3,6 +3,9 @@
 // partial reductions are independent (parallel, vectorizable, or bound to threads).
 #pragma once
 
+#include "loom/support/config.hpp"
+LOOM_IMPLEMENTATION_FILE("loom/schedule/schedule.hpp");
+
 #include <algorithm>
 #include <string>
 #include <unordered_set>
@@ -13,8 +16,8 @@
 
 namespace loom {
 
-inline std::vector<Tensor> Schedule::rfactor_all(const Tensor& tensor, const IterVar& axis_in,
-                                                 int factor_axis) {
+LOOM_DECL std::vector<Tensor> Schedule::rfactor_all(const Tensor& tensor, const IterVar& axis_in,
+                                                    int factor_axis) {
   ScheduleNode& sch = *node_;
   std::string where = cat("rfactor of '", tensor.defined() ? tensor.name() : "?", "'");
   StageNode* stage = sch.find(tensor.op().get());
@@ -166,7 +169,7 @@ inline std::vector<Tensor> Schedule::rfactor_all(const Tensor& tensor, const Ite
   return out;
 }
 
-inline Tensor Schedule::rfactor(const Tensor& tensor, const IterVar& axis, int factor_axis) {
+LOOM_DECL Tensor Schedule::rfactor(const Tensor& tensor, const IterVar& axis, int factor_axis) {
   std::vector<Tensor> out = rfactor_all(tensor, axis, factor_axis);
   return out.at(static_cast<size_t>(tensor.value_index()));
 }

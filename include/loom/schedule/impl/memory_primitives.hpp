@@ -2,6 +2,9 @@
 // ones, set_store_predicate and prefetch.
 #pragma once
 
+#include "loom/support/config.hpp"
+LOOM_IMPLEMENTATION_FILE("loom/schedule/schedule.hpp");
+
 #include <string>
 
 #include "loom/schedule/axis_lookup.hpp"
@@ -23,7 +26,7 @@ inline void check_scope(const std::string& scope, const std::string& where) {
 }
 }  // namespace detail
 
-inline Stage& Stage::set_scope(const std::string& scope) {
+LOOM_DECL Stage& Stage::set_scope(const std::string& scope) {
   detail::check_scope(scope, cat("set_scope on stage '", name(), "'"));
   if (node_->is_placeholder())
     throw ScheduleError(cat("set_scope: '", name(), "' is a placeholder, whose storage the caller owns"));
@@ -31,7 +34,7 @@ inline Stage& Stage::set_scope(const std::string& scope) {
   return *this;
 }
 
-inline Stage& Stage::storage_align(const IterVar& axis_in, int64_t factor, int64_t offset) {
+LOOM_DECL Stage& Stage::storage_align(const IterVar& axis_in, int64_t factor, int64_t offset) {
   StageNode& s = *node_;
   if (s.op->kind != OpKind::Compute)
     throw ScheduleError(
@@ -60,7 +63,7 @@ inline Stage& Stage::storage_align(const IterVar& axis_in, int64_t factor, int64
   return *this;
 }
 
-inline Stage& Stage::double_buffer() {
+LOOM_DECL Stage& Stage::double_buffer() {
   if (node_->is_placeholder())
     throw ScheduleError(
         cat("double_buffer: '", name(), "' is a placeholder; only computed buffers can be doubled"));
@@ -68,14 +71,14 @@ inline Stage& Stage::double_buffer() {
   return *this;
 }
 
-inline Stage& Stage::set_store_predicate(Expr predicate) {
+LOOM_DECL Stage& Stage::set_store_predicate(Expr predicate) {
   if (!predicate.defined() || !predicate.dtype().is_bool() || predicate.dtype().lanes != 1)
     throw ScheduleError(cat("set_store_predicate: stage '", name(), "' needs a scalar boolean predicate"));
   node_->store_predicate = predicate;
   return *this;
 }
 
-inline Stage& Stage::prefetch(const Tensor& tensor, const IterVar& iv_in, Expr offset) {
+LOOM_DECL Stage& Stage::prefetch(const Tensor& tensor, const IterVar& iv_in, Expr offset) {
   IterVar iv = resolve(iv_in, "prefetch");
   if (!reads(node_->op, tensor.op()))
     throw ScheduleError(cat("prefetch: stage '", name(), "' does not read '", tensor.name(),

@@ -3,32 +3,19 @@
 // loop, each worker's partial tiles summed from a workspace after the loop. Built from Loom's TE.
 #pragma once
 
+#include "loom/support/config.hpp"
+LOOM_IMPLEMENTATION_FILE("loom/lib/gemm.hpp");
+
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
-#include "loom/lib/gemm_config.hpp"
-#include "loom/lib/gemm_problem.hpp"
+#include "loom/lib/gemm.hpp"
+#include "loom/lib/impl/gemm_common.hpp"
 #include "loom/lib/streamk_decomposition.hpp"
 #include "loom/runtime/thread_pool.hpp"
 
 namespace loom::lib {
-
-/// The Stream-K work split of a problem with tile sizes `cfg` (after gemm()'s adjustments): the
-/// same plan plan_decomposition() makes, over the padded tiles of C and the kc-blocks of K.
-struct StreamKLayout {
-  int64_t bm = 0, bn = 0, kc = 0;     // tile of C, K step of one MAC-loop iteration
-  int64_t tiles_m = 0, tiles_n = 0;   // tiles of C, row-major: tile t = (t / tiles_n, t % tiles_n)
-  int64_t iterations_per_tile = 0;    // kc-blocks of the (zero-padded) K
-  int64_t workers = 0;                // workers of the parallel loop (at most the iterations)
-  int64_t segments = 0;               // most tiles one worker touches
-  int64_t per_worker = 0, extra = 0;  // worker w runs [first(w), first(w + 1)) of the iterations,
-                                      // first(w) = w * per_worker + min(w, extra)
-  DecompositionPlan plan;
-
-  int64_t tiles() const { return tiles_m * tiles_n; }
-  int64_t iterations() const { return tiles() * iterations_per_tile; }
-};
 
 namespace detail {
 
@@ -223,9 +210,7 @@ inline Gemm gemm_streamk_row_major(const GemmProblem& p, GemmConfig cfg) {
 
 }  // namespace detail
 
-/// The Stream-K split gemm() would make for `problem` with `config` (decomposition StreamK),
-/// e.g. to print it or to check the load balance.
-inline StreamKLayout streamk_layout(const GemmProblem& problem, const GemmConfig& config) {
+LOOM_DECL StreamKLayout streamk_layout(const GemmProblem& problem, const GemmConfig& config) {
   GemmProblem p = problem;
   if (p.layout == Layout::ColMajor) std::swap(p.m, p.n);
   const int64_t requested = config.workers > 0 ? config.workers : runtime::ThreadPool::global().num_threads();

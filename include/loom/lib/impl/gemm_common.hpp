@@ -1,40 +1,18 @@
-// The problem lib::gemm solves and what it returns (GemmProblem, Gemm), and the helpers its
-// data-parallel (lib/gemm.hpp) and Stream-K (lib/gemm_streamk.hpp) schedules share.
+// The helpers lib::gemm's data-parallel (lib/impl/gemm.hpp) and Stream-K (lib/impl/gemm_streamk.hpp)
+// schedules share.
 #pragma once
+
+#include "loom/support/config.hpp"
+LOOM_IMPLEMENTATION_FILE("loom/lib/gemm.hpp");
 
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
-#include "loom/core.hpp"
-#include "loom/lib/gemm_config.hpp"
+#include "loom/lib/gemm.hpp"
+#include "loom/te/compute.hpp"
 
 namespace loom::lib {
-
-/// How the matrices are stored: row-major (C's rows contiguous) or column-major (BLAS/Fortran).
-enum class Layout { RowMajor, ColMajor };
-
-/// C[m, n] = sum_k op(A)[m, k] * op(B)[k, n], op(X) = X or X^T; with batch > 0, every operand has a
-/// leading batch dimension and each batch is an independent product.
-struct GemmProblem {
-  int64_t m = 1, n = 1, k = 1;
-  int64_t batch = 0;  // 0: not batched
-  DType dtype = f32;
-  bool transpose_a = false;  // A is stored as the k x m matrix A^T
-  bool transpose_b = false;  // B is stored as the n x k matrix B^T
-  Layout layout = Layout::RowMajor;
-};
-
-/// The result of gemm(): the placeholders to pass (A, B), the output C and its schedule.
-/// Shapes, in storage order: A [batch,] rows x cols of how it is stored, likewise B and C.
-struct Gemm {
-  Tensor A, B, C;
-  Schedule schedule;
-  GemmProblem problem;
-  GemmConfig config;
-  /// The arguments of lower()/build(), in the order A, B, C.
-  std::vector<LowerArg> args() const { return {A, B, C}; }
-};
 
 namespace detail {
 

@@ -1,0 +1,45 @@
+// The definitions of backend/build.hpp: dispatch on the target's kind.
+#pragma once
+
+#include "loom/support/config.hpp"
+LOOM_IMPLEMENTATION_FILE("loom/backend/build.hpp");
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "loom/backend/build.hpp"
+#include "loom/backend/cuda/cuda_backend.hpp"
+#include "loom/runtime/cpu_backend.hpp"
+#include "loom/runtime/kernel_state.hpp"
+
+namespace loom {
+
+namespace detail {
+inline void require_cpu_target(const Target& target, const std::string& name) {
+  if (target.kind() != TargetKind::CPU)
+    throw Error(cat("build '", name, "': this build() compiles for the CPU (Target::cpu()), not for ",
+                    target_kind_name(target.kind()), "; use the backend of that target"));
+}
+}  // namespace detail
+
+LOOM_DECL Kernel build(const LoweredFunc& f, const Target& target) {
+  if (target.kind() != TargetKind::CPU) return runtime::cuda::build_cuda(f, target);
+  detail::require_cpu_target(target, f.name);
+  runtime::CpuBackend& backend = runtime::cpu_backend();
+  return runtime::make_kernel(f, target, backend.compile(f, target, PassContext().dump_dir), &backend);
+}
+
+LOOM_DECL Kernel build(const Schedule& s, const std::vector<LowerArg>& args, const Target& target,
+                       const std::string& name, PassContext ctx) {
+  if (target.kind() != TargetKind::CPU)
+    return runtime::cuda::build_cuda(lower(s, args, name, std::move(ctx)), target);
+  detail::require_cpu_target(target, name);
+  runtime::CpuBackend& backend = runtime::cpu_backend();
+  std::string dump_dir = ctx.dump_dir;
+  LoweredFunc f = lower(s, args, name, std::move(ctx));
+  runtime::CpuBackend::Result result = backend.compile(f, target, dump_dir);
+  return runtime::make_kernel(std::move(f), target, std::move(result), &backend);
+}
+
+}  // namespace loom

@@ -1,0 +1,9 @@
+// Separate compilation, part 3 of 3 (see impl/src.hpp): the library schedules.
+#pragma once
+
+#include "loom/impl/src_library.hpp"
+
+#include "loom/lib/impl/gemm.hpp"
+#include "loom/lib/impl/gemm_common.hpp"
+#include "loom/lib/impl/gemm_streamk.hpp"
+#include "loom/lib/impl/streamk_gemm.hpp"

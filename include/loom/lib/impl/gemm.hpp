@@ -1,0 +1,238 @@
+// The definitions of lib/gemm.hpp: the data-parallel schedule (packed panels, register tile,
+// cache blocks, parallel rows) and the checks and transposition around both schedules.
+#pragma once
+
+#include "loom/support/config.hpp"
+LOOM_IMPLEMENTATION_FILE("loom/lib/gemm.hpp");
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "loom/lib/gemm.hpp"
+#include "loom/lib/impl/gemm_common.hpp"
+#include "loom/lib/impl/gemm_streamk.hpp"
+#include "loom/runtime/thread_pool.hpp"
+#include "loom/schedule/schedule.hpp"
+
+namespace loom::lib {
+
+namespace detail {
+
+/// The row-major problem: C[m, n] row-major, A read as a(i, k), B as b(k, j).
+inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
+  const int64_t M = p.m, N = p.n, K = p.k, nb = p.batch;
+  const bool batched = nb > 0;
+  const int64_t mr = cfg.mr, nr = cfg.nr;
+
+  // Operands whose block reuse is low are read in place; a padded dimension needs a packed copy
+  // (its zeros stand in for the rows/columns beyond the matrix, so the micro-kernel needs no guard).
+  const bool pad_m = M % mr != 0, pad_n = N % nr != 0;
+  cfg.pack_a = cfg.pack_a || pad_m;
+  cfg.pack_b = cfg.pack_b || pad_n;
+  if (K % cfg.kc != 0 && !(cfg.pack_a && cfg.pack_b)) {
+    // K is padded in the packed panels only; an operand read in place bounds it.
+    cfg.kc = K;
+  }
+  cfg.mc = std::max(mr, cfg.mc / mr * mr);
+  cfg.nc = std::max(nr, cfg.nc / nr * nr);
+  const int64_t Mp = round_up(M, mr), Np = round_up(N, nr), Kp = round_up(K, cfg.kc);
+
+  Gemm g;
+  g.problem = p;
+  g.A = placeholder(p.transpose_a ? matrix_shape(nb, K, M) : matrix_shape(nb, M, K), p.dtype, "A");
+  g.B = placeholder(p.transpose_b ? matrix_shape(nb, N, K) : matrix_shape(nb, K, N), p.dtype, "B");
+  Tensor A = g.A, B = g.B;
+  auto a = [&, A](const std::vector<Expr>& b, Expr i, Expr k) {
+    return p.transpose_a ? A(at(b, k, i)) : A(at(b, i, k));
+  };
+  auto bm = [&, B](const std::vector<Expr>& b, Expr k, Expr j) {
+    return p.transpose_b ? B(at(b, j, k)) : B(at(b, k, j));
+  };
+  const Expr zero = make_const(p.dtype, 0);
+
+  // Packed panels: packedB[jo][k][ji] = B[k, jo * nr + ji], packedA[io][k][ii] = A[io * mr + ii, k],
+  // zero beyond the matrix. Consecutive k of one panel are contiguous for the micro-kernel.
+  std::vector<Expr> pb_shape, pa_shape;
+  auto i32 = [](int64_t v) { return Expr(static_cast<int>(v)); };
+  if (batched) pb_shape.push_back(i32(nb)), pa_shape.push_back(i32(nb));
+  pb_shape.insert(pb_shape.end(), {i32(Np / nr), i32(Kp), i32(nr)});
+  pa_shape.insert(pa_shape.end(), {i32(Mp / mr), i32(Kp), i32(mr)});
+  auto split_batch = [batched](const std::vector<Var>& v, std::vector<Expr>& b) {
+    b.clear();
+    if (batched) b.push_back(v[0]);
+    return batched ? 1 : 0;
+  };
+  Tensor PB, PA;
+  if (cfg.pack_b) {
+    PB = compute(
+        pb_shape,
+        [&](const std::vector<Var>& v) {
+          std::vector<Expr> b;
+          const int o = split_batch(v, b);
+          Expr jo = v[o], k = v[o + 1], ji = v[o + 2];
+          Expr j = jo * static_cast<int>(nr) + ji;
+          std::vector<Expr> guard;
+          if (pad_n) guard.push_back(j < static_cast<int>(N));
+          if (Kp != K) guard.push_back(k < static_cast<int>(K));
+          Expr value = bm(b, k, j);
+          return guard.empty() ? value : if_then_else(all_of(guard), value, zero);
+        },
+        "packedB");
+  }
+  if (cfg.pack_a) {
+    PA = compute(
+        pa_shape,
+        [&](const std::vector<Var>& v) {
+          std::vector<Expr> b;
+          const int o = split_batch(v, b);
+          Expr io = v[o], k = v[o + 1], ii = v[o + 2];
+          Expr i = io * static_cast<int>(mr) + ii;
+          std::vector<Expr> guard;
+          if (pad_m) guard.push_back(i < static_cast<int>(M));
+          if (Kp != K) guard.push_back(k < static_cast<int>(K));
+          Expr value = a(b, i, k);
+          return guard.empty() ? value : if_then_else(all_of(guard), value, zero);
+        },
+        "packedA");
+  }
+
+  // The accumulation, over the padded domain when M or N is padded (then C copies its corner).
+  const bool padded = pad_m || pad_n;
+  IterVar kk = reduce_axis(0, static_cast<int>(Kp), "k");
+  std::vector<Expr> acc_shape = matrix_shape(nb, padded ? Mp : M, padded ? Np : N);
+  Tensor acc = compute(
+      acc_shape,
+      [&](const std::vector<Var>& v) {
+        std::vector<Expr> b;
+        const int o = split_batch(v, b);
+        Expr i = v[o], j = v[o + 1];
+        const Expr mri(static_cast<int>(mr)), nri(static_cast<int>(nr));
+        std::vector<Expr> pa_idx = b, pb_idx = b;
+        pa_idx.insert(pa_idx.end(), {floordiv(i, mri), Expr(kk->var), floormod(i, mri)});
+        pb_idx.insert(pb_idx.end(), {floordiv(j, nri), Expr(kk->var), floormod(j, nri)});
+        Expr av = cfg.pack_a ? PA(pa_idx) : a(b, i, kk->var);
+        Expr bv = cfg.pack_b ? PB(pb_idx) : bm(b, kk->var, j);
+        return sum(av * bv, {kk});
+      },
+      padded ? "C_padded" : "C");
+  const int o = batched ? 1 : 0;
+  Tensor C = acc;
+  if (padded) {
+    C = compute(
+        matrix_shape(nb, M, N),
+        [&](const std::vector<Var>& v) {
+          // The select (always its first value) widens the region bound inference asks of acc to
+          // the whole padded domain, so that acc's loops divide into tiles and carry no guard.
+          std::vector<Expr> idx(v.begin(), v.end());
+          Expr &i = idx[o], &j = idx[o + 1];
+          if (pad_m) i = select(i < static_cast<int>(M), i, Expr(static_cast<int>(Mp - 1)));
+          if (pad_n) j = select(j < static_cast<int>(N), j, Expr(static_cast<int>(Np - 1)));
+          return acc(idx);
+        },
+        "C");
+  }
+  g.C = C;
+  Schedule s = create_schedule(C);
+  g.schedule = s;
+
+  // The accumulation's loop nest, BLIS's order: jc (nc columns), pc (kc of K), ic (mc rows),
+  // jr (nr), ir (mr), then the micro-kernel: k inside kc, mr rows unrolled, nr columns as
+  // nr / lanes vectors. C's mr x nr tile is loop-invariant in k, so LLVM keeps it in registers.
+  Stage st = s[acc];
+  IterVar i_axis = acc.axis(o), j_axis = acc.axis(o + 1);
+  auto [jc, j1] = st.split(j_axis, cfg.nc);
+  auto [jr, ji] = st.split(j1, nr);
+  auto [jv, jl] = st.split(ji, std::min<int64_t>(nr, cfg.lanes));
+  auto [ic, i1] = st.split(i_axis, cfg.mc);
+  auto [ir, ii] = st.split(i1, mr);
+  auto [ko, ki] = st.split(kk, cfg.kc);
+  std::vector<IterVar> order;
+  if (batched) order.push_back(acc.axis(0));
+  order.insert(order.end(), {jc, ko, ic, jr, ir, ki, ii, jv, jl});
+  st.reorder(order);
+  st.unroll(ii);
+  st.unroll(jv);
+  st.vectorize(jl);
+  // acc + a * b as one FMA per lane (more accurate, and what the FMA units execute).
+  st.pragma(ki, "fp_contract");
+  if (cfg.parallel) {
+    // The batch when it has a share for every thread, else blocks of rows, else (C has too few
+    // rows for that: a skinny product) the register-tile columns.
+    const int64_t threads = runtime::ThreadPool::global().num_threads();
+    if (batched && nb >= threads)
+      st.parallel(acc.axis(0));
+    else if ((Mp + cfg.mc - 1) / cfg.mc >= threads)
+      st.parallel(ic);
+    else
+      st.parallel(jr);
+  }
+
+  // Packed B block (kc x nc) per (jc, pc), packed A block (mc x kc) per ic: in cache when used.
+  if (cfg.pack_b) {
+    Stage sb = s[PB];
+    sb.compute_at(st, ko);
+    if (cfg.parallel) sb.parallel(PB.axis(o));
+    IterVar pj = PB.axis(o + 2);
+    if (nr % cfg.lanes == 0 && nr > cfg.lanes) {
+      auto [pjo, pji] = sb.split(pj, cfg.lanes);
+      sb.unroll(pjo);
+      sb.vectorize(pji);
+    } else {
+      sb.vectorize(pj);
+    }
+  }
+  if (cfg.pack_a) {
+    Stage sa = s[PA];
+    sa.compute_at(st, ic);
+    // Read A along its contiguous dimension (k unless transposed), write the panel with stride mr.
+    if (!p.transpose_a) sa.reorder({PA.axis(o), PA.axis(o + 2), PA.axis(o + 1)});
+    sa.unroll(PA.axis(o + 2));
+  }
+  if (padded) {
+    // The copy of the valid corner: rows in parallel, columns as vectors.
+    Stage sc = s[C];
+    auto [cjo, cji] = sc.split(C.axis(o + 1), cfg.lanes);
+    sc.vectorize(cji);
+    (void)cjo;
+    if (cfg.parallel) sc.parallel(C.axis(o));
+  }
+  g.config = cfg;
+  return g;
+}
+
+}  // namespace detail
+
+LOOM_DECL Gemm gemm(const GemmProblem& problem, const GemmConfig& config) {
+  detail::check_problem(problem);
+  if (config.mr < 1 || config.nr < 1 || config.kc < 1 || config.mc < 1 || config.nc < 1 || config.lanes < 1)
+    throw Error(cat("lib::gemm: every tile size must be at least 1, got ", config.str()));
+  detail::check_streamk_config(problem, config);
+  const bool stream_k = config.decomposition == Decomposition::StreamK;
+  if (problem.layout == Layout::RowMajor)
+    return stream_k ? detail::gemm_streamk_row_major(problem, config)
+                    : detail::gemm_row_major(problem, config);
+  // Column-major C = op(A) op(B) is row-major C^T = op(B)^T op(A)^T: the same storage, with the
+  // roles of A and B (and m and n) exchanged.
+  GemmProblem t = problem;
+  t.layout = Layout::RowMajor;
+  std::swap(t.m, t.n);
+  std::swap(t.transpose_a, t.transpose_b);
+  Gemm g = stream_k ? detail::gemm_streamk_row_major(t, config) : detail::gemm_row_major(t, config);
+  std::swap(g.A, g.B);
+  g.problem = problem;
+  return g;
+}
+
+LOOM_DECL Gemm gemm(const GemmProblem& problem) {
+  detail::check_problem(problem);
+  const bool col = problem.layout == Layout::ColMajor;
+  // Batches are spread over the threads when there are enough of them; else blocks of rows are.
+  const int threads = runtime::ThreadPool::global().num_threads();
+  const int row_threads = problem.batch >= threads ? 1 : threads;
+  return gemm(problem, default_gemm_config(col ? problem.n : problem.m, col ? problem.m : problem.n,
+                                           problem.k, problem.dtype, row_threads));
+}
+
+}  // namespace loom::lib
