@@ -4,6 +4,7 @@
 
 #include "loom/impl/src_library.hpp"
 
+#include "loom/ir/impl/analyzer.hpp"
 #include "loom/ir/impl/printer.hpp"
 #include "loom/ir/impl/simplify.hpp"
 #include "loom/lower/impl/lower.hpp"

@@ -12,6 +12,7 @@
 #include "loom/ir/linear_form.hpp"
 #include "loom/ir/op.hpp"
 #include "loom/ir/reduce.hpp"
+#include "loom/support/config.hpp"
 
 namespace loom {
 
@@ -147,7 +148,7 @@ class Analyzer {
   }
 
   /// e with everything known applied (see ir/rewrite_simplify.hpp for the rules).
-  Expr simplify(const Expr& e);
+  LOOM_DECL Expr simplify(const Expr& e);
 
   /// True only when cond holds for every value of the bound variables; false when unknown.
   bool can_prove(const Expr& cond) { return proven(simplify(cond)); }
@@ -317,6 +318,6 @@ class Analyzer {
 
 }  // namespace loom
 
-// The rewriter is defined after the Analyzer it asks questions of; included here so that
-// Analyzer::simplify is always defined wherever Analyzer is.
-#include "loom/ir/rewrite_simplify.hpp"  // IWYU pragma: export
+#if LOOM_HEADER_ONLY
+#include "loom/ir/impl/analyzer.hpp"
+#endif

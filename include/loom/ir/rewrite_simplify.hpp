@@ -543,9 +543,4 @@ class RewriteSimplifier : public IRMutator {
   }
 };
 
-inline Expr Analyzer::simplify(const Expr& e) {
-  RewriteSimplifier rewriter(*this);
-  return rewriter.mutate(e);
-}
-
 }  // namespace loom
