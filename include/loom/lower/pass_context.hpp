@@ -11,7 +11,7 @@
 
 namespace loom {
 
-/// The phases of lowering, in order (DESIGN.md, "Lowering pipeline").
+/// The phases of lowering, in order (docs/architecture.md, "From a Tensor to a running Kernel").
 enum class Phase : uint8_t {
   Schedule,  // infer bounds, build loop nests from the schedule
   Flatten,   // multi-dimensional tensors to flat buffers

@@ -1,4 +1,4 @@
-// The lowering recipe: Loom's passes in order, grouped in the phases of DESIGN.md. Each pass
+// The lowering recipe: Loom's passes in order, grouped in phases (docs/architecture.md). Each pass
 // is a free function Stmt(Stmt, const PassContext&); user passes run after any phase.
 #pragma once
 

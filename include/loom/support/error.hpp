@@ -1,5 +1,5 @@
 // loom::Error, the one exception type a user mistake ends in, and InternalError for bugs.
-// Messages follow DESIGN.md: what is wrong, where (stage, axis, call), why, and how to fix it.
+// Messages follow docs/errors.md: what is wrong, where (stage, axis, call), why, and how to fix it.
 #pragma once
 
 #include <sstream>
