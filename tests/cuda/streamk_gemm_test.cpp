@@ -9,6 +9,7 @@
 #include <loom/lib/streamk_gemm.hpp>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 
 using namespace loom;
@@ -123,8 +124,10 @@ TEST_CASE("streamk_gemm: the hybrid's decomposition, workspace and shared-memory
   CHECK(g.flag_count == 4);
   CHECK(g.workspace_floats == 4 * 16 * 16);
   const std::string d = g.describe();
-  CHECK(d.find("block 0: tile 0 k[0,3), tile 1 k[0,1) partial, tile 5 k[0,3)") != std::string::npos);
-  CHECK(d.find("block 1: tile 1 k[1,3) fixup") != std::string::npos);
+  // Each block runs its Stream-K units from its last tile back to its first: block 0 publishes its
+  // part of tile 1 before block 1, which fixes tile 1 up, waits for it.
+  CHECK(d.find("block 0: tile 1 k[0,1) partial, tile 0 k[0,3), tile 5 k[0,3)") != std::string::npos);
+  CHECK(d.find("block 1: tile 2 k[0,2) partial, tile 1 k[1,3) fixup") != std::string::npos);
 
   // The A/B tiles of the Stream-K phase and of the data-parallel phase share shared memory.
   cuda::CudaModule m = cuda::codegen_cuda(g.func);
@@ -146,6 +149,44 @@ TEST_CASE("streamk_gemm: the hybrid's decomposition, workspace and shared-memory
   lib::StreamKGemm dp = lib::streamk_gemm(45, 37, 21, f32, small(Decomposition::DataParallel));
   CHECK(dp.flag_count == 0);
   CHECK(cuda::codegen_cuda(dp.func).kernels.size() == 1);
+}
+
+TEST_CASE("streamk_gemm: a workspace of 2^31 floats or more is indexed in 64 bits") {
+  // Split-K in 16 parts of a 16384 x 16384 C: 65536 tiles x 16 parts x 64 x 64 floats = 2^32 in
+  // the workspace. Built only (it would need 16 GiB); every workspace access must be 64-bit.
+  lib::StreamKConfig cfg;
+  cfg.decomposition = Decomposition::SplitK;
+  cfg.split_k = 16;
+  lib::StreamKGemm g = lib::streamk_gemm(16384, 16384, 8192, f32, cfg);
+  CHECK(g.workspace_floats == int64_t{1} << 32);
+  int accesses = 0, narrow = 0;
+  auto check_index = [&](const Var& buffer, const Expr& index) {
+    if (buffer.name() != "partials") return;
+    ++accesses;
+    if (index.dtype() != i64) ++narrow;
+  };
+  struct Finder : IRVisitor {
+    std::function<void(const Var&, const Expr&)> found;
+    using IRVisitor::visit;
+    void visit(const LoadNode* op) override {
+      found(op->buffer, op->index);
+      IRVisitor::visit(op);
+    }
+    void visit(const StoreNode* op) override {
+      found(op->buffer, op->index);
+      IRVisitor::visit(op);
+    }
+  } finder;
+  finder.found = check_index;
+  finder.visit_stmt(g.func.body);
+  CHECK(accesses > 0);
+  CHECK(narrow == 0);
+  // Small workspaces keep 32-bit indices (cheaper address arithmetic).
+  lib::StreamKGemm small_ws = lib::streamk_gemm(45, 37, 21, f32, small(Decomposition::SplitK, 4, 3));
+  accesses = narrow = 0;
+  finder.visit_stmt(small_ws.func.body);
+  CHECK(accesses > 0);
+  CHECK(narrow == accesses);
 }
 
 TEST_CASE("streamk_gemm: NVRTC compiles the kernel for sm_80 and sm_90, and ptxas finds no spills") {

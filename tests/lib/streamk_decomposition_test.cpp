@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <vector>
 
 using namespace loom;
@@ -66,4 +67,56 @@ TEST_CASE("split-K picks the most balanced factor and rejects impossible ones") 
                        doctest::Contains("exceeds the 2 iterations"), Error);
   CHECK_THROWS_WITH_AS(plan_decomposition(Decomposition::StreamK, {0, 128, 64}, {}, 4),
                        doctest::Contains("must be positive"), Error);
+}
+
+TEST_CASE("Stream-K blocks publish before they wait: the critical path is the busiest block's work") {
+  // The shapes of the review that found the chain (64x64x16 tiles, and 128x128x32 for the large
+  // one, 132 SMs). Run in increasing order, every block's first unit waits for its predecessor's
+  // last one, which waited too: 21.6x the ideal for the hybrid at 2048^3, 97.7x at 1024x1024x8192.
+  struct Case {
+    GemmShape shape;
+    GemmTile tile;
+    double chained;  // the increasing order's critical path over the ideal, at least
+  };
+  for (const Case& c : {Case{{2048, 2048, 2048}, {64, 64, 16}, 21.0}, Case{{1000, 1000, 1000}, {64, 64, 16}, 46.0},
+                        Case{{1024, 1024, 8192}, {64, 64, 16}, 97.0},
+                        Case{{4096, 11008, 4096}, {128, 128, 32}, 7.0}, Case{{623, 315, 1000}, {64, 64, 16}, 5.0}})
+    for (Decomposition d : {Decomposition::StreamK, Decomposition::StreamKHybrid}) {
+      CAPTURE(c.shape.m);
+      CAPTURE(c.shape.n);
+      CAPTURE(c.shape.k);
+      CAPTURE(decomposition_name(d));
+      DecompositionPlan plan = plan_decomposition(d, c.shape, c.tile, 132);
+      CHECK(plan.critical_path() == plan.busiest());
+      // The model sees the chain: the same units, each block running them in increasing order.
+      for (auto& units : plan.workers)
+        std::sort(units.begin(), units.end(), [](const WorkUnit& a, const WorkUnit& b) {
+          return a.tile != b.tile ? a.tile < b.tile : a.k_begin < b.k_begin;
+        });
+      CHECK(static_cast<double>(plan.critical_path()) >= c.chained * static_cast<double>(plan.busiest()));
+    }
+}
+
+TEST_CASE("the critical-path model: a fixup waits for every partial of its tile") {
+  // One tile of 8 iterations split 5 + 3: worker 1 holds the tile's end and fixes it up, waiting
+  // for worker 0's partial (ready at 5) after its own 3 iterations, so it ends at 5.
+  DecompositionPlan plan;
+  plan.kind = Decomposition::StreamK;
+  plan.tiles_m = 1;
+  plan.tiles_n = 1;
+  plan.iterations_per_tile = 8;
+  plan.workers = {{WorkUnit{0, 0, 5}}, {WorkUnit{0, 5, 8}}};
+  CHECK(plan.critical_path() == 5);
+  CHECK(plan.busiest() == 5);
+  // Two tiles of 6 iterations streamed over three workers, 4 each. In increasing order worker 1
+  // first fixes tile 0 up (its 2 iterations, then it waits for worker 0 until 4), only then
+  // publishes its head of tile 1 (at 6), for which worker 2 waits: 6 against an ideal of 4.
+  plan.tiles_n = 2;
+  plan.iterations_per_tile = 6;
+  plan.workers = {{WorkUnit{0, 0, 4}}, {WorkUnit{0, 4, 6}, WorkUnit{1, 0, 2}}, {WorkUnit{1, 2, 6}}};
+  CHECK(plan.busiest() == 4);
+  CHECK(plan.critical_path() == 6);
+  // Worker 1 running its tile-1 head first publishes at 2 and nobody waits beyond its own work.
+  plan.workers[1] = {WorkUnit{1, 0, 2}, WorkUnit{0, 4, 6}};
+  CHECK(plan.critical_path() == 4);
 }

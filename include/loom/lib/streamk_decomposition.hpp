@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loom/support/error.hpp"
@@ -46,7 +47,10 @@ struct WorkUnit {
   int64_t iterations() const { return k_end - k_begin; }
 };
 
-/// Who computes what: the work units of each worker, in the order it runs them.
+/// Who computes what: the work units of each worker, in the order it runs them. A tile split
+/// between several units is finished by its fixup unit, which adds the others' partial sums: the
+/// unit of the highest-numbered worker among them, its last one of the tile (for Stream-K, the
+/// unit with the tile's last iteration), as the kernels do (lib/impl/streamk_gemm.hpp).
 struct DecompositionPlan {
   Decomposition kind = Decomposition::DataParallel;
   int64_t tiles_m = 0, tiles_n = 0, iterations_per_tile = 0;
@@ -70,6 +74,39 @@ struct DecompositionPlan {
     int64_t b = busiest();
     return b == 0 ? 1.0 : static_cast<double>(total_iterations()) / (static_cast<double>(workers.size()) * b);
   }
+  /// How long the plan takes in a model where every worker is resident at once and one MAC-loop
+  /// iteration takes one unit of time: a worker runs its units in order; a unit publishes its
+  /// partial sum when it ends; a fixup unit ends no earlier than every other unit of its tile
+  /// (it waits for their partials; adding them is not counted). The busiest worker's iterations
+  /// are the ideal. A fixup waits only for lower-numbered workers and for its own worker's earlier
+  /// units, so the waits always end, and one pass over the workers in order computes the times.
+  int64_t critical_path() const {
+    std::vector<std::pair<size_t, size_t>> fixup(static_cast<size_t>(tiles()));
+    std::vector<int> units_of_tile(static_cast<size_t>(tiles()), 0);
+    for (size_t w = 0; w < workers.size(); ++w)
+      for (size_t i = 0; i < workers[w].size(); ++i) {
+        ++units_of_tile[static_cast<size_t>(workers[w][i].tile)];
+        fixup[static_cast<size_t>(workers[w][i].tile)] = {w, i};  // the last one seen is the fixup
+      }
+    std::vector<int64_t> published(static_cast<size_t>(tiles()), 0);  // latest partial of each tile
+    int64_t longest = 0;
+    for (size_t w = 0; w < workers.size(); ++w) {
+      int64_t clock = 0;
+      for (size_t i = 0; i < workers[w].size(); ++i) {
+        const size_t t = static_cast<size_t>(workers[w][i].tile);
+        clock += workers[w][i].iterations();
+        if (units_of_tile[t] < 2) continue;
+        if (fixup[t] == std::pair<size_t, size_t>{w, i}) {
+          clock = std::max(clock, published[t]);
+        } else {
+          published[t] = std::max(published[t], clock);
+        }
+      }
+      longest = std::max(longest, clock);
+    }
+    return longest;
+  }
+
   /// Tiles whose iterations are split between several units (their partial sums need a fixup).
   int64_t split_tiles() const {
     std::vector<int> units(static_cast<size_t>(tiles()), 0);
@@ -83,19 +120,27 @@ namespace detail {
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// Deals out the iterations [begin, end) of the tile-major iteration space evenly to `workers`
-/// (the first ones get one more when it does not divide), appending units to each.
+/// (the first ones get one more when it does not divide), appending units to each. A worker runs
+/// its share from its last tile back to its first, as CUTLASS's Stream-K does: its last tile is
+/// the head of a tile that the next worker finishes, so it publishes that partial sum before it
+/// waits, in its first tile, for the partials of the workers before it. In increasing order every
+/// worker would wait for its predecessor's last unit, which itself waited: a chain through all of
+/// them (critical_path() shows it).
 inline void stream_iterations(DecompositionPlan& plan, int64_t begin, int64_t end) {
   const int64_t p = static_cast<int64_t>(plan.workers.size()), total = end - begin;
   const int64_t per = total / p, extra = total % p;
   int64_t at = begin;
   for (int64_t w = 0; w < p; ++w) {
     int64_t stop = at + per + (w < extra ? 1 : 0);
+    std::vector<WorkUnit> share;
     while (at < stop) {
       int64_t tile = at / plan.iterations_per_tile, k = at % plan.iterations_per_tile;
       int64_t k_end = std::min(plan.iterations_per_tile, k + (stop - at));
-      plan.workers[static_cast<size_t>(w)].push_back(WorkUnit{tile, k, k_end});
+      share.push_back(WorkUnit{tile, k, k_end});
       at += k_end - k;
     }
+    std::vector<WorkUnit>& mine = plan.workers[static_cast<size_t>(w)];
+    mine.insert(mine.end(), share.rbegin(), share.rend());
   }
 }
 }  // namespace detail

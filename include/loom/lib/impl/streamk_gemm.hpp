@@ -39,7 +39,9 @@ struct StreamKParams {
   int64_t sk_slots() const { return sk_tiles > 0 ? p : 0; }
   int64_t slots() const { return sk_slots() + (parts > 1 ? units : 0); }
 
-  /// The work units of block w in the order the kernel runs them (checked against the plan).
+  /// The work units of block w in the order the kernel runs them (checked against the plan): its
+  /// Stream-K units from its last tile back to its first (it publishes before it waits), then
+  /// its whole or split-K units.
   std::vector<WorkUnit> units_of(int64_t w) const {
     std::vector<WorkUnit> out;
     for (int64_t it = sk_begin(w), end = sk_end(w); sk_tiles > 0 && it < end;) {
@@ -47,6 +49,7 @@ struct StreamKParams {
       out.push_back(WorkUnit{t, k0, k1});
       it += k1 - k0;
     }
+    std::reverse(out.begin(), out.end());
     for (int64_t u = w; u < units; u += p) {
       const int64_t k0 = (u % parts) * chunk;
       out.push_back(WorkUnit{sk_tiles + u / parts, k0, std::min(iters, k0 + chunk)});
@@ -118,7 +121,7 @@ class StreamKBuilder {
       flags_ = Var("flags", handle_type);
       body = SeqNode::make({zero_flags_kernel(), main_kernel()});
       body = AllocateNode::make(flags_, i32, {c(q_.slots())}, "global", body);
-      body = AllocateNode::make(ws_, f32, {c(q_.slots() * bm_ * bn_)}, "global", body);
+      body = AllocateNode::make(ws_, f32, {workspace_index(c(q_.slots()), c(0), c(0))}, "global", body);
     }
     // simplify folds the unrolled loops' constants ("0 + ty", "u / 1"). The builder writes the
     // barriers of its own phases; the memory passes let the two phases' tiles share shared memory
@@ -172,6 +175,15 @@ class StreamKBuilder {
     return ForNode::make(w_, c(0), c(q_.p), ForKind::ThreadBinding, body, "blockIdx.x");
   }
 
+  /// Element (r, col) of workspace slot `slot` (a bm x bn partial tile); the slots' total is
+  /// workspace_index(slots, 0, 0). In 64-bit arithmetic when the workspace has 2^31 elements or
+  /// more (split-K with many parts of a large C), as 32-bit products would wrap there.
+  Expr workspace_index(const Expr& slot, const Expr& r, const Expr& col) const {
+    if (q_.slots() * bm_ * bn_ < (int64_t{1} << 31)) return slot * c(bm_ * bn_) + r * c(bn_) + col;
+    auto wide = [](const Expr& e) { return cast(i64, e); };
+    return wide(slot) * make_const(i64, bm_ * bn_) + wide(r) * make_const(i64, bn_) + wide(col);
+  }
+
   int64_t tm() const { return g_.config.thread_m; }
   int64_t tn() const { return g_.config.thread_n; }
 
@@ -181,7 +193,9 @@ class StreamKBuilder {
     Var ti("sk_tile", i32), t("tile", i32), k0("k_begin", i32), k1("k_end", i32);
     const Expr w = w_, iters = c(q_.iters);
     Var as("A_sk", handle_type), bs("B_sk", handle_type);
-    Stmt unit = let(t, first + ti,
+    // Last tile first: the block publishes its partial of the tile the next block finishes before
+    // it waits, in its first tile, for the partials of the blocks before it.
+    Stmt unit = let(t, first + count - c(1) - ti,
                     let(k0, max(begin - t * iters, c(0)),
                         let(k1, min(end - t * iters, iters), process_unit(t, k0, k1, as, bs, true, Expr()))));
     Stmt loop = ForNode::make(ti, c(0), count, ForKind::Serial, unit);
@@ -273,17 +287,16 @@ class StreamKBuilder {
     });
     Stmt epilogue = store_c;
     if (q_.slots() > 0) {
-      auto slot_base = [&](Expr slot) { return slot * c(bm_ * bn_); };
       auto publish = [&](Expr slot) {
         Stmt save = each_element([&](int64_t i, int64_t j, Expr r, Expr col) {
-          return StoreNode::make(ws_, acc(i, j), slot_base(slot) + r * c(bn_) + col);
+          return StoreNode::make(ws_, acc(i, j), workspace_index(slot, r, col));
         });
         Stmt signal = IfThenElseNode::make(tx_ == c(0) && ty_ == c(0), flag_signal(flags_, slot, c(1)));
         return seq({save, barrier(), signal});
       };
       auto gather = [&](Expr slot) {
         Stmt add = each_element([&](int64_t i, int64_t j, Expr r, Expr col) {
-          Expr partial = LoadNode::make(f32, ws_, slot_base(slot) + r * c(bn_) + col);
+          Expr partial = LoadNode::make(f32, ws_, workspace_index(slot, r, col));
           return StoreNode::make(acc_, acc(i, j) + partial, acc_index(i, j));
         });
         return seq({flag_wait(flags_, slot, c(1)), add});
