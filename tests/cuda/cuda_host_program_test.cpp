@@ -52,21 +52,29 @@ TEST_CASE("cuda host program: a global intermediate is allocated, both kernels l
   std::vector<Launch> launches;
   std::vector<std::pair<int64_t, std::string>> allocations;
   int frees = 0;
+  std::string events;  // l: launch, s: synchronize, f: free
   runtime::cuda::HostOps ops;
   ops.allocate = [&](int64_t bytes, const std::string& name) {
     allocations.push_back({bytes, name});
     return uint64_t{0x9000};
   };
-  ops.free = [&](uint64_t) { ++frees; };
+  ops.free = [&](uint64_t) {
+    ++frees;
+    events += 'f';
+  };
+  ops.synchronize = [&] { events += 's'; };
   ops.launch = [&](size_t k, const runtime::cuda::LaunchDims& d, const std::vector<uint64_t>& b,
                    const std::vector<int64_t>& i) {
     launches.push_back({k, d, b, i});
+    events += 'l';
   };
   runtime::cuda::run_host_program(m, m.host, env, ops, cuda::arch_limits("sm_80"));
   REQUIRE(allocations.size() == 1);
   CHECK(allocations[0].first == 1024 * 4);  // B is computed over whole 64-element splits
   CHECK(allocations[0].second == "B");
   CHECK(frees == 1);
+  // B is freed only once the kernels that use it have finished (launches are asynchronous).
+  CHECK(events == "llsf");
   REQUIRE(launches.size() == 2);
   CHECK(launches[0].kernel == 0);
   CHECK(launches[1].kernel == 1);

@@ -41,6 +41,29 @@ TEST_CASE("cuda_sim: the tiled GEMM gives the reference result, conflict- and ra
   CHECK(r.buffer("A.shared").load.conflicts() == 0);
 }
 
+TEST_CASE("cuda_sim: the tiled GEMM of f16 inputs accumulates in f32") {
+  const int n = 64;
+  lib::TiledGemm g = lib::gpu_tiled_gemm(n, 16, f16);
+  CHECK(g.C.dtype() == f32);
+  Kernel f = build(g.schedule, {g.A, g.B, g.C}, Target::cuda_sim(), "gemm_f16");
+  CHECK(f.source().find("float C_local") != std::string::npos);
+  Buffer<half> a({n, n}), b({n, n});
+  Buffer<float> c({n, n});
+  fill(a, 5);
+  fill(b, 6);
+  f(a, b, c);
+  // The f32 sum of the exact products of the f16 values.
+  double worst = 0;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      double expected = 0;
+      for (int k = 0; k < n; ++k)
+        expected += static_cast<double>(static_cast<float>(a(i, k))) * static_cast<float>(b(k, j));
+      worst = std::max(worst, std::fabs(c(i, j) - expected));
+    }
+  CHECK(worst < 1e-4);  // an f16 accumulator would be off by about 1e-2 here
+}
+
 TEST_CASE("cuda_sim: the vthread GEMM gives the reference result") {
   const int n = 64;
   Case g = vthread_gemm(n);
@@ -171,4 +194,22 @@ TEST_CASE("cuda: launch limits are checked at build time, naming kernel, axis an
                           "B.shared (1024 bytes), more than the 1024 bytes"),
         Error);
   }
+}
+
+TEST_CASE("cuda: shared memory per block by architecture, and when a launch must opt in to more") {
+  // The CUDA C Programming Guide's table: sm_80 163 KB, sm_86/89 99 KB, sm_90/100 227 KB, and the
+  // GeForce/workstation Blackwell parts (sm_120, sm_121) 99 KB.
+  CHECK(cuda::arch_limits("sm_80").max_dynamic_shared == 163 * 1024);
+  CHECK(cuda::arch_limits("sm_86").max_dynamic_shared == 99 * 1024);
+  CHECK(cuda::arch_limits("sm_89").max_dynamic_shared == 99 * 1024);
+  CHECK(cuda::arch_limits("sm_90").max_dynamic_shared == 227 * 1024);
+  CHECK(cuda::arch_limits("sm_100").max_dynamic_shared == 227 * 1024);
+  CHECK(cuda::arch_limits("sm_120").max_dynamic_shared == 99 * 1024);
+  CHECK(cuda::arch_limits("sm_121").max_dynamic_shared == 99 * 1024);
+  // 48 KB of static and dynamic memory together need no opt-in; beyond, the launch declares its
+  // dynamic bytes, even when they alone stay under 48 KB.
+  CHECK(cuda::dynamic_shared_optin(0, 48 * 1024) == -1);
+  CHECK(cuda::dynamic_shared_optin(16 * 1024, 32 * 1024) == -1);
+  CHECK(cuda::dynamic_shared_optin(0, 48 * 1024 + 16) == 48 * 1024 + 16);
+  CHECK(cuda::dynamic_shared_optin(32 * 1024, 32 * 1024) == 32 * 1024);
 }

@@ -17,15 +17,18 @@ struct TiledGemm {
 
 /// C = A x B for n x n matrices of `dtype`, scheduled for blockIdx/threadIdx (CUDA or the
 /// simulator). Each k.outer step the block's threads copy the tiles cooperatively, one element
-/// per thread, so `tile` x `tile` threads cover a tile exactly.
+/// per thread, so `tile` x `tile` threads cover a tile exactly. 16-bit inputs (f16, bf16) are
+/// multiplied and summed in f32, and C is f32: a 16-bit sum of n products loses most of its bits.
 inline TiledGemm gpu_tiled_gemm(int n, int tile = 16, DType dtype = f32) {
   TiledGemm g;
   g.A = placeholder({n, n}, dtype, "A");
   g.B = placeholder({n, n}, dtype, "B");
   IterVar k = reduce_axis(0, n, "k");
   const Tensor A = g.A, B = g.B;
+  const bool widen = dtype.bits == 16 && dtype.is_float();
+  auto element = [&](const Tensor& t, Expr r, Expr c) { return widen ? cast(f32, t(r, c)) : t(r, c); };
   g.C = compute(
-      {n, n}, [&](Expr i, Expr j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
+      {n, n}, [&](Expr i, Expr j) { return sum(element(A, i, k) * element(B, k, j), {k}); }, "C");
   const Tensor C = g.C;
   Schedule s = create_schedule(C);
   Tensor AS = s.cache_read(A, "shared", {C});

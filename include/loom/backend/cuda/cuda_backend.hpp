@@ -167,6 +167,9 @@ class DriverRunner final : public DeviceRunner {
       return static_cast<uint64_t>(ptr);
     };
     ops.free = [&](uint64_t ptr) { drv.mem_free(ptr); };
+    // Not checked here (it runs in a destructor): a failed kernel is reported by the
+    // synchronization after the host program.
+    ops.synchronize = [&] { drv.ctx_synchronize(); };
     ops.launch = [&](size_t index, const LaunchDims& d, const std::vector<uint64_t>& buffers,
                      const std::vector<int64_t>& ints) {
       const KernelCode& k = module_.kernels[index];
@@ -185,9 +188,9 @@ class DriverRunner final : public DeviceRunner {
         params.push_back(&storage[i]);
       }
       Driver::Function fn = functions_[index];
-      if (d.dynamic_shared > 48 * 1024)
-        drv.check(drv.func_set_attribute(fn, Driver::kFuncAttrMaxDynamicSharedBytes,
-                                         static_cast<int>(d.dynamic_shared)),
+      if (const int64_t optin = loom::cuda::dynamic_shared_optin(k.static_shared_bytes, d.dynamic_shared);
+          optin >= 0)
+        drv.check(drv.func_set_attribute(fn, Driver::kFuncAttrMaxDynamicSharedBytes, static_cast<int>(optin)),
                   cat("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = ", d.dynamic_shared, ") of ",
                       k.kernel.name));
       drv.check(drv.launch_kernel(fn, static_cast<unsigned>(d.grid[0]), static_cast<unsigned>(d.grid[1]),

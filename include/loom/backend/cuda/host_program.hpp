@@ -31,6 +31,9 @@ struct HostEnv {
 struct HostOps {
   std::function<uint64_t(int64_t bytes, const std::string& name)> allocate;
   std::function<void(uint64_t)> free;
+  /// Waits until every kernel launched so far has finished (launches are asynchronous): called
+  /// before a scratch buffer is freed, which kernels still running may use. Optional.
+  std::function<void()> synchronize;
   /// kernel index, its dimensions, and the values of its parameters in order: a device address
   /// for each buffer, the integer for each scalar.
   std::function<void(size_t, const LaunchDims&, const std::vector<uint64_t>& buffers,
@@ -187,7 +190,10 @@ inline void run_host_program(const CudaModule& m, const Stmt& s, HostEnv& env, c
       struct Free {
         const HostOps& ops;
         uint64_t address;
-        ~Free() { ops.free(address); }
+        ~Free() {
+          if (ops.synchronize) ops.synchronize();
+          ops.free(address);
+        }
       } free_at_end{ops, address};
       run_host_program(m, op->body, env, ops, limits);
       env.buffers.erase(op->buffer.get());

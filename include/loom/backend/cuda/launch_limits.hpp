@@ -38,7 +38,9 @@ inline ArchLimits arch_limits(const std::string& arch) {
   const int n = arch_number(arch);
   if (n < 0)
     throw Error(cat("unknown CUDA architecture '", arch, "': name one as sm_<major><minor>, e.g. sm_80"));
-  if (n >= 90) {
+  if (n >= 120) {  // the GeForce/workstation Blackwell parts (sm_120, sm_121)
+    l.max_dynamic_shared = 99 * 1024;
+  } else if (n >= 90) {  // Hopper, data-center Blackwell (sm_100, sm_103)
     l.max_dynamic_shared = 227 * 1024;
   } else if (n == 80 || n == 87) {
     l.max_dynamic_shared = 163 * 1024;
@@ -50,6 +52,13 @@ inline ArchLimits arch_limits(const std::string& arch) {
     l.max_dynamic_shared = 96 * 1024;
   }
   return l;
+}
+
+/// The cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) value a launch needs, or -1 for none: a
+/// block may have 48 KB of shared memory, static and dynamic together, unless its kernel opts in to
+/// more by declaring the dynamic bytes it will ask for (the default allows 48 KB less the static).
+inline int64_t dynamic_shared_optin(int64_t static_bytes, int64_t dynamic_bytes) {
+  return static_bytes + dynamic_bytes > 48 * 1024 ? dynamic_bytes : -1;
 }
 
 namespace detail {
