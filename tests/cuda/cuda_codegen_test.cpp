@@ -110,13 +110,13 @@ TEST_CASE("cuda codegen: a cross-thread reduction becomes warp shuffles (and sha
 }
 
 TEST_CASE("cuda codegen: the allreduce plan follows the reduced thread dimensions") {
-  using K = cuda::AllreducePlan::Kind;
-  CHECK(cuda::plan_allreduce({16, 32, 1}, {true, false, false}).kind == K::WarpShuffle);
-  CHECK(cuda::plan_allreduce({256, 1, 1}, {true, false, false}).kind == K::WarpsAndShared);
-  CHECK(cuda::plan_allreduce({8, 8, 1}, {false, true, false}).kind == K::SharedTree);  // strided lanes
-  CHECK(cuda::plan_allreduce({8, 4, 1}, {true, true, false}).kind == K::WarpShuffle);  // 32 consecutive
-  CHECK(cuda::plan_allreduce({24, 4, 1}, {true, false, false}).kind == K::SharedTree);
-  CHECK(cuda::plan_allreduce({256, 1, 1}, {true, false, false}).shared_bytes(4) == 8 * 4);
+  using K = AllreducePlan::Kind;
+  CHECK(plan_allreduce({16, 32, 1}, {true, false, false}).kind == K::WarpShuffle);
+  CHECK(plan_allreduce({256, 1, 1}, {true, false, false}).kind == K::WarpsAndShared);
+  CHECK(plan_allreduce({8, 8, 1}, {false, true, false}).kind == K::SharedTree);  // strided lanes
+  CHECK(plan_allreduce({8, 4, 1}, {true, true, false}).kind == K::WarpShuffle);  // 32 consecutive
+  CHECK(plan_allreduce({24, 4, 1}, {true, false, false}).kind == K::SharedTree);
+  CHECK(plan_allreduce({256, 1, 1}, {true, false, false}).shared_bytes(4) == 8 * 4);
 }
 
 TEST_CASE("cuda codegen: f16 and bf16 go through cuda_fp16.h / cuda_bf16.h, arithmetic through float") {

@@ -7,6 +7,7 @@
 // shared-memory planner placed in overlapping bytes count as one memory.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <string>
 #include <unordered_map>
@@ -85,6 +86,7 @@ class ThreadSyncInserter {
           for (const PlacedSharedBuffer& b : placed_shared_buffers(IRMutator::self(op)))
             self_.placed_[b.alloc->buffer.get()] = {b.offset, b.offset + b.bytes};
           self_.overlap_.learn_kernel(IRMutator::self(op));
+          self_.learn_block(IRMutator::self(op));
           return self_.kernel(IRMutator::self(op), state);
         }
         return IRMutator::visit(op);
@@ -176,18 +178,54 @@ class ThreadSyncInserter {
     return need ? SeqNode::make({BarrierNode::make("shared"), s}) : s;
   }
 
-  static bool is_sync_point(const Stmt& s) {
+  /// The block's dimensions (constant extents of the loops bound to threadIdx.x/y/z, 1 where none
+  /// is bound; -1 when an extent is not a constant) and which dimension each thread variable is.
+  void learn_block(const Stmt& kernel) {
+    struct Finder : IRVisitor {
+      ThreadSyncInserter& self;
+      explicit Finder(ThreadSyncInserter& s) : self(s) {}
+      using IRVisitor::visit;
+      void visit(const ForNode* op) override {
+        const int d = op->kind == ForKind::ThreadBinding ? launch_index_of_tag(op->thread_tag) : -1;
+        if (d >= 0 && d < kFirstBlockIndex) {
+          self.thread_dim_[op->loop_var.get()] = d;
+          const int64_t* extent = as_const_int(op->extent);
+          self.block_[static_cast<size_t>(d)] = extent ? *extent : -1;
+        }
+        IRVisitor::visit(op);
+      }
+    } finder(*this);
+    block_ = {1, 1, 1};
+    thread_dim_.clear();
+    finder.visit_stmt(kernel);
+  }
+
+  /// Where every thread of the block waits for the others: a barrier, or an allreduce whose plan
+  /// synchronizes the block. An allreduce of warp shuffles (AllreducePlan) does not: warps read
+  /// their operands and go on while other warps still run, so the accesses before it stay
+  /// pending. Without constant block dimensions the plan is unknown, and the allreduce is not
+  /// counted as a barrier (an extra barrier is only slower; a missing one is a race).
+  bool is_sync_point(const Stmt& s) const {
     if (s.as<BarrierNode>()) return true;
     const auto* ev = s.as<EvaluateNode>();
     const auto* call = ev ? ev->value.as<CallNode>() : nullptr;
-    return call && call->name == intrinsic::thread_allreduce;
+    if (!call || call->name != intrinsic::thread_allreduce) return false;
+    std::array<bool, 3> reduced{false, false, false};
+    for (const Var& v : ThreadAllreduce::decode(call).threads) {
+      auto it = thread_dim_.find(v.get());
+      if (it == thread_dim_.end()) return false;
+      reduced[static_cast<size_t>(it->second)] = true;
+    }
+    for (int64_t extent : block_)
+      if (extent < 0) return false;
+    return plan_allreduce(block_, reduced).synchronizes_block();
   }
 
   /// Statements in block-uniform control flow, where barriers may be placed.
   Stmt kernel(const Stmt& s, SyncState& state) {
     if (!s.defined()) return s;
     if (is_sync_point(s)) {
-      // An allreduce synchronises too, but reads its (local) operands first.
+      // An allreduce that synchronizes the block reads its operands first.
       Stmt out = leaf(s, state);
       state.clear();
       return out;
@@ -248,6 +286,8 @@ class ThreadSyncInserter {
     return leaf(s, state);
   }
 
+  std::array<int64_t, 3> block_{1, 1, 1};               // the kernel's threadIdx.x/y/z extents
+  std::unordered_map<const VarNode*, int> thread_dim_;  // threadIdx loop variable -> 0, 1, 2
   std::unordered_set<const VarNode*> thread_vars_;
   std::unordered_set<const VarNode*> shared_;
   std::unordered_map<const VarNode*, std::pair<int64_t, int64_t>> placed_;  // planned byte ranges

@@ -1,5 +1,7 @@
-// thread_allreduce in the simulator: a block-wide synchronization point at which every thread
-// contributes its values and receives the combination over its group, in a fixed tree order.
+// thread_allreduce in the simulator: every thread contributes its values and receives the
+// combination over its group, in a fixed tree order. As on a GPU (AllreducePlan,
+// ir/thread_allreduce.hpp) it is a block-wide synchronization point unless its groups are lanes of
+// one warp: then each warp combines its own lanes, and the block does not wait.
 #pragma once
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "loom/ir/thread_allreduce.hpp"
 #include "loom/sim/warp_stmts.hpp"
 
 namespace loom::sim {
@@ -62,7 +65,14 @@ class WarpAllreduce final : public WarpStmt, public SyncPoint {
         }
       }
     });
-    w.sync(*this, mask);  // on_all_arrived has replaced every contribution by its group's result
+    const SimDim3 dim = b.block_dim;
+    if (plan_allreduce({dim.x, dim.y, dim.z}, reduced_).synchronizes_block()) {
+      w.sync(*this, mask);  // on_all_arrived has replaced every contribution by its group's result
+    } else {
+      // Warp shuffles: the groups lie within this warp, which combines them now; the other warps
+      // neither wait nor pass a barrier here.
+      combine_groups(b, static_cast<size_t>(w.first_thread), static_cast<size_t>(w.num_lanes));
+    }
     for_each_lane(mask, [&](int l) {
       const size_t t = static_cast<size_t>(w.first_thread + l);
       for (size_t k = 0; k < n; ++k) {
@@ -78,20 +88,28 @@ class WarpAllreduce final : public WarpStmt, public SyncPoint {
   }
 
   void on_all_arrived(BlockState& b) const override {
+    combine_groups(b, 0, static_cast<size_t>(b.num_threads));
+  }
+
+ private:
+  /// Replaces the contributions of threads [first, first + count) by their groups' results; the
+  /// groups must lie within those threads (the whole block, or one warp for warp shuffles).
+  void combine_groups(BlockState& b, size_t first, size_t count) const {
     const size_t threads = static_cast<size_t>(b.num_threads), n = values_.size();
     // Threads sorted by group, in linear order within a group.
-    std::vector<std::pair<int64_t, int>> order(threads);
-    for (size_t t = 0; t < threads; ++t) {
+    std::vector<std::pair<int64_t, int>> order(count);
+    for (size_t i = 0; i < count; ++i) {
+      const size_t t = first + i;
       const SimDim3 idx = b.thread_index(static_cast<int>(t));
       const int64_t x = reduced_[0] ? 0 : idx.x, y = reduced_[1] ? 0 : idx.y, z = reduced_[2] ? 0 : idx.z;
-      order[t] = {x + b.block_dim.x * (y + b.block_dim.y * z), static_cast<int>(t)};
+      order[i] = {x + b.block_dim.x * (y + b.block_dim.y * z), static_cast<int>(t)};
     }
     std::sort(order.begin(), order.end());
     std::vector<int64_t> ints(n * threads);
     std::vector<double> floats(n * threads);
-    for (size_t begin = 0; begin < threads;) {
+    for (size_t begin = 0; begin < count;) {
       size_t end = begin;
-      while (end < threads && order[end].first == order[begin].first) ++end;
+      while (end < count && order[end].first == order[begin].first) ++end;
       const size_t size = end - begin;
       for (size_t k = 0; k < n; ++k) {  // gather the group's values, position i = i-th member
         for (size_t i = 0; i < size; ++i) {
@@ -114,7 +132,6 @@ class WarpAllreduce final : public WarpStmt, public SyncPoint {
     }
   }
 
- private:
   /// Position i becomes combine(position i, position j), for every value at once: a combiner
   /// of several values (argmax) reads all of its old lhs and rhs before any is replaced.
   void combine(interp::Frame& frame, std::vector<int64_t>& ints, std::vector<double>& floats, size_t stride,

@@ -12,58 +12,6 @@
 
 namespace loom::cuda {
 
-/// How one allreduce is implemented, from the block's (constant) dimensions and which of
-/// threadIdx.x/y/z it reduces over.
-struct AllreducePlan {
-  enum class Kind {
-    WarpShuffle,     // groups of `group` consecutive lanes (a power of two <= 32): shuffles only
-    WarpsAndShared,  // groups of 32*W consecutive threads: shuffles, W partials in shared, shuffles
-    SharedTree,      // anything else: every value in shared memory, a tree of halvings
-  };
-  Kind kind = Kind::SharedTree;
-  int64_t threads = 1;  // threads per block
-  int64_t group = 1;    // threads combined into one result
-  int64_t groups = 1;   // threads / group
-  std::array<int64_t, 3> block{1, 1, 1};
-  std::array<bool, 3> reduced{false, false, false};
-
-  /// Shared memory the plan needs for one value of `bytes` bytes.
-  int64_t shared_bytes(int64_t bytes) const {
-    switch (kind) {
-      case Kind::WarpShuffle: return 0;
-      case Kind::WarpsAndShared: return groups * (group / 32) * bytes;
-      case Kind::SharedTree: return threads * bytes;
-    }
-    return 0;
-  }
-};
-
-inline bool is_power_of_two(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
-
-inline AllreducePlan plan_allreduce(std::array<int64_t, 3> block, std::array<bool, 3> reduced) {
-  AllreducePlan p;
-  p.block = block;
-  p.reduced = reduced;
-  p.threads = block[0] * block[1] * block[2];
-  for (int d = 0; d < 3; ++d)
-    if (reduced[d]) p.group *= block[d];
-  p.groups = p.threads / p.group;
-  // The reduced threads are consecutive (in CUDA's x-fastest numbering) when the reduced
-  // dimensions are a prefix of x, y, z, ignoring dimensions of extent 1.
-  bool contiguous = true, seen_kept = false;
-  for (int d = 0; d < 3; ++d) {
-    if (block[d] == 1) continue;
-    if (reduced[d] && seen_kept) contiguous = false;
-    if (!reduced[d]) seen_kept = true;
-  }
-  if (contiguous && is_power_of_two(p.group) && p.group <= 32) {
-    p.kind = AllreducePlan::Kind::WarpShuffle;
-  } else if (contiguous && p.group % 32 == 0) {
-    p.kind = AllreducePlan::Kind::WarpsAndShared;
-  }
-  return p;
-}
-
 /// Emits the allreduce through `e`, an emitter with: line(text), fresh(base) -> a new C name,
 /// combine(r, k, lhs names, rhs names) -> C expression, expr(Expr) -> C expression,
 /// thread_index(d) -> the C expression of threadIdx.x/y/z, result_store(r, k, value) -> statement,
