@@ -131,6 +131,13 @@ TEST_CASE("streamk_gemm: the hybrid's decomposition, workspace and shared-memory
 
   // The A/B tiles of the Stream-K phase and of the data-parallel phase share shared memory.
   cuda::CudaModule m = cuda::codegen_cuda(g.func);
+  // One thread spins on a contributor's flag, then the block passes a barrier (not 64 spinners).
+  const size_t wait = m.source.find("(void)(loom_flag_wait(");
+  REQUIRE(wait != std::string::npos);
+  const size_t before = m.source.find_last_not_of(" \n", wait - 1);
+  const std::string guard = "if ((tx == 0) && (ty == 0)) {";
+  CHECK(m.source.compare(before + 1 - guard.size(), guard.size(), guard) == 0);
+  CHECK(m.source.find("__syncthreads();", wait) < m.source.find("partials[", wait));
   REQUIRE(m.kernels.size() == 2);  // clearing the flags, then the GEMM
   const cuda::KernelCode& k = m.kernels[1];
   const int64_t one_phase = (16 * 8 + 8 * 16) * 4;

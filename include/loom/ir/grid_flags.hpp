@@ -38,8 +38,9 @@ inline Stmt flag_signal(const Var& flags, Expr index, Expr value) {
   return detail::grid_flag_call(intrinsic::flag_signal, flags, std::move(index), std::move(value));
 }
 
-/// Waits until flags[index] == value (acquire loads). Every thread that reads the published data
-/// waits itself, so no barrier is needed after it.
+/// Waits until flags[index] == value (acquire loads). A thread that reads the published data
+/// either waits itself, or passes a barrier after a thread of its block that waited (one thread
+/// spinning and a barrier, as Stream-K's fixup does, keeps the other threads off the flag).
 inline Stmt flag_wait(const Var& flags, Expr index, Expr value) {
   return detail::grid_flag_call(intrinsic::flag_wait, flags, std::move(index), std::move(value));
 }

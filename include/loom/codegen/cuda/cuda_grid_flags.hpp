@@ -1,5 +1,8 @@
 // CUDA C for the grid-flag intrinsics (ir/grid_flags.hpp): a release store after a device-wide
-// fence, and a spin on an acquire load, as inline PTX (sm_70 and newer).
+// fence, and a spin on an acquire load, as inline PTX (sm_70 and newer). The spin does not back
+// off with __nanosleep: in the loop it made ptxas spill registers of Stream-K's f16 kernel on
+// sm_80; Stream-K has one thread per block spin (then a barrier), which already keeps the rest of
+// the block off the flag.
 #pragma once
 
 #include <string>

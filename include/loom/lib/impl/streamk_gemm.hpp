@@ -299,7 +299,11 @@ class StreamKBuilder {
           Expr partial = LoadNode::make(f32, ws_, workspace_index(slot, r, col));
           return StoreNode::make(acc_, acc(i, j) + partial, acc_index(i, j));
         });
-        return seq({flag_wait(flags_, slot, c(1)), add});
+        // One thread spins on the flag (as CUTLASS's Stream-K does), the block then passes a
+        // barrier: 256 threads spinning on the same word would only steal issue slots and memory
+        // bandwidth from the blocks still computing.
+        Stmt wait = IfThenElseNode::make(tx_ == c(0) && ty_ == c(0), flag_wait(flags_, slot, c(1)));
+        return seq({wait, barrier(), add});
       };
       if (stream_k) {
         // The contributors of tile t are consecutive blocks; the one with the tile's last
