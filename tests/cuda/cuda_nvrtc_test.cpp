@@ -3,6 +3,7 @@
 #include "cuda_test_util.hpp"
 
 #include <loom/codegen/cuda/codegen_cuda.hpp>
+#include <loom/lib/streamk_gemm.hpp>
 
 using namespace loom;
 using namespace loom::cuda_test;
@@ -83,4 +84,25 @@ TEST_CASE("nvrtc: compile time of the tiled GEMM kernel (target: at most 300 ms)
   runtime::cuda::NvrtcOutput out = runtime::cuda::nvrtc_compile(m.source, "gemm", "sm_80");
   MESSAGE("loom-bench nvrtc_compile kernel=gemm_kernel0 ms=" << out.milliseconds);
   CHECK(out.milliseconds < 3000);  // generous: machines are shared; the report line is the measure
+}
+
+TEST_CASE("nvrtc: the MAC loops of the GPU GEMMs run fused multiply-adds, other code does not contract") {
+  // The tiled GEMM marks its k.inner loop fp_contract: a * b + c there becomes __fmaf_rn, and the
+  // PTX has fma.rn.f32 where it had mul.rn + add.rn (NVRTC gets --fmad=false: no contraction
+  // anywhere else, so results elsewhere stay the simulator's).
+  Case g = tiled_gemm(256);
+  cuda::CudaModule m = cuda::codegen_cuda(lower(g.s, g.args, "gemm"));
+  CHECK(m.source.find("__fmaf_rn(") != std::string::npos);
+  Case e = elementwise(1024);  // B = A * 2 + 1, no fp_contract
+  cuda::CudaModule plain = cuda::codegen_cuda(lower(e.s, e.args, "elementwise"));
+  CHECK(plain.source.find("__fmaf_rn(") == std::string::npos);
+  lib::StreamKConfig cfg;
+  cfg.sms = 8;
+  lib::StreamKGemm sk = lib::streamk_gemm(300, 200, 100, f32, cfg);
+  CHECK(cuda::codegen_cuda(sk.func).source.find("__fmaf_rn(") != std::string::npos);
+  if (!have_nvrtc()) return;
+  runtime::cuda::NvrtcOutput out = runtime::cuda::nvrtc_compile(m.source, "gemm", "sm_80");
+  CHECK(out.ptx.find("fma.rn.f32") != std::string::npos);
+  runtime::cuda::NvrtcOutput plain_out = runtime::cuda::nvrtc_compile(plain.source, "elementwise", "sm_80");
+  CHECK(plain_out.ptx.find("fma.rn.f32") == std::string::npos);
 }

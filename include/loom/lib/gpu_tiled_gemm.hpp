@@ -41,6 +41,7 @@ inline TiledGemm gpu_tiled_gemm(int n, int tile = 16, DType dtype = f32) {
   s[C].bind(tx, thread_axis("threadIdx.x"));
   s[CL].compute_at(s[C], tx);
   auto [ko, ki] = s[CL].split(CL.reduce_axis(0), tile);
+  s[CL].pragma(ki, "fp_contract");  // the MAC loop runs fused multiply-adds
   for (const Tensor& cached : {AS, BS}) {
     s[cached].compute_at(s[CL], ko);
     s[cached].bind(cached.axis(0), thread_axis("threadIdx.y"));

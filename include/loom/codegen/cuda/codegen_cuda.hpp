@@ -5,6 +5,7 @@
 #include <array>
 #include <cctype>
 #include <cstdint>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -320,7 +321,28 @@ class KernelEmitter {
     throw InternalError(cat("CUDA codegen: ", kind_name(e.kind()), " in lowered code"));
   }
 
+  /// In a loop marked pragma(axis, "fp_contract"), a * b + c (and a * b - c, c - a * b) of
+  /// float32/float64 becomes one fused multiply-add (one rounding instead of two), as the CPU
+  /// backend lets LLVM contract there: a GEMM's MAC loop then runs at the FMA rate. NVRTC itself
+  /// never contracts (--fmad=false), so nothing outside such loops changes.
+  std::optional<std::string> fused_multiply_add(const Expr& a, const Expr& b, IRNodeKind kind, int lane) {
+    const DType t = a.dtype().element_of();
+    if (contract_depth_ == 0 || !t.is_float() || (t.bits != 32 && t.bits != 64)) return std::nullopt;
+    if (kind != IRNodeKind::Add && kind != IRNodeKind::Sub) return std::nullopt;
+    const char* fma = t.bits == 64 ? "__fma_rn" : "__fmaf_rn";
+    auto fused = [&](const MulNode* m, const std::string& addend, bool negate_product) {
+      const std::string x = emit(m->a, lane), y = emit(m->b, lane);
+      return cat(fma, "(", negate_product ? cat("-", x) : x, ", ", y, ", ", addend, ")");
+    };
+    if (const MulNode* m = a.as<MulNode>())  // a * b + c, a * b - c
+      return fused(m, kind == IRNodeKind::Add ? emit(b, lane) : cat("-", emit(b, lane)), false);
+    if (const MulNode* m = b.as<MulNode>())  // c + a * b, c - a * b
+      return fused(m, emit(a, lane), kind == IRNodeKind::Sub);
+    return std::nullopt;
+  }
+
   std::string binary(const Expr& a, const Expr& b, IRNodeKind kind, DType result, int lane) {
+    if (std::optional<std::string> fma = fused_multiply_add(a, b, kind, lane)) return *fma;
     DType t = a.dtype().element_of();
     std::string x = emit(a, lane), y = emit(b, lane);
     // 16-bit floats are storage types: their arithmetic goes through float and rounds back,
@@ -665,12 +687,17 @@ class KernelEmitter {
     }
     const std::string min = emit(op->min, -1), extent = emit(op->extent, -1);
     const std::string name = bind(op->loop_var);
+    bool contract = false;
+    for (const LoopAnnotation& a : op->annotations)
+      contract = contract || ((a.key == "fp_contract" || a.key == "pragma_fp_contract") && !is_zero(a.value));
+    contract_depth_ += contract;
     if (op->kind == ForKind::Unrolled || op->kind == ForKind::ThreadBinding) line("#pragma unroll");
     std::string end = is_zero(op->min) ? extent : cat(min, " + ", extent);
     std::string comment = op->kind == ForKind::ThreadBinding ? cat("  // ", op->thread_tag) : std::string();
     line(cat("for (", type, " ", name, " = ", min, "; ", name, " < ", end, "; ++", name, ") {", comment));
     block(op->body);
     line("}");
+    contract_depth_ -= contract;
     unbind(op->loop_var);
   }
 
@@ -734,6 +761,7 @@ class KernelEmitter {
   std::unordered_map<const LoadNode*, std::string> vector_loads_;
   std::unordered_map<const VarNode*, int> thread_tag_of_;
   std::array<int64_t, 3> block_{1, 1, 1};
+  int contract_depth_ = 0;  // loops marked fp_contract around the statement being emitted
   bool dynamic_ = false;
   /// The ranges of the loops emitted so far (variables are unique, so they may stay bound).
   Analyzer loop_ranges_;

@@ -278,7 +278,9 @@ class StreamKBuilder {
     });
     Stmt step = seq({barrier(), copy_tile(as, a_, bm_, bk_, tile_m, kk * c(bk_), M, K),
                      copy_tile(bs, b_, bk_, bn_, kk * c(bk_), tile_n, K, N), barrier(),
-                     ForNode::make(kb, c(0), c(bk_), ForKind::Serial, mac)});
+                     // The MAC loop may fuse multiply-adds (fp_contract, as lib::gemm's micro-kernel).
+                     ForNode::make(kb, c(0), c(bk_), ForKind::Serial, mac, "",
+                                   {LoopAnnotation{"fp_contract", make_const(i32, 1)}})});
     Stmt k_loop = ForNode::make(kk, k0, k1 - k0, ForKind::Serial, step);
 
     Stmt store_c = each_element([&](int64_t i, int64_t j, Expr r, Expr col) {
