@@ -80,7 +80,7 @@ std::string capture_stderr(F&& fn) {
 std::vector<std::string> pipeline_names(const PassContext& ctx) {
   std::vector<std::string> names;
   for (const PhasePasses& phase : default_pipeline()) {
-    for (const NamedPass& p : phase.passes)
+    for (const PipelinePass& p : phase.passes)
       names.push_back(std::string(phase_name(phase.phase)) + "_" + p.name);
     for (const PassContext::UserPass& u : ctx.user_passes)
       if (phase_of(u.where) == phase.phase)
@@ -133,7 +133,9 @@ TEST_CASE("lower: a pass after schedule sees Realize/Provide, a pass after flatt
   PassContext ctx;
   ctx.add_pass(PassPosition::AfterSchedule, "see_schedule", [&](Stmt b, const PassContext& c) {
     after_schedule.visit_stmt(b);
-    state_seen = c.state != nullptr && c.state->func_name == "forms";
+    state_seen = c.lowering() != nullptr && c.lowering()->func_name() == "forms" &&
+                 c.lowering()->schedule() != nullptr && c.lowering()->params().size() == 2 &&
+                 !c.lowering()->bounds().ranges.empty() && c.lowering()->device_split() == nullptr;
     return b;
   });
   ctx.add_pass(PassPosition::AfterFlatten, "see_flatten", [&](Stmt b, const PassContext&) {
@@ -209,11 +211,18 @@ TEST_CASE("lower: dump_dir writes one file per pass, in order, and 'unchanged' f
         [](char c) { return !(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'); }, '_');
     CHECK(files[i] == std::string(prefix) + name + ".txt");
   }
-  // The first pass builds the IR; the identity pass changed nothing; the rewriting pass did.
-  std::string first = read_file(func_dir / files[0]);
-  CHECK(contains(first, "primfn dump me("));
-  CHECK(contains(first, "realize(B"));
-  std::string identity = read_file(func_dir / "01_schedule_identity.txt");
+  // The steps before schedule_ops show the schedule (the bounds once inferred); schedule_ops
+  // builds the IR; the identity pass changed nothing; the rewriting pass did.
+  std::string first = read_file(func_dir / "00_schedule_resolve_groups.txt");
+  CHECK(contains(first, "schedule of dump me (no loops yet)"));
+  CHECK(contains(first, "stage B: root"));
+  CHECK_FALSE(contains(first, " in ["));
+  std::string bounds = read_file(func_dir / "03_schedule_infer_bounds.txt");
+  CHECK(contains(bounds, "for i in [0, +10)"));
+  std::string built = read_file(func_dir / "06_schedule_schedule_ops.txt");
+  CHECK(contains(built, "primfn dump me("));
+  CHECK(contains(built, "realize(B"));
+  std::string identity = read_file(func_dir / "08_schedule_identity.txt");
   CHECK(identity == "unchanged\n");
   bool found_rewrite = false;
   for (const std::string& file : files) {
@@ -268,7 +277,10 @@ TEST_CASE("lower: time_passes prints one line per pass to stderr") {
   std::string err = capture_stderr([&] { lower(s, {g.A, g.C}, "timed", ctx); });
   std::vector<std::string> names = pipeline_names(ctx);
   CHECK(count_of(err, "loom pass ") == static_cast<int>(names.size()));
-  CHECK(contains(err, "schedule_ops"));
+  for (const char* step :
+       {"resolve_groups", "inline_stages", "validate_attachments", "infer_bounds", "validate_thread_extents",
+        "validate_shared_stages", "schedule_ops", "assert_positive_split_factors", "split_host_device"})
+    CHECK(contains(err, step));
   CHECK(contains(err, "user_timed"));
   CHECK(contains(err, " ms\n"));
 
@@ -314,4 +326,111 @@ TEST_CASE("lower: a user pass that returns an undefined Stmt is named in the err
                          doctest::Contains("lower 'dropped': user pass 'forgets_to_return' (after phase '"),
                          loom::Error);
   }
+}
+
+TEST_CASE("lower: user passes read their own options and see the lowering only while it runs") {
+  Graph g;
+  Schedule s = create_schedule(g.C);
+  PassContext ctx;
+  ctx.set_option("scale.factor", "3");
+  std::string factor, missing;
+  ctx.add_pass(PassPosition::AfterFlatten, "scale", [&](Stmt b, const PassContext& c) {
+    factor = c.option("scale.factor");
+    missing = c.option("scale.unset", "default");
+    return b;
+  });
+  CHECK(ctx.lowering() == nullptr);
+  lower(s, {g.A, g.C}, "options", ctx);
+  CHECK(factor == "3");
+  CHECK(missing == "default");
+  CHECK(ctx.lowering() == nullptr);  // lower() works on its own copy of the context
+}
+
+TEST_CASE("lower: phase device splits host and kernels for a GPU target, and only for one") {
+  const int n = 100;
+  Tensor A = placeholder({n}, f32, "A");
+  Tensor C = compute(
+      {n}, [&](Expr i) { return A(i) * 2.0f; }, "C");
+  Schedule s = create_schedule(C);
+  auto [bx, tx] = s[C].split(C.axis(0), 32);
+  s[C].bind(bx, thread_axis("blockIdx.x"));
+  s[C].bind(tx, thread_axis("threadIdx.x"));
+
+  LoweredFunc plain = lower(s, {A, C}, "scale");
+  CHECK(plain.device_split == nullptr);
+
+  PassContext for_gpu;
+  for_gpu.target = Target::cuda_sim();
+  const cuda::DeviceSplit* seen = nullptr;
+  for_gpu.add_pass(PassPosition::AfterDevice, "see_split", [&](Stmt b, const PassContext& c) {
+    seen = c.lowering()->device_split();
+    return b;
+  });
+  LoweredFunc split = lower(s, {A, C}, "scale", for_gpu);
+  REQUIRE(split.device_split != nullptr);
+  CHECK(seen == split.device_split.get());
+  REQUIRE(split.device_split->kernels.size() == 1);
+  CHECK(split.device_split->source.same_as(split.body));
+  CHECK(to_string(split.device_split->kernels[0].extents[0]) == "32");  // threadIdx.x
+  CHECK(to_string(split.device_split->kernels[0].extents[3]) == "4");   // blockIdx.x
+
+  // The CUDA code generator takes that split, and splits again a body changed after lowering.
+  CHECK(cuda::codegen_cuda(split).source == cuda::codegen_cuda(plain).source);
+  split.body = SeqNode::make({split.body, split.body});
+  CHECK(cuda::codegen_cuda(split).kernels.size() == 2);
+
+  // build() lowers for its target: the dump of phase device lists the kernel and its launch.
+  std::filesystem::path dir = fresh_dir("device");
+  PassContext dumped;
+  dumped.dump_dir = dir.string();
+  build(s, {A, C}, Target::cuda_sim(), "scale", dumped);
+  std::string device = read_file(dir / "scale" / "19_device_split_host_device.txt");
+  CHECK(contains(device, "host program:"));
+  CHECK(contains(device, "threadIdx.x=32"));
+  CHECK(contains(device, "blockIdx.x=4"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("lower_from: a function built by hand runs the recipe from phase loops, memory or device") {
+  // A vectorized loop of constant extent: phase loops turns it into vector IR, phase memory does not.
+  Var a("A", handle_type), c("C", handle_type), i("i", i32);
+  LoweredFunc f;
+  f.name = "by_hand";
+  for (const Var& data : {a, c}) {
+    FuncParam p;
+    p.kind = FuncParam::Kind::Buffer;
+    p.buffer = BufferParam{data.name(), data, f32, {Expr(8)}, {Expr(1)}};
+    f.params.push_back(p);
+  }
+  f.body = ForNode::make(i, Expr(0), Expr(8), ForKind::Vectorized,
+                         StoreNode::make(c, LoadNode::make(f32, a, i) + make_const(f32, 1.0), i));
+  std::vector<std::string> ran;
+  PassContext ctx;
+  for (PassPosition where : {PassPosition::AfterSchedule, PassPosition::AfterFlatten,
+                             PassPosition::AfterLoops, PassPosition::AfterMemory, PassPosition::AfterDevice})
+    ctx.add_pass(where, "record", [&ran, where](Stmt b, const PassContext& c) {
+      ran.push_back(phase_name(phase_of(where)));
+      CHECK(c.lowering()->schedule() == nullptr);
+      return b;
+    });
+  LoweredFunc vectorized = lower_from(f, Phase::Loops, ctx);
+  CHECK(ran == std::vector<std::string>{"loops", "memory", "device"});
+  CHECK(contains(vectorized.to_string(), "ramp("));
+  Buffer<float> in = random_buffer({8}, 3), out({8});
+  test::interpret_checked(vectorized, {in, out});
+  for (int k = 0; k < 8; ++k) CHECK(out(k) == in(k) + 1.0f);
+
+  ran.clear();
+  LoweredFunc kept = lower_from(f, Phase::Memory, ctx);
+  CHECK(ran == std::vector<std::string>{"memory", "device"});
+  CHECK_FALSE(contains(kept.to_string(), "ramp("));
+
+  for (Phase needs_schedule : {Phase::Schedule, Phase::Flatten})
+    CHECK_THROWS_WITH_AS(lower_from(f, needs_schedule), doctest::Contains("lower_from 'by_hand': phase '"),
+                         loom::Error);
+  CHECK_THROWS_WITH_AS(lower_from(f, Phase::Flatten),
+                       "lower_from 'by_hand': phase 'flatten' works on a schedule, which a function built by "
+                       "hand does not have; start at phase 'loops', 'memory' or 'device', or call lower() "
+                       "with the schedule",
+                       loom::Error);
 }

@@ -139,8 +139,8 @@ inline std::shared_ptr<AutoBankConflicts> add_bank_conflict_passes(PassContext& 
                  shapes->extents.clear();
                  shapes->scope.clear();
                  user_layouts->clear();
-                 if (c.state)
-                   for (const Ref<StageNode>& stage : c.state->schedule->stages)
+                 if (c.lowering() && c.lowering()->schedule())
+                   for (const Ref<StageNode>& stage : c.lowering()->schedule()->stages)
                      if (!stage->storage_align.empty() || stage->swizzle.defined())
                        for (int k = 0; k < stage->origin_op->num_outputs(); ++k)
                          user_layouts->insert(stage->origin_op->output(k).name());
@@ -148,7 +148,7 @@ inline std::shared_ptr<AutoBankConflicts> add_bank_conflict_passes(PassContext& 
                });
   ctx.add_pass(PassPosition::AfterMemory, "avoid_bank_conflicts",
                [done, shapes, user_layouts, options](Stmt body, const PassContext& c) {
-                 const std::string func = c.state ? c.state->func_name : "main";
+                 const std::string func = c.lowering() ? c.lowering()->func_name() : "main";
                  const auto sizes = detail::size_values(body, options);
                  BankTrace trace = trace_bank_accesses(body, func, sizes);
                  std::unordered_map<std::string, detail::BankLayoutRewriter::Layout> layouts;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,10 @@
 #include "loom/support/config.hpp"
 
 namespace loom {
+
+namespace cuda {
+struct DeviceSplit;  // lower/split_host_device.hpp
+}
 
 /// A tensor argument seen as flat memory. Load/Store in the body name it through `data`.
 struct BufferParam {
@@ -34,6 +39,10 @@ class LoweredFunc {
   /// Symbolic size variables the call binds from buffer shapes (or from scalar parameters).
   std::vector<Var> size_vars;
   Stmt body;
+  /// The host program and kernels that the Device phase split `body` into, when the function was
+  /// lowered for a GPU target (build() with Target::cuda()/cuda_sim()); null otherwise. The CUDA
+  /// backend splits again when it is null or was made from another body.
+  std::shared_ptr<const cuda::DeviceSplit> device_split;
 
   /// The function as text: `primfn name(params) {` and the body as lower() prints it.
   LOOM_DECL std::string to_string() const;

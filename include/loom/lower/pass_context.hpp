@@ -1,23 +1,27 @@
-// PassContext: how a lowering runs: the user's own passes inserted at phase boundaries, IR
-// dumps (LOOM_DUMP_IR=dir) and pass timing (LOOM_TIME_PASSES=1).
+// PassContext: how a lowering runs: the user's own passes inserted at phase boundaries with the
+// options they read, the target it is for (build() sets it), IR dumps (LOOM_DUMP_IR=dir) and pass
+// timing (LOOM_TIME_PASSES=1). While a pass runs, it also gives a read-only view of the lowering.
 #pragma once
 
 #include <cstdlib>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "loom/ir/stmt.hpp"
+#include "loom/support/target.hpp"
 
 namespace loom {
 
 /// The phases of lowering, in order (docs/architecture.md, "From a Tensor to a running Kernel").
 enum class Phase : uint8_t {
-  Schedule,  // infer bounds, build loop nests from the schedule
+  Schedule,  // resolve groups, inline, check attachments, infer bounds, build loop nests
   Flatten,   // multi-dimensional tensors to flat buffers
   Loops,     // loop transformations and simplification
   Memory,    // storage planning
-  Device,    // host/device split, launch parameters
+  Device,    // host/device split and launch dimensions (for a GPU target)
 };
 
 inline const char* phase_name(Phase p) {
@@ -37,7 +41,10 @@ enum class PassPosition : uint8_t { AfterSchedule, AfterFlatten, AfterLoops, Aft
 inline Phase phase_of(PassPosition p) { return static_cast<Phase>(static_cast<uint8_t>(p)); }
 
 class PassContext;
-struct LowerState;
+class LoweringView;
+namespace detail {
+class PassRunner;
+}
 using PassFunction = std::function<Stmt(Stmt, const PassContext&)>;
 
 struct NamedPass {
@@ -62,13 +69,35 @@ class PassContext {
     PassPosition where;
     NamedPass pass;
   };
+  /// Sets an option that user passes read with option(): a pass's own settings travel with the
+  /// context it is lowered with, e.g. set_option("count_loads.verbose", "1").
+  PassContext& set_option(const std::string& key, std::string value) {
+    options_[key] = std::move(value);
+    return *this;
+  }
+  /// The option `key`, or `fallback` when it was never set.
+  std::string option(const std::string& key, const std::string& fallback = "") const {
+    auto it = options_.find(key);
+    return it == options_.end() ? fallback : it->second;
+  }
+
+  /// The lowering a pass runs in, read-only (lower/lower_state.hpp): the function's name, its copy
+  /// of the schedule, the argument buffers and the inferred bounds. Null outside lower().
+  const LoweringView* lowering() const { return lowering_; }
+
   std::vector<UserPass> user_passes;
   std::string dump_dir;      // write the IR after every pass into this directory
   bool time_passes = false;  // print each pass's time to stderr
   /// Simplify with the bound analyzer after flattening (tests may switch it off to see raw IR).
   bool simplify = true;
-  /// The lowering in progress (set by lower() while passes run).
-  LowerState* state = nullptr;
+  /// The target the function is lowered for; build() sets it. For a GPU target the Device phase
+  /// splits the function into host code and kernels; without a target that phase does nothing.
+  std::optional<Target> target;
+
+ private:
+  friend class detail::PassRunner;  // points lowering_ at the lowering while a pass runs
+  std::map<std::string, std::string> options_;
+  const LoweringView* lowering_ = nullptr;
 };
 
 }  // namespace loom

@@ -64,6 +64,7 @@ struct DeviceKernel {
 /// The whole split: the host program (the function's body with every region replaced by an
 /// Evaluate of loom.cuda_launch(i)) and the kernels.
 struct DeviceSplit {
+  Stmt source;  // the function body this split was made from
   Stmt host;
   std::vector<DeviceKernel> kernels;
 };
@@ -174,6 +175,7 @@ class Splitter {
 
   DeviceSplit run() {
     DeviceSplit out;
+    out.source = f_.body;
     out.host = host(f_.body);
     out.kernels = std::move(kernels_);
     return out;

@@ -32,6 +32,7 @@ LOOM_DECL Kernel build(const LoweredFunc& f, const Target& target) {
 
 LOOM_DECL Kernel build(const Schedule& s, const std::vector<LowerArg>& args, const Target& target,
                        const std::string& name, PassContext ctx) {
+  ctx.target = target;  // the Device phase splits host and kernels for a GPU target
   if (target.kind() != TargetKind::CPU)
     return runtime::cuda::build_cuda(lower(s, args, name, std::move(ctx)), target);
   detail::require_cpu_target(target, name);

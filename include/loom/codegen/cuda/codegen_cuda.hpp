@@ -825,7 +825,9 @@ inline std::string prelude(const std::unordered_set<std::string>& helpers, bool 
 
 /// Translates the kernels of `f` (after the host/device split) to CUDA C.
 inline CudaModule codegen_cuda(const LoweredFunc& f) {
-  DeviceSplit split = split_host_device(f);
+  // The Device phase of lower() made the split already when it lowered for this target.
+  DeviceSplit split =
+      f.device_split && f.device_split->source.same_as(f.body) ? *f.device_split : split_host_device(f);
   CudaModule m;
   m.name = f.name;
   m.host = split.host;

@@ -1,5 +1,5 @@
 // The definitions of lib/streamk_gemm.hpp: the plan in closed form (StreamKParams) and the kernel
-// built from it as loop IR (StreamKBuilder), then the memory passes a lowered GPU function gets.
+// built from it as loop IR (StreamKBuilder), then lowered by the recipe from phase loops on.
 #pragma once
 
 #include "loom/support/config.hpp"
@@ -14,11 +14,9 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/streamk_gemm.hpp");
 #include "loom/backend/cuda/driver.hpp"
 #include "loom/ir/grid_flags.hpp"
 #include "loom/ir/op.hpp"
-#include "loom/ir/simplify.hpp"
 #include "loom/ir/stmt.hpp"
 #include "loom/lib/streamk_gemm.hpp"
-#include "loom/lower/plan_shared_memory.hpp"
-#include "loom/lower/thread_sync.hpp"
+#include "loom/lower/lower.hpp"
 
 namespace loom::lib {
 
@@ -123,11 +121,11 @@ class StreamKBuilder {
       body = AllocateNode::make(flags_, i32, {c(q_.slots())}, "global", body);
       body = AllocateNode::make(ws_, f32, {workspace_index(c(q_.slots()), c(0), c(0))}, "global", body);
     }
-    // simplify folds the unrolled loops' constants ("0 + ty", "u / 1"). The builder writes the
-    // barriers of its own phases; the memory passes let the two phases' tiles share shared memory
-    // and add the barriers that reuse needs, as lower() does for a schedule.
-    f.body = insert_thread_sync(merge_shared_memory(simplify(body)));
-    return f;
+    // The recipe from phase loops on: simplify folds the unrolled loops' constants ("0 + ty",
+    // "u / 1"); the builder writes the barriers of its own phases, and the memory passes let the two
+    // phases' tiles share shared memory and add the barriers that reuse needs, as for a schedule.
+    f.body = body;
+    return lower_from(std::move(f), Phase::Loops);
   }
 
  private:

@@ -22,41 +22,106 @@ namespace loom {
 
 namespace detail {
 
-/// Runs one pass with the dump and timing the context asks for.
+/// The schedule as the steps of phase schedule leave it, for IR dumps before any loop exists:
+/// where each stage is computed and its loops, with their ranges once bounds are inferred.
+inline std::string describe_schedule(const LowerState& state) {
+  std::string out = cat("schedule of ", state.func.name, " (no loops yet)\n");
+  for (const Ref<StageNode>& s : state.schedule->stages) {
+    if (s->is_group) continue;
+    out += cat("  stage ", s->op->name, ": ", attach_type_name(s->attach_type));
+    if (s->attach_stage && s->attach_ivar.defined())
+      out += cat(" at ", s->attach_stage->op->name, ".", s->attach_ivar->var.name());
+    if (!s->scope.empty()) out += cat(", scope ", s->scope);
+    out += "\n";
+    for (const IterVar& iv : s->leaf_iter_vars) {
+      out += cat("    for ", iv->var.name());
+      auto r = state.bounds.ranges.find(iv.get());
+      if (r != state.bounds.ranges.end() && r->second.defined())
+        out += cat(" in [", to_string(r->second.min), ", +", to_string(r->second.extent), ")");
+      if (!iv->thread_tag.empty()) out += cat(" bound to ", iv->thread_tag);
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+/// The kernels of the host/device split, for IR dumps after phase device.
+inline std::string describe_split(const cuda::DeviceSplit& split) {
+  std::string out = cat("host program:\n", to_string(split.host), "\n");
+  for (const cuda::DeviceKernel& k : split.kernels) {
+    out += cat("kernel ", k.name, "(");
+    for (size_t i = 0; i < k.params.size(); ++i)
+      out += cat(i ? ", " : "", k.params[i].var.name(), k.params[i].is_buffer ? "[]" : "");
+    out += ") launched with";
+    for (int d = 0; d < 6; ++d)
+      if (k.extents[static_cast<size_t>(d)].defined())
+        out += cat(" ", cuda::launch_index_name(d), "=", to_string(k.extents[static_cast<size_t>(d)]));
+    out += cat(":\n", to_string(k.body), "\n");
+  }
+  return out;
+}
+
+/// Runs the recipe's passes on one lowering, each with the dump and timing the context asks for.
 class PassRunner {
  public:
-  PassRunner(const PassContext& ctx, LoweredFunc& func) : ctx_(ctx), func_(func) {
+  PassRunner(PassContext& ctx, LowerState& state) : ctx_(ctx), state_(state), view_(state) {
     if (!ctx.dump_dir.empty()) {
-      dir_ = std::filesystem::path(ctx.dump_dir) / sanitize_file_name(func.name);
+      dir_ = std::filesystem::path(ctx.dump_dir) / sanitize_file_name(state.func.name);
       std::filesystem::create_directories(dir_);
     }
   }
 
-  Stmt run(Phase phase, const NamedPass& pass, Stmt body) {
-    auto start = std::chrono::steady_clock::now();
-    Stmt out = pass.fn(body, ctx_);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (ctx_.time_passes)
-      std::fprintf(stderr, "loom pass %-9s %-28s %9.3f ms\n", phase_name(phase), pass.name.c_str(), ms);
-    if (!dir_.empty()) {
-      char prefix[16];
-      std::snprintf(prefix, sizeof prefix, "%02d_", counter_++);
-      std::ofstream file(
-          dir_ / (std::string(prefix) + phase_name(phase) + "_" + sanitize_file_name(pass.name) + ".txt"));
-      bool unchanged = body.defined() && out.defined() && (out.same_as(body) || structural_equal(out, body));
-      if (unchanged) {
-        file << "unchanged\n";
-      } else {
-        func_.body = out;
-        file << func_.to_string();
+  /// The phases from `first` on: Loom's passes of each phase, then the user's passes after it.
+  void run_from(Phase first) {
+    ctx_.lowering_ = &view_;
+    for (const PhasePasses& phase : default_pipeline()) {
+      if (phase.phase < first) continue;
+      for (const PipelinePass& pass : phase.passes)
+        run(phase.phase, pass.name, [&](Stmt b) { return pass.fn(std::move(b), state_, ctx_); });
+      for (const PassContext::UserPass& user : ctx_.user_passes) {
+        if (phase_of(user.where) != phase.phase) continue;
+        const bool given = state_.func.body.defined();
+        run(phase.phase, user.pass.name, [&](Stmt b) { return user.pass.fn(std::move(b), ctx_); });
+        // A pass that drops the program (e.g. a mutator that forgot to return) would otherwise
+        // yield an empty kernel that silently writes nothing.
+        if (given && !state_.func.body.defined())
+          throw Error(cat("lower '", state_.func.name, "': user pass '", user.pass.name, "' (after phase '",
+                          phase_name(phase.phase), "') returned an undefined Stmt; a pass must return the ",
+                          "body it was given, or its rewritten version"));
       }
     }
-    return out;
+    ctx_.lowering_ = nullptr;
   }
 
  private:
-  const PassContext& ctx_;
-  LoweredFunc& func_;
+  template <typename F>
+  void run(Phase phase, const std::string& name, F&& pass) {
+    auto start = std::chrono::steady_clock::now();
+    Stmt body = state_.func.body;
+    Stmt out = pass(body);
+    state_.func.body = out;
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (ctx_.time_passes)
+      std::fprintf(stderr, "loom pass %-9s %-30s %9.3f ms\n", phase_name(phase), name.c_str(), ms);
+    if (dir_.empty()) return;
+    char prefix[16];
+    std::snprintf(prefix, sizeof prefix, "%02d_", counter_++);
+    std::ofstream file(dir_ /
+                       (std::string(prefix) + phase_name(phase) + "_" + sanitize_file_name(name) + ".txt"));
+    if (!out.defined()) {
+      file << describe_schedule(state_);
+    } else if (phase == Phase::Device && state_.device) {
+      file << state_.func.to_string() << "\n" << describe_split(*state_.device);
+    } else if (body.defined() && (out.same_as(body) || structural_equal(out, body))) {
+      file << "unchanged\n";
+    } else {
+      file << state_.func.to_string();
+    }
+  }
+
+  PassContext& ctx_;
+  LowerState& state_;
+  LoweringView view_;
   std::filesystem::path dir_;
   int counter_ = 0;
 };
@@ -111,9 +176,8 @@ class FreeVarCollector : public IRVisitor {
 LOOM_DECL LoweredFunc lower(const Schedule& s, const std::vector<LowerArg>& args, const std::string& name,
                             PassContext ctx) {
   LowerState state;
-  state.func_name = name;
   state.schedule = s.copy();
-  LoweredFunc func;
+  LoweredFunc& func = state.func;
   func.name = name;
 
   std::unordered_set<const VarNode*> scalar_seen;
@@ -162,24 +226,8 @@ LOOM_DECL LoweredFunc lower(const Schedule& s, const std::vector<LowerArg>& args
     }
   }
 
-  ctx.state = &state;
-  detail::PassRunner runner(ctx, func);
-  Stmt body;
-  for (const PhasePasses& phase : default_pipeline()) {
-    for (const NamedPass& pass : phase.passes) body = runner.run(phase.phase, pass, body);
-    for (const PassContext::UserPass& user : ctx.user_passes) {
-      if (phase_of(user.where) != phase.phase) continue;
-      Stmt given = body;
-      body = runner.run(phase.phase, user.pass, body);
-      // A pass that drops the program (e.g. a mutator that forgot to return) would otherwise
-      // yield an empty kernel that silently writes nothing.
-      if (given.defined() && !body.defined())
-        throw Error(cat("lower '", name, "': user pass '", user.pass.name, "' (after phase '",
-                        phase_name(phase.phase), "') returned an undefined Stmt; a pass must return the ",
-                        "body it was given, or its rewritten version"));
-    }
-  }
-  func.body = body;
+  detail::PassRunner(ctx, state).run_from(Phase::Schedule);
+  func.device_split = state.device;
 
   // Symbolic sizes: bound at call time from a buffer dimension that is exactly the variable,
   // or passed as scalars. Anything else the body uses freely cannot be bound.
@@ -214,7 +262,20 @@ LOOM_DECL LoweredFunc lower(const Schedule& s, const std::vector<LowerArg>& args
   for (const Var& v : scalar_args)
     if (seen.insert(v.get()).second) shape_vars.push_back(v);
   func.size_vars = shape_vars;
-  return func;
+  return std::move(func);
+}
+
+LOOM_DECL LoweredFunc lower_from(LoweredFunc f, Phase from, PassContext ctx) {
+  if (from == Phase::Schedule || from == Phase::Flatten)
+    throw Error(cat("lower_from '", f.name, "': phase '", phase_name(from),
+                    "' works on a schedule, which a function built by hand does not have; start at phase ",
+                    "'loops', 'memory' or 'device', or call lower() with the schedule"));
+  if (!f.body.defined()) throw Error(cat("lower_from '", f.name, "': the function has no body"));
+  LowerState state;
+  state.func = std::move(f);
+  detail::PassRunner(ctx, state).run_from(from);
+  state.func.device_split = state.device;
+  return std::move(state.func);
 }
 
 }  // namespace loom
