@@ -9,6 +9,7 @@
 #include "loom/ir/op.hpp"
 #include "loom/ir/substitute.hpp"
 #include "loom/ir/visitor.hpp"
+#include "loom/lower/rewrite_loops.hpp"
 
 namespace loom {
 
@@ -70,21 +71,15 @@ class OffsetBuffer : public IRMutator {
   Expr offset_;
 };
 
-class DoubleBufferInjector : public IRMutator {
+/// Pipelines one serial loop whose iterations produce a double-buffered stage first.
+class DoubleBufferInjector {
  public:
-  using IRMutator::mutate;
-
- protected:
-  using IRMutator::visit;
-
-  Stmt visit(const ForNode* op) override {
-    Stmt inner = IRMutator::visit(op);
-    const auto* loop = inner.as<ForNode>();
-    if (!loop || loop->kind != ForKind::Serial) return inner;
+  /// The loop with its producer one iteration ahead, or undefined when it has no such stage.
+  Stmt rewrite(const ForNode* loop) {
     loop_ = loop;
     found_ = nullptr;
     Stmt body = rewrite_scope(loop->body);
-    if (!found_) return inner;
+    if (!found_) return Stmt();
     // Allocate both halves outside the loop and produce the first iteration's half up front.
     const AllocateNode* alloc = found_;
     Expr size = alloc->extents.at(0);
@@ -96,6 +91,7 @@ class DoubleBufferInjector : public IRMutator {
                               alloc->scope, SeqNode::make({prologue, new_loop}));
   }
 
+ private:
   /// Finds the double-buffered allocation among the statements the loop runs directly
   /// (through sequences, lets and annotations, not through nested loops or branches) and
   /// replaces it by the pipelined body.
@@ -140,7 +136,6 @@ class DoubleBufferInjector : public IRMutator {
     return SeqNode::make({produce_next, consume});
   }
 
- private:
   const ForNode* loop_ = nullptr;
   const AllocateNode* found_ = nullptr;
   Stmt producer_;
@@ -164,7 +159,9 @@ class StripDoubleBufferMarks : public IRMutator {
 /// Applies every double_buffer request it can; a request whose buffer is not produced at the
 /// start of a loop iteration and consumed after it is left single-buffered (same results).
 inline Stmt inject_double_buffer(const Stmt& body) {
-  Stmt out = detail::DoubleBufferInjector().mutate(body);
+  detail::DoubleBufferInjector injector;
+  Stmt out =
+      rewrite_loops(body, ForKind::Serial, [&](const ForNode* loop) { return injector.rewrite(loop); });
   return detail::StripDoubleBufferMarks().mutate(out);
 }
 

@@ -14,6 +14,7 @@
 #include "loom/ir/simplify.hpp"
 #include "loom/ir/substitute.hpp"
 #include "loom/ir/visitor.hpp"
+#include "loom/lower/rewrite_loops.hpp"
 #include "loom/lower/unroll_loops.hpp"
 
 namespace loom {
@@ -328,27 +329,17 @@ class VirtualThreadInjector {
   VirtualThreadTouch::Result info_;
 };
 
-class InjectVirtualThreads : public IRMutator {
- public:
-  using IRMutator::mutate;
-
- protected:
-  using IRMutator::visit;
-  Stmt visit(const ForNode* op) override {
-    // Inner virtual threads first: an outer one then sees their expanded buffers as its own data.
-    Stmt inner = IRMutator::visit(op);
-    const auto* loop = inner.as<ForNode>();
-    if (!loop || loop->kind != ForKind::ThreadBinding || !is_virtual_thread_tag(loop->thread_tag))
-      return inner;
-    const int64_t* extent = as_const_int(loop->extent);
-    // A virtual thread count known only at run time cannot size the per-thread copies of the
-    // buffers; running the virtual threads one after another is one of their legal interleavings.
-    // An empty one runs nothing, not even the code that is the same for all threads.
-    if (!extent || *extent <= 0)
-      return ForNode::make(loop->loop_var, loop->min, loop->extent, ForKind::Serial, loop->body);
-    return VirtualThreadInjector(loop, *extent).run();
-  }
-};
+/// One virtual-thread loop interleaved (other loops bound to a thread are kept).
+inline Stmt inject_virtual_thread_loop(const ForNode* loop) {
+  if (!is_virtual_thread_tag(loop->thread_tag)) return Stmt();
+  const int64_t* extent = as_const_int(loop->extent);
+  // A virtual thread count known only at run time cannot size the per-thread copies of the
+  // buffers; running the virtual threads one after another is one of their legal interleavings.
+  // An empty one runs nothing, not even the code that is the same for all threads.
+  if (!extent || *extent <= 0)
+    return ForNode::make(loop->loop_var, loop->min, loop->extent, ForKind::Serial, loop->body);
+  return VirtualThreadInjector(loop, *extent).run();
+}
 
 }  // namespace detail
 
@@ -358,6 +349,9 @@ class InjectVirtualThreads : public IRMutator {
 /// global buffers allocated inside get one copy per virtual thread (shared buffers stay one, as
 /// the virtual threads of a GPU thread share its block's shared memory). A virtual-thread loop of
 /// non-constant extent becomes a serial loop.
-inline Stmt inject_virtual_thread(const Stmt& body) { return detail::InjectVirtualThreads().mutate(body); }
+/// Inner virtual threads go first: an outer one then sees their expanded buffers as its own data.
+inline Stmt inject_virtual_thread(const Stmt& body) {
+  return rewrite_loops(body, ForKind::ThreadBinding, detail::inject_virtual_thread_loop);
+}
 
 }  // namespace loom

@@ -6,6 +6,7 @@
 #include "loom/ir/mutator.hpp"
 #include "loom/ir/op.hpp"
 #include "loom/ir/substitute.hpp"
+#include "loom/lower/rewrite_loops.hpp"
 
 namespace loom {
 
@@ -69,30 +70,23 @@ class FreshBinders : public IRMutator {
   VarMap map_;
 };
 
-class UnrollLoops : public IRMutator {
- public:
-  using IRMutator::mutate;
-
- protected:
-  using IRMutator::visit;
-  Stmt visit(const ForNode* op) override {
-    Stmt inner = IRMutator::visit(op);
-    const auto* loop = inner.as<ForNode>();
-    if (!loop || loop->kind != ForKind::Unrolled) return inner;
-    const int64_t* extent = as_const_int(loop->extent);
-    if (!extent) return inner;  // the backend unrolls what it can
-    std::vector<Stmt> copies;
-    for (int64_t i = 0; i < *extent; ++i) {
-      Expr value = loop->min + make_int_const(loop->loop_var.dtype(), i);
-      copies.push_back(FreshBinders().mutate(substitute(loop->body, loop->loop_var, value)));
-    }
-    return SeqNode::make(copies);
+/// The copies of one unrolled loop's body, or undefined when its extent is not a constant.
+inline Stmt unroll_loop(const ForNode* loop) {
+  const int64_t* extent = as_const_int(loop->extent);
+  if (!extent) return Stmt();  // the backend unrolls what it can
+  std::vector<Stmt> copies;
+  for (int64_t i = 0; i < *extent; ++i) {
+    Expr value = loop->min + make_int_const(loop->loop_var.dtype(), i);
+    copies.push_back(FreshBinders().mutate(substitute(loop->body, loop->loop_var, value)));
   }
-};
+  return SeqNode::make(copies);
+}
 
 }  // namespace detail
 
 /// Replaces unrolled loops of constant extent by copies of their bodies.
-inline Stmt unroll_loops(const Stmt& body) { return detail::UnrollLoops().mutate(body); }
+inline Stmt unroll_loops(const Stmt& body) {
+  return rewrite_loops(body, ForKind::Unrolled, detail::unroll_loop);
+}
 
 }  // namespace loom

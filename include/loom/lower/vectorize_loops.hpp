@@ -11,6 +11,7 @@
 #include "loom/ir/analyzer.hpp"
 #include "loom/ir/mutator.hpp"
 #include "loom/ir/substitute.hpp"
+#include "loom/lower/rewrite_loops.hpp"
 
 namespace loom {
 
@@ -196,30 +197,24 @@ class Vectorizer : public IRMutator {
   std::unordered_map<const VarNode*, Expr> lets_;
 };
 
-class VectorizeLoops : public IRMutator {
- public:
-  using IRMutator::mutate;
-
- protected:
-  using IRMutator::visit;
-  Stmt visit(const ForNode* op) override {
-    Stmt inner = IRMutator::visit(op);
-    const auto* loop = inner.as<ForNode>();
-    if (!loop || loop->kind != ForKind::Vectorized) return inner;
-    const int64_t* extent = as_const_int(loop->extent);
-    if (!extent || *extent < 2 || *extent > 4096) return inner;
-    try {
-      Vectorizer vectorizer(loop->loop_var, loop->min, static_cast<int>(*extent));
-      return vectorizer.mutate(loop->body);
-    } catch (const CannotVectorize&) {
-      return inner;  // the backend sees a vectorized loop with a scalar body
-    }
+/// The vector IR of one vectorized loop, or undefined to keep the loop (its extent is not a
+/// constant in [2, 4096], or its body cannot be vectorized).
+inline Stmt vectorize_loop(const ForNode* loop) {
+  const int64_t* extent = as_const_int(loop->extent);
+  if (!extent || *extent < 2 || *extent > 4096) return Stmt();
+  try {
+    Vectorizer vectorizer(loop->loop_var, loop->min, static_cast<int>(*extent));
+    return vectorizer.mutate(loop->body);
+  } catch (const CannotVectorize&) {
+    return Stmt();  // the backend sees a vectorized loop with a scalar body
   }
-};
+}
 
 }  // namespace detail
 
 /// Turns vectorized loops of constant extent into vector IR (see the file comment).
-inline Stmt vectorize_loops(const Stmt& body) { return detail::VectorizeLoops().mutate(body); }
+inline Stmt vectorize_loops(const Stmt& body) {
+  return rewrite_loops(body, ForKind::Vectorized, detail::vectorize_loop);
+}
 
 }  // namespace loom
