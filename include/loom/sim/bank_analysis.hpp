@@ -1,6 +1,7 @@
 // Analytic shared-memory bank conflicts of a lowered GPU function: for every warp of every block it
-// follows the kernel's control flow and evaluates only index, guard and loop-bound expressions (no
-// kernel data is computed or moved), then counts wavefronts with the simulator's own bank model.
+// follows the kernel's control flow and evaluates only index, guard and loop-bound expressions
+// (with ir/int_eval.hpp; no kernel data is computed or moved), then counts wavefronts with the
+// simulator's own bank model.
 #pragma once
 
 #include <algorithm>
@@ -14,7 +15,7 @@
 #include <vector>
 
 #include "loom/ir/gpu_vocabulary.hpp"
-#include "loom/ir/int_math.hpp"
+#include "loom/ir/int_eval.hpp"
 #include "loom/ir/printer.hpp"
 #include "loom/ir/thread_allreduce.hpp"
 #include "loom/ir/visitor.hpp"
@@ -175,82 +176,32 @@ class BankTracer {
 
   static int lane_of(const Expr& e, int lane) { return e.dtype().lanes == 1 ? 0 : lane; }
 
+  /// Lane `lane` of the integer expression `e` in frame `f` (ir/int_eval.hpp).
   int64_t eval(const Expr& e, const Frame& f, int lane) const {
-    switch (e.kind()) {
-      case IRNodeKind::IntImm: return e.as<IntImmNode>()->value;
-      case IRNodeKind::Var: {
-        const VarNode* v = e.as<VarNode>();
-        auto it = f.find(v);
-        if (it == f.end() || it->second.empty())
-          throw BankUnknown{cat("the value of '", v->name, "' is not known (", to_string(e), ")")};
-        return it->second[static_cast<size_t>(lane) % it->second.size()];
-      }
-#define LOOM_BANK_BINARY(kind, node, expr)                  \
-  case IRNodeKind::kind: {                                  \
-    const node* op = e.as<node>();                          \
-    const int64_t a = eval(op->a, f, lane_of(op->a, lane)); \
-    const int64_t b = eval(op->b, f, lane_of(op->b, lane)); \
-    return expr;                                            \
-  }
-        LOOM_BANK_BINARY(Add, AddNode, a + b)
-        LOOM_BANK_BINARY(Sub, SubNode, a - b)
-        LOOM_BANK_BINARY(Mul, MulNode, a * b)
-        LOOM_BANK_BINARY(Min, MinNode, std::min(a, b))
-        LOOM_BANK_BINARY(Max, MaxNode, std::max(a, b))
-        LOOM_BANK_BINARY(EQ, EQNode, a == b)
-        LOOM_BANK_BINARY(NE, NENode, a != b)
-        LOOM_BANK_BINARY(LT, LTNode, a < b)
-        LOOM_BANK_BINARY(LE, LENode, a <= b)
-        LOOM_BANK_BINARY(GT, GTNode, a > b)
-        LOOM_BANK_BINARY(GE, GENode, a >= b)
-        LOOM_BANK_BINARY(And, AndNode, a && b)
-        LOOM_BANK_BINARY(Or, OrNode, a || b)
-        LOOM_BANK_BINARY(Div, DivNode, divide(a, b, e) ? a / b : 0)
-        LOOM_BANK_BINARY(Mod, ModNode, divide(a, b, e) ? a % b : 0)
-        LOOM_BANK_BINARY(FloorDiv, FloorDivNode, divide(a, b, e) ? int_math::floordiv(a, b) : 0)
-        LOOM_BANK_BINARY(FloorMod, FloorModNode, divide(a, b, e) ? int_math::floormod(a, b) : 0)
-#undef LOOM_BANK_BINARY
-      case IRNodeKind::Not: return !eval(e.as<NotNode>()->a, f, lane);
-      case IRNodeKind::Select: {
-        const SelectNode* op = e.as<SelectNode>();
-        return eval(op->condition, f, lane_of(op->condition, lane)) ? eval(op->true_value, f, lane)
-                                                                    : eval(op->false_value, f, lane);
-      }
-      case IRNodeKind::Cast: {
-        const CastNode* op = e.as<CastNode>();
-        if (!op->dtype.is_integral() && !op->dtype.is_bool())
-          throw BankUnknown{cat("the analysis needs integers, not ", to_string(e))};
-        const int64_t v = eval(op->value, f, lane);
-        if (op->dtype.is_bool()) return v != 0;
-        return int_math::wrap_to(op->dtype.element_of(), static_cast<uint64_t>(v));
-      }
-      case IRNodeKind::Ramp: {
-        const RampNode* op = e.as<RampNode>();
-        return eval(op->base, f, 0) + eval(op->stride, f, 0) * lane;
-      }
-      case IRNodeKind::Broadcast: return eval(e.as<BroadcastNode>()->value, f, 0);
-      case IRNodeKind::Let: {
-        const LetNode* op = e.as<LetNode>();
-        Frame inner = f;
-        inner[op->var.get()] = values_of(op->value, f);
-        return eval(op->body, inner, lane);
-      }
-      case IRNodeKind::Call: {
-        const CallNode* op = e.as<CallNode>();
-        if (op->name == intrinsic::likely) return eval(op->args[0], f, lane);
-        if (op->name == intrinsic::if_then_else)
-          return eval(op->args[0], f, lane_of(op->args[0], lane)) ? eval(op->args[1], f, lane)
-                                                                  : eval(op->args[2], f, lane);
-        throw BankUnknown{cat("the analysis cannot evaluate the call ", to_string(e))};
-      }
-      case IRNodeKind::Load: throw BankUnknown{cat("the value ", to_string(e), " is read from memory")};
-      default: throw BankUnknown{cat("the analysis cannot evaluate ", to_string(e))};
+    auto lookup = [&f](const VarNode* v, int l) -> const int64_t* {
+      auto it = f.find(v);
+      if (it == f.end() || it->second.empty()) return nullptr;
+      return &it->second[static_cast<size_t>(l) % it->second.size()];
+    };
+    try {
+      return IntEvaluator<decltype(lookup)>(lookup)(e, lane);
+    } catch (const IntEvalFailure& failure) {
+      throw BankUnknown{why_unknown(failure)};
     }
   }
 
-  static bool divide(int64_t, int64_t b, const Expr& e) {
-    if (b == 0) throw BankUnknown{cat("division by zero in ", to_string(e))};
-    return true;
+  static std::string why_unknown(const IntEvalFailure& failure) {
+    const Expr& e = failure.expr;
+    switch (failure.kind) {
+      case IntEvalFailure::Kind::UnboundVar:
+        return cat("the value of '", failure.var->name, "' is not known (", to_string(e), ")");
+      case IntEvalFailure::Kind::DivisionByZero: return cat("division by zero in ", to_string(e));
+      case IntEvalFailure::Kind::NotInteger: break;
+    }
+    if (e.as<LoadNode>()) return cat("the value ", to_string(e), " is read from memory");
+    if (e.as<CallNode>()) return cat("the analysis cannot evaluate the call ", to_string(e));
+    if (e.as<CastNode>()) return cat("the analysis needs integers, not ", to_string(e));
+    return cat("the analysis cannot evaluate ", to_string(e));
   }
 
   /// Every vector lane of `e`, or empty when some lane is not known (a float, a loaded value).

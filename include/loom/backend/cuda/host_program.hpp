@@ -14,6 +14,7 @@
 #include "loom/backend/cuda/launch_limits.hpp"
 #include "loom/codegen/cuda/codegen_cuda.hpp"
 #include "loom/ir/extern_call.hpp"
+#include "loom/ir/int_eval.hpp"
 
 namespace loom::runtime::cuda {
 
@@ -47,88 +48,23 @@ struct HostOps {
 
 /// The value of a host integer expression (sizes, loop variables, launch extents).
 inline int64_t eval_host_int(const Expr& e, const HostEnv& env, const std::string& where) {
-  auto rec = [&](const Expr& x) { return eval_host_int(x, env, where); };
-  auto div_check = [&](int64_t b) {
-    if (b == 0) throw Error(cat(where, ": division by zero in ", to_string(e)));
+  auto lookup = [&](const VarNode* v, int) -> const int64_t* {
+    auto it = env.ints.find(v);
+    return it == env.ints.end() ? nullptr : &it->second;
   };
-  switch (e.kind()) {
-    case IRNodeKind::IntImm: return e.as<IntImmNode>()->value;
-    case IRNodeKind::Var: {
-      auto it = env.ints.find(static_cast<const VarNode*>(e.get()));
-      if (it == env.ints.end())
-        throw InternalError(cat(where, ": host variable '", e.as<VarNode>()->name, "' has no value"));
-      return it->second;
+  try {
+    return IntEvaluator<decltype(lookup)>(lookup)(e);
+  } catch (const IntEvalFailure& failure) {
+    switch (failure.kind) {
+      case IntEvalFailure::Kind::UnboundVar:
+        throw InternalError(cat(where, ": host variable '", failure.var->name, "' has no value"));
+      case IntEvalFailure::Kind::DivisionByZero:
+        throw Error(cat(where, ": division by zero in ", to_string(failure.expr)));
+      case IntEvalFailure::Kind::NotInteger: break;
     }
-    case IRNodeKind::Add: return rec(e.as<AddNode>()->a) + rec(e.as<AddNode>()->b);
-    case IRNodeKind::Sub: return rec(e.as<SubNode>()->a) - rec(e.as<SubNode>()->b);
-    case IRNodeKind::Mul: return rec(e.as<MulNode>()->a) * rec(e.as<MulNode>()->b);
-    case IRNodeKind::Div: {
-      int64_t b = rec(e.as<DivNode>()->b);
-      div_check(b);
-      return rec(e.as<DivNode>()->a) / b;
-    }
-    case IRNodeKind::Mod: {
-      int64_t b = rec(e.as<ModNode>()->b);
-      div_check(b);
-      return rec(e.as<ModNode>()->a) % b;
-    }
-    case IRNodeKind::FloorDiv: {
-      int64_t a = rec(e.as<FloorDivNode>()->a), b = rec(e.as<FloorDivNode>()->b);
-      div_check(b);
-      int64_t q = a / b;
-      return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
-    }
-    case IRNodeKind::FloorMod: {
-      int64_t a = rec(e.as<FloorModNode>()->a), b = rec(e.as<FloorModNode>()->b);
-      div_check(b);
-      int64_t r = a % b;
-      return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-    }
-    case IRNodeKind::Min: return std::min(rec(e.as<MinNode>()->a), rec(e.as<MinNode>()->b));
-    case IRNodeKind::Max: return std::max(rec(e.as<MaxNode>()->a), rec(e.as<MaxNode>()->b));
-    case IRNodeKind::EQ: return rec(e.as<EQNode>()->a) == rec(e.as<EQNode>()->b);
-    case IRNodeKind::NE: return rec(e.as<NENode>()->a) != rec(e.as<NENode>()->b);
-    case IRNodeKind::LT: return rec(e.as<LTNode>()->a) < rec(e.as<LTNode>()->b);
-    case IRNodeKind::LE: return rec(e.as<LENode>()->a) <= rec(e.as<LENode>()->b);
-    case IRNodeKind::GT: return rec(e.as<GTNode>()->a) > rec(e.as<GTNode>()->b);
-    case IRNodeKind::GE: return rec(e.as<GENode>()->a) >= rec(e.as<GENode>()->b);
-    case IRNodeKind::And: return rec(e.as<AndNode>()->a) && rec(e.as<AndNode>()->b);
-    case IRNodeKind::Or: return rec(e.as<OrNode>()->a) || rec(e.as<OrNode>()->b);
-    case IRNodeKind::Not: return !rec(e.as<NotNode>()->a);
-    case IRNodeKind::Select: {
-      const SelectNode* s = e.as<SelectNode>();
-      return rec(s->condition) ? rec(s->true_value) : rec(s->false_value);
-    }
-    case IRNodeKind::Cast: {
-      const CastNode* c = e.as<CastNode>();
-      if (c->value.dtype().is_float()) break;
-      int64_t v = rec(c->value);
-      DType t = c->dtype;
-      if (t.is_bool()) return v != 0;
-      if (t.bits < 64) {
-        const int shift = 64 - t.bits;
-        return t.is_int() ? static_cast<int64_t>(static_cast<uint64_t>(v) << shift) >> shift
-                          : static_cast<int64_t>(static_cast<uint64_t>(v) & ((uint64_t{1} << t.bits) - 1));
-      }
-      return v;
-    }
-    case IRNodeKind::Call: {
-      const CallNode* c = e.as<CallNode>();
-      if (c->name == loom::intrinsic::likely) return rec(c->args.at(0));
-      if (c->name == loom::intrinsic::if_then_else)
-        return rec(c->args.at(0)) ? rec(c->args.at(1)) : rec(c->args.at(2));
-      break;
-    }
-    case IRNodeKind::Let: {
-      const LetNode* l = e.as<LetNode>();
-      HostEnv inner = env;
-      inner.ints[l->var.get()] = rec(l->value);
-      return eval_host_int(l->body, inner, where);
-    }
-    default: break;
+    throw Error(cat(where, ": the host cannot evaluate ", to_string(failure.expr),
+                    " (only integer arithmetic runs there)"));
   }
-  throw Error(
-      cat(where, ": the host cannot evaluate ", to_string(e), " (only integer arithmetic runs there)"));
 }
 
 /// The dimensions of launching `k` in `env`.
