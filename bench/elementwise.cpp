@@ -4,6 +4,7 @@
 // Run it with OMP_WAIT_POLICY=passive (as ctest does): Loom's idle workers sleep, and spinning
 // OpenMP threads would compete with Loom's for the cores of a busy machine.
 #include <loom/loom.hpp>
+#include <loom/runtime/thread_pool.hpp>
 
 #include <benchmark/benchmark.h>
 

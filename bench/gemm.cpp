@@ -3,6 +3,7 @@
 // The full set takes minutes; with LOOM_BENCH_QUICK=1 (ctest's smoke run) only the small sizes run.
 #include <loom/lib/gemm.hpp>
 #include <loom/loom.hpp>
+#include <loom/runtime/thread_pool.hpp>
 
 #include <benchmark/benchmark.h>
 #include <cblas.h>

@@ -3,6 +3,7 @@
 // thread idle for part of the run). Prints `loom-bench gemm_streamk_cpu ... ratio=<streamk/dp>`.
 #include <loom/lib/gemm.hpp>
 #include <loom/loom.hpp>
+#include <loom/runtime/thread_pool.hpp>
 
 #include <benchmark/benchmark.h>
 
