@@ -28,35 +28,75 @@ inline bool is_local_scope(const std::string& s) {
 
 inline bool is_global_scope(const std::string& s) { return s.empty() || s == scope::global; }
 
+/// Thread tags (IterVar::thread_tag, For::thread_tag): what thread_axis() makes and Stage::bind
+/// binds a loop to. The launch indices are CUDA's names, which the CUDA code generator emits as
+/// they are.
+namespace thread_tag {
+inline constexpr const char* threadIdx_x = "threadIdx.x";
+inline constexpr const char* threadIdx_y = "threadIdx.y";
+inline constexpr const char* threadIdx_z = "threadIdx.z";
+inline constexpr const char* blockIdx_x = "blockIdx.x";
+inline constexpr const char* blockIdx_y = "blockIdx.y";
+inline constexpr const char* blockIdx_z = "blockIdx.z";
+/// A virtual thread: one thread's loop that lowering interleaves; "vthread.x|y|z" are too.
+inline constexpr const char* vthread = "vthread";
+/// Accepted by thread_axis() as in TVM, which spells a virtual thread so too; Loom's passes take
+/// only the "vthread" tags for virtual threads.
+inline constexpr const char* cthread = "cthread";
+/// The prefixes of the launch-index tags. The predicates below test these, so a misspelt index
+/// ("threadIdx.w") still counts as a thread or block index, and launch_index_of_tag reports it.
+inline constexpr const char* thread_index_prefix = "threadIdx";
+inline constexpr const char* block_index_prefix = "blockIdx";
+}  // namespace thread_tag
+
+/// threadIdx.*: each thread of a block has its own value.
+inline bool is_thread_index_tag(const std::string& tag) {
+  return tag.rfind(thread_tag::thread_index_prefix, 0) == 0;
+}
+
+/// blockIdx.*: all threads of a block share the value.
+inline bool is_block_index_tag(const std::string& tag) {
+  return tag.rfind(thread_tag::block_index_prefix, 0) == 0;
+}
+
 /// threadIdx.* and blockIdx.* (not vthread): a loop bound to one of them is a GPU launch index.
 inline bool is_gpu_thread_tag(const std::string& tag) {
-  return tag.rfind("threadIdx", 0) == 0 || tag.rfind("blockIdx", 0) == 0;
+  return is_thread_index_tag(tag) || is_block_index_tag(tag);
 }
 
 /// Virtual threads ("vthread", "vthread.x|y|z"): loops that lowering interleaves
 /// (lower/inject_virtual_thread.hpp), not launch indices.
-inline bool is_virtual_thread_tag(const std::string& tag) { return tag.rfind("vthread", 0) == 0; }
+inline bool is_virtual_thread_tag(const std::string& tag) { return tag.rfind(thread_tag::vthread, 0) == 0; }
 
 /// The six launch indices: threadIdx.x/y/z are 0..2, blockIdx.x/y/z are 3..5.
 inline constexpr int kNumLaunchIndices = 6;
 inline constexpr int kFirstBlockIndex = 3;
 
-/// The launch index a thread tag binds, or -1 for tags that are not kernel regions ("vthread",
-/// "cthread", ""). A loop bound to one of these tags is where a kernel region starts.
-inline int launch_index_of_tag(const std::string& tag) {
-  static const char* const names[kNumLaunchIndices] = {"threadIdx.x", "threadIdx.y", "threadIdx.z",
-                                                       "blockIdx.x",  "blockIdx.y",  "blockIdx.z"};
+/// The tag of launch index `index` (0 <= index < kNumLaunchIndices), which is also its CUDA name.
+inline const char* launch_index_name(int index) {
+  static const char* const names[kNumLaunchIndices] = {thread_tag::threadIdx_x, thread_tag::threadIdx_y,
+                                                       thread_tag::threadIdx_z, thread_tag::blockIdx_x,
+                                                       thread_tag::blockIdx_y,  thread_tag::blockIdx_z};
+  return names[index];
+}
+
+/// The launch index a thread tag names exactly, or -1 for every other tag, a misspelt
+/// threadIdx/blockIdx one included. The host/device split (lower/split_host_device.hpp) and the
+/// CUDA code generator use this lenient form: a loop with any other tag stays an ordinary loop.
+inline int find_launch_index(const std::string& tag) {
   for (int i = 0; i < kNumLaunchIndices; ++i)
-    if (tag == names[i]) return i;
-  if (tag.rfind("threadIdx", 0) == 0 || tag.rfind("blockIdx", 0) == 0)
-    throw Error(cat("unknown thread tag '", tag, "': use blockIdx.x/y/z or threadIdx.x/y/z"));
+    if (tag == launch_index_name(i)) return i;
   return -1;
 }
 
-inline const char* launch_index_name(int index) {
-  static const char* const names[kNumLaunchIndices] = {"threadIdx.x", "threadIdx.y", "threadIdx.z",
-                                                       "blockIdx.x",  "blockIdx.y",  "blockIdx.z"};
-  return names[index];
+/// The launch index a thread tag binds, or -1 for tags that are not kernel regions ("vthread",
+/// "cthread", ""). A loop bound to one of these tags is where a kernel region starts. Unlike
+/// find_launch_index, throws on a threadIdx/blockIdx tag that names no index ("threadIdx.w").
+inline int launch_index_of_tag(const std::string& tag) {
+  const int index = find_launch_index(tag);
+  if (index < 0 && is_gpu_thread_tag(tag))
+    throw Error(cat("unknown thread tag '", tag, "': use blockIdx.x/y/z or threadIdx.x/y/z"));
+  return index;
 }
 
 }  // namespace loom

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/ir/visitor.hpp"
 #include "loom/lower/lower.hpp"
 #include "loom/schedule/schedule.hpp"
@@ -191,10 +192,10 @@ inline BankConflictFix avoid_bank_conflicts(Schedule& s, const Tensor& cached,
   if (!cached.defined()) throw Error(cat(where, ": the tensor is undefined"));
   Stage stage = s[cached];
   StageNode& node = *stage.operator->();
-  if (node.scope != "shared" && node.scope != "shared.dyn")
-    throw Error(
-        cat(where, ": stage '", cached.name(), "' is in scope '", node.scope.empty() ? "global" : node.scope,
-            "'; pass a shared-memory stage, e.g. the result of cache_read(tensor, \"shared\", readers)"));
+  if (!is_shared_scope(node.scope))
+    throw Error(cat(
+        where, ": stage '", cached.name(), "' is in scope '", node.scope.empty() ? scope::global : node.scope,
+        "'; pass a shared-memory stage, e.g. the result of cache_read(tensor, \"shared\", readers)"));
   if (!node.storage_align.empty() || node.swizzle.defined())
     throw Error(cat(where, ": stage '", cached.name(), "' already has ",
                     node.swizzle.defined() ? "a swizzle" : "storage_align padding",

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/lower/lower.hpp"
 #include "loom/schedule/schedule.hpp"
 #include "loom/sim/simulator.hpp"
@@ -32,15 +33,15 @@ inline SharedTileCase transpose_case(int n, int tile = 32) {
   Tensor B = compute(
       {n, n}, [&](Expr i, Expr j) { return A(j, i); }, "B");
   Schedule s = create_schedule(B);
-  Tensor AS = s.cache_read(A, "shared", {B});
+  Tensor AS = s.cache_read(A, scope::shared, {B});
   auto [by, bx, ty, tx] = s[B].tile(B.axis(0), B.axis(1), tile, tile);
-  s[B].bind(by, thread_axis("blockIdx.y"));
-  s[B].bind(bx, thread_axis("blockIdx.x"));
-  s[B].bind(ty, thread_axis("threadIdx.y"));
-  s[B].bind(tx, thread_axis("threadIdx.x"));
+  s[B].bind(by, thread_axis(thread_tag::blockIdx_y));
+  s[B].bind(bx, thread_axis(thread_tag::blockIdx_x));
+  s[B].bind(ty, thread_axis(thread_tag::threadIdx_y));
+  s[B].bind(tx, thread_axis(thread_tag::threadIdx_x));
   s[AS].compute_at(s[B], bx);
-  s[AS].bind(AS.axis(0), thread_axis("threadIdx.y"));
-  s[AS].bind(AS.axis(1), thread_axis("threadIdx.x"));
+  s[AS].bind(AS.axis(0), thread_axis(thread_tag::threadIdx_y));
+  s[AS].bind(AS.axis(1), thread_axis(thread_tag::threadIdx_x));
   return {cat("transpose", tile), s, A, B, AS};
 }
 
@@ -61,16 +62,16 @@ inline SharedTileCase mma_a_tile_case(int m) {
       },
       "F");
   Schedule s = create_schedule(F);
-  Tensor AS = s.cache_read(A, "shared", {F});
+  Tensor AS = s.cache_read(A, scope::shared, {F});
   s[F].reorder({F.axis(0), F.axis(3), F.axis(1), F.axis(2), F.axis(4), F.axis(5)});
-  s[F].bind(F.axis(0), thread_axis("blockIdx.x"));
-  s[F].bind(F.axis(3), thread_axis("threadIdx.x"));
+  s[F].bind(F.axis(0), thread_axis(thread_tag::blockIdx_x));
+  s[F].bind(F.axis(3), thread_axis(thread_tag::threadIdx_x));
   s[F].vectorize(F.axis(5));
   s[AS].compute_at(s[F], F.axis(0));
   auto [jo, ji] = s[AS].split(AS.axis(1), 8);
   IterVar rows = s[AS].fuse(AS.axis(0), jo);
   auto [step, lane] = s[AS].split(rows, 32);
-  s[AS].bind(lane, thread_axis("threadIdx.x"));
+  s[AS].bind(lane, thread_axis(thread_tag::threadIdx_x));
   s[AS].vectorize(ji);
   return {"mma_a_tile", s, A, F, AS};
 }
@@ -83,21 +84,21 @@ inline SharedTileCase float4_case(int n) {
   Tensor C = compute(
       {n, n}, [&](Expr i, Expr j) { return A(i, j) * make_const(f32, 2.0); }, "C");
   Schedule s = create_schedule(C);
-  Tensor AS = s.cache_read(A, "shared", {C});
+  Tensor AS = s.cache_read(A, scope::shared, {C});
   auto [bi, bj, ii, jj] = s[C].tile(C.axis(0), C.axis(1), 32, 32);
   auto [jo, ji] = s[C].split(jj, 4);
   s[C].reorder({bi, bj, jo, ii, ji});
-  s[C].bind(bi, thread_axis("blockIdx.y"));
-  s[C].bind(bj, thread_axis("blockIdx.x"));
-  s[C].bind(jo, thread_axis("threadIdx.y"));
-  s[C].bind(ii, thread_axis("threadIdx.x"));
+  s[C].bind(bi, thread_axis(thread_tag::blockIdx_y));
+  s[C].bind(bj, thread_axis(thread_tag::blockIdx_x));
+  s[C].bind(jo, thread_axis(thread_tag::threadIdx_y));
+  s[C].bind(ii, thread_axis(thread_tag::threadIdx_x));
   s[C].vectorize(ji);
   s[AS].compute_at(s[C], bj);
   auto [ajo, aji] = s[AS].split(AS.axis(1), 4);
   IterVar fused = s[AS].fuse(AS.axis(0), ajo);
   auto [ty, tx] = s[AS].split(fused, 32);
-  s[AS].bind(ty, thread_axis("threadIdx.y"));
-  s[AS].bind(tx, thread_axis("threadIdx.x"));
+  s[AS].bind(ty, thread_axis(thread_tag::threadIdx_y));
+  s[AS].bind(tx, thread_axis(thread_tag::threadIdx_x));
   s[AS].vectorize(aji);
   return {"float4", s, A, C, AS};
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/ir/mutator.hpp"
 #include "loom/lib/bank_conflicts.hpp"
 #include "loom/lower/lower_state.hpp"
@@ -63,8 +64,7 @@ class BankLayoutRewriter : public IRMutator {
 
   Stmt visit(const AllocateNode* op) override {
     auto it = layouts_.find(op->buffer.name());
-    if (it == layouts_.end() || (op->scope != "shared" && op->scope != "shared.dyn"))
-      return IRMutator::visit(op);
+    if (it == layouts_.end() || !is_shared_scope(op->scope)) return IRMutator::visit(op);
     const Layout& l = it->second;
     active_[op->buffer.get()] = &l;
     Stmt body = mutate(op->body);

@@ -2,6 +2,7 @@
 // tile of A and one of B staged in shared memory per step of k.outer, a local accumulator.
 #pragma once
 
+#include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/schedule/schedule.hpp"
 #include "loom/te/compute.hpp"
 #include "loom/te/placeholder.hpp"
@@ -31,21 +32,21 @@ inline TiledGemm gpu_tiled_gemm(int n, int tile = 16, DType dtype = f32) {
       {n, n}, [&](Expr i, Expr j) { return sum(element(A, i, k) * element(B, k, j), {k}); }, "C");
   const Tensor C = g.C;
   Schedule s = create_schedule(C);
-  Tensor AS = s.cache_read(A, "shared", {C});
-  Tensor BS = s.cache_read(B, "shared", {C});
-  Tensor CL = s.cache_write(C, "local");
+  Tensor AS = s.cache_read(A, scope::shared, {C});
+  Tensor BS = s.cache_read(B, scope::shared, {C});
+  Tensor CL = s.cache_write(C, scope::local);
   auto [by, bx, ty, tx] = s[C].tile(C.axis(0), C.axis(1), tile, tile);
-  s[C].bind(by, thread_axis("blockIdx.y"));
-  s[C].bind(bx, thread_axis("blockIdx.x"));
-  s[C].bind(ty, thread_axis("threadIdx.y"));
-  s[C].bind(tx, thread_axis("threadIdx.x"));
+  s[C].bind(by, thread_axis(thread_tag::blockIdx_y));
+  s[C].bind(bx, thread_axis(thread_tag::blockIdx_x));
+  s[C].bind(ty, thread_axis(thread_tag::threadIdx_y));
+  s[C].bind(tx, thread_axis(thread_tag::threadIdx_x));
   s[CL].compute_at(s[C], tx);
   auto [ko, ki] = s[CL].split(CL.reduce_axis(0), tile);
   s[CL].pragma(ki, "fp_contract");  // the MAC loop runs fused multiply-adds
   for (const Tensor& cached : {AS, BS}) {
     s[cached].compute_at(s[CL], ko);
-    s[cached].bind(cached.axis(0), thread_axis("threadIdx.y"));
-    s[cached].bind(cached.axis(1), thread_axis("threadIdx.x"));
+    s[cached].bind(cached.axis(0), thread_axis(thread_tag::threadIdx_y));
+    s[cached].bind(cached.axis(1), thread_axis(thread_tag::threadIdx_x));
   }
   g.schedule = s;
   return g;

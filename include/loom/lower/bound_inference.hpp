@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/lower/interval_set.hpp"
 #include "loom/schedule/graph.hpp"
 #include "loom/schedule/iter_values.hpp"
@@ -23,8 +24,8 @@ struct BoundResult {
 /// Thread tags order memory visibility: blockIdx (shared by a block's threads) above
 /// threadIdx and vthread (private to a thread).
 inline int thread_rank(const std::string& tag) {
-  if (tag.rfind("blockIdx", 0) == 0) return 0;
-  if (tag.rfind("threadIdx", 0) == 0) return 1;
+  if (is_block_index_tag(tag)) return 0;
+  if (is_thread_index_tag(tag)) return 1;
   return 2;  // vthread
 }
 
@@ -38,7 +39,7 @@ inline std::string effective_scope(const StageNode& s) {
     if (a && a->bind_thread.defined())
       rank = std::max(rank, thread_rank(a->bind_thread->thread_tag) >= 1 ? 1 : 0);
   }
-  return rank == 1 ? "local" : rank == 0 ? "shared" : "global";
+  return rank == 1 ? scope::local : rank == 0 ? scope::shared : scope::global;
 }
 
 namespace detail {
@@ -46,8 +47,8 @@ namespace detail {
 /// Is a thread variable private to the storage of `scope`? Private ones stay fixed when a
 /// producer's region is inferred; shared ones are relaxed over all their threads.
 inline bool thread_fixed_for_scope(const std::string& tag, const std::string& scope) {
-  if (scope == "local" || scope == "warp") return true;
-  if (scope == "shared") return thread_rank(tag) == 0;
+  if (scope == scope::local || scope == scope::warp) return true;
+  if (scope == scope::shared) return thread_rank(tag) == 0;
   return false;  // global memory is shared by every thread of every block
 }
 

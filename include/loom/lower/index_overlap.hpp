@@ -32,8 +32,7 @@ class IndexOverlap {
       explicit Binders(IndexOverlap& s) : self(s) {}
       using IRVisitor::visit;
       void visit(const ForNode* op) override {
-        const bool block_index =
-            op->kind == ForKind::ThreadBinding && op->thread_tag.rfind("blockIdx", 0) == 0;
+        const bool block_index = op->kind == ForKind::ThreadBinding && is_block_index_tag(op->thread_tag);
         const int64_t* min = as_const_int(op->min);
         const int64_t* extent = as_const_int(op->extent);
         if (min && extent && *extent > 0) {

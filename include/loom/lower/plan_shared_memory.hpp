@@ -203,7 +203,7 @@ inline SharedMemoryPlan plan_shared_memory(const Stmt& kernel) {
   SharedMemoryPlan plan;
   for (const detail::Liveness::Buf& b : live.bufs) {
     const std::optional<int64_t> bytes = detail::constant_allocation_bytes(b.alloc);
-    if (!bytes || b.alloc->scope != "shared") {
+    if (!bytes || b.alloc->scope != scope::shared) {
       plan.complete = false;
       continue;
     }

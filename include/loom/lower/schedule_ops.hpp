@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/ir/simplify.hpp"
 #include "loom/ir/thread_allreduce.hpp"
 #include "loom/lower/bound_inference.hpp"
@@ -382,9 +383,9 @@ class ScheduleOpsBuilder {
     steps.push_back(guard(store_checks, SeqNode::make(stores)));
     Stmt body = SeqNode::make(steps);
     for (size_t k = n; k-- > 0;) {
-      body = AllocateNode::make(result_bufs[k], comb.result[k].dtype(), {Expr(1)}, "local", body);
+      body = AllocateNode::make(result_bufs[k], comb.result[k].dtype(), {Expr(1)}, scope::local, body);
       if (!partial_bufs.empty())
-        body = AllocateNode::make(partial_bufs[k], comb.result[k].dtype(), {Expr(1)}, "local", body);
+        body = AllocateNode::make(partial_bufs[k], comb.result[k].dtype(), {Expr(1)}, scope::local, body);
     }
     for (size_t l = nest.leaves.size(); l-- > 0;) {
       const IterVar& leaf = nest.leaves[l];

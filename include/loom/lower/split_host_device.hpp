@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/ir/grid_flags.hpp"
 #include "loom/ir/op.hpp"
 #include "loom/ir/printer.hpp"
@@ -22,23 +23,10 @@
 
 namespace loom::cuda {
 
-/// threadIdx.x/y/z are launch indices 0..2, blockIdx.x/y/z are 3..5 (as in the simulator).
-inline int launch_index(const std::string& tag) {
-  static const char* const names[6] = {"threadIdx.x", "threadIdx.y", "threadIdx.z",
-                                       "blockIdx.x",  "blockIdx.y",  "blockIdx.z"};
-  for (int i = 0; i < 6; ++i)
-    if (tag == names[i]) return i;
-  return -1;
-}
-
-inline const char* launch_index_name(int i) {
-  static const char* const names[6] = {"threadIdx.x", "threadIdx.y", "threadIdx.z",
-                                       "blockIdx.x",  "blockIdx.y",  "blockIdx.z"};
-  return names[i];
-}
-
+/// A loop bound to one of the six launch indices (ir/gpu_vocabulary.hpp), where a kernel region
+/// starts. Any other tag, a misspelt threadIdx/blockIdx one included, leaves an ordinary loop.
 inline bool is_launch_loop(const ForNode* op) {
-  return op->kind == ForKind::ThreadBinding && launch_index(op->thread_tag) >= 0;
+  return op->kind == ForKind::ThreadBinding && find_launch_index(op->thread_tag) >= 0;
 }
 
 /// One parameter of a generated kernel: a buffer (passed as a device pointer) or an integer.
@@ -56,9 +44,9 @@ struct DeviceKernel {
   std::vector<KernelParam> params;
   /// Extents of the launch dimensions (threadIdx.x/y/z, blockIdx.x/y/z) as host expressions;
   /// 1 where no loop is bound. Loops of one tag must all have the same extent.
-  std::array<Expr, 6> extents;
+  std::array<Expr, kNumLaunchIndices> extents;
   /// The loop variable and extent of every loop bound to each index (for messages).
-  std::array<std::vector<const ForNode*>, 6> loops;
+  std::array<std::vector<const ForNode*>, kNumLaunchIndices> loops;
 };
 
 /// The whole split: the host program (the function's body with every region replaced by an
@@ -218,7 +206,7 @@ class Splitter {
       }
       case IRNodeKind::Allocate: {
         const AllocateNode* op = s.as<AllocateNode>();
-        if (!op->scope.empty() && op->scope != "global")
+        if (!is_global_scope(op->scope))
           host_error(cat("buffer '", op->buffer.name(), "' in scope '", op->scope,
                          "' is allocated outside any kernel, where only global memory exists (its stage "
                          "is attached outside the loops bound to blockIdx/threadIdx; compute_at it inside "
@@ -295,7 +283,7 @@ class Splitter {
                           "', a variable bound inside the kernel; launch dimensions are fixed at launch, so "
                           "they may only use sizes and parameters"));
       });
-      const int d = launch_index(loop->thread_tag);
+      const int d = find_launch_index(loop->thread_tag);
       if (k.loops[d].empty()) {
         k.extents[d] = loop->extent;
       } else {

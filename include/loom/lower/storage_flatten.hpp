@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "loom/ir/extern_call.hpp"
+#include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/lower/inject_double_buffer.hpp"
 #include "loom/lower/schedule_ops.hpp"
 
@@ -90,8 +91,8 @@ class StorageFlattener : public IRMutator {
   /// A swizzle permutes aligned blocks of period() elements; each row must hold whole blocks.
   void check_swizzle(const Tensor& t, const FlatBuffer& b, const std::string& scope, const Expr& size) {
     const std::string where = cat("swizzle ", b.swizzle.str(), " of stage '", t.name(), "'");
-    if (scope != "shared" && scope != "shared.dyn")
-      throw Error(cat(where, ": the buffer is in scope '", scope.empty() ? "global" : scope,
+    if (!is_shared_scope(scope))
+      throw Error(cat(where, ": the buffer is in scope '", scope.empty() ? scope::global : scope,
                       "' when it is lowered; swizzle only shared-memory buffers"));
     Expr row = b.strides.size() >= 2 ? b.strides[b.strides.size() - 2] : size;
     const int64_t* n = as_const_int(row);

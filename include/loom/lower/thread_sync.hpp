@@ -175,7 +175,7 @@ class ThreadSyncInserter {
       for (const SharedAccess& a : state.pending) need = need || conflict(a, b);
     if (need) state.clear();
     state.add(mine);
-    return need ? SeqNode::make({BarrierNode::make("shared"), s}) : s;
+    return need ? SeqNode::make({BarrierNode::make(scope::shared), s}) : s;
   }
 
   /// The block's dimensions (constant extents of the loops bound to threadIdx.x/y/z, 1 where none
@@ -258,7 +258,7 @@ class ThreadSyncInserter {
       state.merge(second);
       Stmt loop =
           ForNode::make(op->loop_var, op->min, op->extent, op->kind, body, op->thread_tag, op->annotations);
-      return before ? SeqNode::make({BarrierNode::make("shared"), loop}) : loop;
+      return before ? SeqNode::make({BarrierNode::make(scope::shared), loop}) : loop;
     }
     if (const auto* op = s.as<IfThenElseNode>()) {
       if (uses_thread(op->condition)) return leaf(s, state);
@@ -268,7 +268,7 @@ class ThreadSyncInserter {
       Stmt else_case = kernel(op->else_case, else_state);
       state.merge(else_state);
       Stmt out = IfThenElseNode::make(op->condition, then_case, else_case);
-      return cond_check.as<SeqNode>() ? SeqNode::make({BarrierNode::make("shared"), out}) : out;
+      return cond_check.as<SeqNode>() ? SeqNode::make({BarrierNode::make(scope::shared), out}) : out;
     }
     if (const auto* op = s.as<AllocateNode>()) {
       if (is_shared_scope(op->scope)) shared_.insert(op->buffer.get());
@@ -279,7 +279,7 @@ class ThreadSyncInserter {
       Stmt value = leaf(EvaluateNode::make(op->value), state);
       Stmt body = kernel(op->body, state);
       Stmt out = LetStmtNode::make(op->var, op->value, body);
-      return value.as<SeqNode>() ? SeqNode::make({BarrierNode::make("shared"), out}) : out;
+      return value.as<SeqNode>() ? SeqNode::make({BarrierNode::make(scope::shared), out}) : out;
     }
     if (const auto* op = s.as<AttrStmtNode>())
       return AttrStmtNode::make(op->key, op->node, op->value, kernel(op->body, state));

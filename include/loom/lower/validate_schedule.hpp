@@ -69,7 +69,7 @@ inline const IterVarAttr* multi_thread_binding(const ScheduleNode& sch, const St
     if (t.get() != root && (path.empty() || path.back().stage != root)) continue;
     for (const IterVar& leaf : t->leaf_iter_vars) {
       const IterVarAttr* a = t->attr(leaf);
-      if (!a || !a->bind_thread.defined() || a->bind_thread->thread_tag.rfind("threadIdx", 0) != 0) continue;
+      if (!a || !a->bind_thread.defined() || !is_thread_index_tag(a->bind_thread->thread_tag)) continue;
       auto it = bounds.ranges.find(leaf.get());
       if (it == bounds.ranges.end() || !analyzer.can_prove_equal(it->second.extent, 1)) return a;
     }
@@ -93,7 +93,7 @@ inline void validate_shared_stages(const ScheduleNode& sch, const BoundResult& b
     bool thread_bound = false;
     for (const IterVar& leaf : s->leaf_iter_vars) {
       const IterVarAttr* a = s->attr(leaf);
-      if (a && a->bind_thread.defined() && a->bind_thread->thread_tag.rfind("threadIdx", 0) == 0)
+      if (a && a->bind_thread.defined() && is_thread_index_tag(a->bind_thread->thread_tag))
         thread_bound = true;
     }
     if (thread_bound) continue;

@@ -458,7 +458,7 @@ class BankTracer {
       case IRNodeKind::Store: return store(s.as<StoreNode>(), mask);
       case IRNodeKind::Allocate: {
         const AllocateNode* op = s.as<AllocateNode>();
-        const bool shared = op->scope == "shared" || op->scope == "shared.dyn";
+        const bool shared = is_shared_scope(op->scope);
         if (shared) {
           auto [it, inserted] = buffer_of_alloc_.try_emplace(op, static_cast<int>(trace_.buffers.size()));
           if (inserted)

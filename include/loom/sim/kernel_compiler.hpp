@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "loom/interp/compiler.hpp"
+#include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/ir/shared_memory_layout.hpp"
 #include "loom/ir/thread_allreduce.hpp"
 #include "loom/sim/allreduce.hpp"
@@ -197,10 +198,10 @@ class KernelCompiler {
 
   WarpStmtPtr allocate(const AllocateNode* op) {
     const std::string& scope = op->scope;
-    const bool shared = scope == "shared" || scope == "shared.dyn";
-    const bool local = scope == "local" || scope == "warp" || scope.rfind("local.", 0) == 0;
+    const bool shared = is_shared_scope(scope);
+    const bool local = is_local_scope(scope);
     if (!shared && !local) {
-      if (scope.empty() || scope == "global")
+      if (is_global_scope(scope))
         throw Error(
             cat("kernel ", name_, " allocates buffer '", op->buffer.name(), "' in global memory, ",
                 "inside the kernel: a CUDA kernel cannot allocate global memory. Allocate it outside "
@@ -289,11 +290,11 @@ class KernelCompiler {
   }
 
   WarpStmtPtr barrier(const BarrierNode* op) {
-    if (op->scope == "shared" || op->scope == "shared.dyn") {
+    if (is_shared_scope(op->scope)) {
       kernel_->has_sync = true;
       return std::make_unique<WarpBarrier>(where("barrier", ++num_barriers_));
     }
-    if (op->scope == "warp") return std::make_unique<WarpNoOp>();  // a warp runs in lock step anyway
+    if (op->scope == scope::warp) return std::make_unique<WarpNoOp>();  // a warp runs in lock step anyway
     throw Error(cat("kernel ", name_, " has a barrier among the threads sharing memory scope '", op->scope,
                     "'; the GPU simulator knows \"shared\" (CUDA's __syncthreads) and \"warp\" (__syncwarp). "
                     "Blocks run one after another, so a grid-wide barrier cannot be simulated"));

@@ -4,16 +4,15 @@
 
 #include <string>
 
+#include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/ir/iter_var.hpp"
 #include "loom/support/error.hpp"
 
 namespace loom {
 
+/// The six launch indices, the virtual threads and "cthread" (ir/gpu_vocabulary.hpp).
 inline bool is_valid_thread_tag(const std::string& tag) {
-  for (const char* t : {"blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z",
-                        "vthread", "cthread"})
-    if (tag == t) return true;
-  return tag.rfind("vthread", 0) == 0;
+  return find_launch_index(tag) >= 0 || is_virtual_thread_tag(tag) || tag == thread_tag::cthread;
 }
 
 /// A thread axis whose extent is taken from the loop bound to it.

@@ -70,9 +70,9 @@ inline int64_t eval_host_int(const Expr& e, const HostEnv& env, const std::strin
 /// The dimensions of launching `k` in `env`.
 inline LaunchDims launch_dims(const KernelCode& k, const HostEnv& env, const std::string& where) {
   LaunchDims dims;
-  for (int d = 0; d < 6; ++d) {
+  for (int d = 0; d < kNumLaunchIndices; ++d) {
     const int64_t v = eval_host_int(k.kernel.extents[static_cast<size_t>(d)], env, where);
-    (d < 3 ? dims.block[d] : dims.grid[d - 3]) = v;
+    (d < kFirstBlockIndex ? dims.block[d] : dims.grid[d - kFirstBlockIndex]) = v;
   }
   dims.dynamic_shared = eval_host_int(k.dynamic_shared_bytes, env, where);
   return dims;

@@ -163,9 +163,9 @@ inline void check_launch(const KernelCode& k, const LaunchDims& dims, const Arch
 /// The launch dimensions of `k` that are constants (-1 for the others).
 inline LaunchDims static_dims(const KernelCode& k) {
   LaunchDims dims;
-  for (int d = 0; d < 6; ++d) {
+  for (int d = 0; d < kNumLaunchIndices; ++d) {
     const int64_t* c = as_const_int(k.kernel.extents[static_cast<size_t>(d)]);
-    (d < 3 ? dims.block[d] : dims.grid[d - 3]) = c ? *c : -1;
+    (d < kFirstBlockIndex ? dims.block[d] : dims.grid[d - kFirstBlockIndex]) = c ? *c : -1;
   }
   const int64_t* s = as_const_int(k.dynamic_shared_bytes);
   dims.dynamic_shared = s ? *s : -1;

@@ -17,6 +17,7 @@
 #include "loom/codegen/cuda/cuda_grid_flags.hpp"
 #include "loom/codegen/cuda/cuda_types.hpp"
 #include "loom/ir/analyzer.hpp"
+#include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/ir/op.hpp"
 #include "loom/ir/printer.hpp"
 #include "loom/ir/shared_memory_layout.hpp"
@@ -196,14 +197,14 @@ class KernelEmitter {
   void plan_shared() {
     std::vector<const AllocateNode*> shared;
     for_each_alloc(code_.kernel.body, [&](const AllocateNode* op) {
-      if (op->scope == "shared" || op->scope == "shared.dyn") shared.push_back(op);
+      if (is_shared_scope(op->scope)) shared.push_back(op);
     });
     int64_t total = 0;
     bool symbolic = false;
     for (const AllocateNode* op : shared) {
       const Expr elements = simplify(allocation_elements(op));  // as_const_int points into it
       const int64_t* c = as_const_int(elements);
-      if (!c || op->scope == "shared.dyn") symbolic = true;
+      if (!c || op->scope == scope::shared_dyn) symbolic = true;
       if (c) total += (*c * op->dtype.bytes() + 15) / 16 * 16;
     }
     // Buffers the shared-memory planner (lower/plan_shared_memory.hpp) placed: one block of shared
@@ -538,8 +539,8 @@ class KernelEmitter {
       case IRNodeKind::Evaluate: return evaluate(s.as<EvaluateNode>()->value);
       case IRNodeKind::Barrier: {
         const std::string& scope = s.as<BarrierNode>()->scope;
-        if (scope == "shared" || scope == "shared.dyn") return line("__syncthreads();");
-        if (scope == "warp") return line("__syncwarp();");
+        if (is_shared_scope(scope)) return line("__syncthreads();");
+        if (scope == scope::warp) return line("__syncwarp();");
         fail(cat("it has a barrier among the threads sharing memory scope '", scope,
                  "'; CUDA kernels have \"shared\" (__syncthreads) and \"warp\" (__syncwarp) barriers"));
       }
@@ -630,13 +631,14 @@ class KernelEmitter {
   void allocate(const AllocateNode* op) {
     note_type(op->dtype);
     const std::string& scope = op->scope;
-    const bool shared = scope == "shared" || scope == "shared.dyn";
-    const bool local = scope == "local" || scope == "warp" || scope.rfind("local.", 0) == 0;
+    const bool shared = is_shared_scope(scope);
+    const bool local = is_local_scope(scope);
     if (!shared && !local) {
-      fail(cat(
-          "it allocates buffer '", op->buffer.name(), "' in memory scope '", scope.empty() ? "global" : scope,
-          "' inside the kernel; a CUDA kernel allocates \"shared\" (one per block) or \"local\" (one per "
-          "thread) memory; allocate global buffers outside the loops bound to blockIdx/threadIdx"));
+      fail(
+          cat("it allocates buffer '", op->buffer.name(), "' in memory scope '",
+              scope.empty() ? scope::global : scope,
+              "' inside the kernel; a CUDA kernel allocates \"shared\" (one per block) or \"local\" (one per "
+              "thread) memory; allocate global buffers outside the loops bound to blockIdx/threadIdx"));
     }
     const std::string type = c_type(op->dtype);
     const std::string name = bind(op->buffer);
@@ -676,9 +678,9 @@ class KernelEmitter {
   void loop(const ForNode* op) {
     loop_ranges_.bind(op->loop_var, Range(op->min, op->extent));
     const std::string type = c_type(op->loop_var.dtype());
-    const int d = op->kind == ForKind::ThreadBinding ? launch_index(op->thread_tag) : -1;
+    const int d = op->kind == ForKind::ThreadBinding ? find_launch_index(op->thread_tag) : -1;
     if (d >= 0) {
-      std::string value = cat("(", type, ")", d < 3 ? "threadIdx." : "blockIdx.", "xyz"[d % 3]);
+      std::string value = cat("(", type, ")", launch_index_name(d));  // a tag is its CUDA name
       if (!is_zero(op->min)) value = cat(value, " + ", emit(op->min, -1));
       line(cat("const ", type, " ", bind(op->loop_var), " = ", value, ";"));
       stmt(op->body);
@@ -744,7 +746,7 @@ class KernelEmitter {
  public:
   /// Records which launch index each loop variable of the kernel is bound to (for allreduce).
   void collect_thread_vars() {
-    for (int d = 0; d < 6; ++d)
+    for (int d = 0; d < kNumLaunchIndices; ++d)
       for (const ForNode* loop : code_.kernel.loops[d]) thread_tag_of_[loop->loop_var.get()] = d;
   }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "loom/codegen/llvm/codegen_llvm.hpp"
+#include "loom/ir/gpu_vocabulary.hpp"
 
 namespace loom::codegen {
 
@@ -151,7 +152,7 @@ inline void CodeGenLLVM::emit_for(const ForNode* op) {
   llvm::Value* end = builder_.CreateAdd(min, extent);
   // Virtual threads ("vthread", "vthread.x", ...) are one thread's loop, not GPU threads: lowering
   // interleaves them (inject_virtual_thread), and a hand-built function's vthread loop runs serially.
-  const bool thread_bound = op->kind == ForKind::ThreadBinding && op->thread_tag.rfind("vthread", 0) != 0;
+  const bool thread_bound = op->kind == ForKind::ThreadBinding && !is_virtual_thread_tag(op->thread_tag);
   thread_loops_ += thread_bound;
   // pragma(axis, "fp_contract"): the loop's a * b + c may become one fused multiply-add (one
   // rounding instead of two), as C compilers do by default; a GEMM micro-kernel asks for it.

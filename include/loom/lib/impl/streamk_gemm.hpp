@@ -12,6 +12,7 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/streamk_gemm.hpp");
 #include <vector>
 
 #include "loom/backend/cuda/driver.hpp"
+#include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/ir/grid_flags.hpp"
 #include "loom/ir/op.hpp"
 #include "loom/ir/stmt.hpp"
@@ -118,8 +119,8 @@ class StreamKBuilder {
       ws_ = Var("partials", handle_type);
       flags_ = Var("flags", handle_type);
       body = SeqNode::make({zero_flags_kernel(), main_kernel()});
-      body = AllocateNode::make(flags_, i32, {c(q_.slots())}, "global", body);
-      body = AllocateNode::make(ws_, f32, {workspace_index(c(q_.slots()), c(0), c(0))}, "global", body);
+      body = AllocateNode::make(flags_, i32, {c(q_.slots())}, scope::global, body);
+      body = AllocateNode::make(ws_, f32, {workspace_index(c(q_.slots()), c(0), c(0))}, scope::global, body);
     }
     // The recipe from phase loops on: simplify folds the unrolled loops' constants ("0 + ty",
     // "u / 1"); the builder writes the barriers of its own phases, and the memory passes let the two
@@ -144,7 +145,7 @@ class StreamKBuilder {
     return LetStmtNode::make(v, std::move(value), std::move(body));
   }
   static Stmt seq(std::vector<Stmt> s) { return SeqNode::make(s); }
-  static Stmt barrier() { return BarrierNode::make("shared"); }
+  static Stmt barrier() { return BarrierNode::make(scope::shared); }
 
   /// The flags start at 0 on every launch: a kernel of its own clears them first.
   Stmt zero_flags_kernel() {
@@ -152,9 +153,9 @@ class StreamKBuilder {
     Var bx("bx", i32), tx("tx", i32);
     Expr i = bx * c(threads) + tx;
     Stmt store = IfThenElseNode::make(i < c(q_.slots()), StoreNode::make(flags_, make_const(i32, 0.0), i));
-    Stmt inner = ForNode::make(tx, c(0), c(threads), ForKind::ThreadBinding, store, "threadIdx.x");
+    Stmt inner = ForNode::make(tx, c(0), c(threads), ForKind::ThreadBinding, store, thread_tag::threadIdx_x);
     return ForNode::make(bx, c(0), c(ceil_div(q_.slots(), threads)), ForKind::ThreadBinding, inner,
-                         "blockIdx.x");
+                         thread_tag::blockIdx_x);
   }
 
   Stmt main_kernel() {
@@ -167,10 +168,10 @@ class StreamKBuilder {
     // A barrier every thread passes: the shared tiles of the two phases may then share memory.
     if (q_.sk_tiles > 0 && q_.units > 0) phases.push_back(barrier());
     if (q_.units > 0) phases.push_back(unit_phase());
-    Stmt body = AllocateNode::make(acc_, f32, {c(tm() * tn())}, "local", seq(phases));
-    body = ForNode::make(tx_, c(0), c(tx_n_), ForKind::ThreadBinding, body, "threadIdx.x");
-    body = ForNode::make(ty_, c(0), c(ty_n_), ForKind::ThreadBinding, body, "threadIdx.y");
-    return ForNode::make(w_, c(0), c(q_.p), ForKind::ThreadBinding, body, "blockIdx.x");
+    Stmt body = AllocateNode::make(acc_, f32, {c(tm() * tn())}, scope::local, seq(phases));
+    body = ForNode::make(tx_, c(0), c(tx_n_), ForKind::ThreadBinding, body, thread_tag::threadIdx_x);
+    body = ForNode::make(ty_, c(0), c(ty_n_), ForKind::ThreadBinding, body, thread_tag::threadIdx_y);
+    return ForNode::make(w_, c(0), c(q_.p), ForKind::ThreadBinding, body, thread_tag::blockIdx_x);
   }
 
   /// Element (r, col) of workspace slot `slot` (a bm x bn partial tile); the slots' total is
@@ -220,8 +221,8 @@ class StreamKBuilder {
   }
 
   Stmt shared_tiles(const Var& as, const Var& bs, Stmt body) {
-    body = AllocateNode::make(bs, g_.input, {c(bk_ * bn_)}, "shared", body);
-    return AllocateNode::make(as, g_.input, {c(bm_ * bk_)}, "shared", body);
+    body = AllocateNode::make(bs, g_.input, {c(bk_ * bn_)}, scope::shared, body);
+    return AllocateNode::make(as, g_.input, {c(bm_ * bk_)}, scope::shared, body);
   }
 
   // Thread (ty, tx) owns rows i * ty_n + ty and columns j * tx_n + tx of the tile: neighbouring

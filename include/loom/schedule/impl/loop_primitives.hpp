@@ -9,6 +9,7 @@ LOOM_IMPLEMENTATION_FILE("loom/schedule/schedule.hpp");
 #include <string>
 #include <unordered_set>
 
+#include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/schedule/axis_lookup.hpp"
 #include "loom/te/thread_axis.hpp"
 
@@ -212,7 +213,7 @@ LOOM_DECL Stage& Stage::bind(const IterVar& iv_in, const IterVar& thread) {
         cat("bind: axis '", iv.name(), "' of stage '", name(),
             "' must be bound to a thread axis made by thread_axis(\"threadIdx.x\") (or blockIdx.*, "
             "vthread)"));
-  if (iv.is_reduce() && thread->thread_tag.rfind("threadIdx", 0) != 0)
+  if (iv.is_reduce() && !is_thread_index_tag(thread->thread_tag))
     throw ScheduleError(
         cat("bind: reduce axis '", iv.name(), "' of stage '", name(), "' cannot be bound to '",
             thread->thread_tag,

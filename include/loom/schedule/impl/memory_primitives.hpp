@@ -7,13 +7,14 @@ LOOM_IMPLEMENTATION_FILE("loom/schedule/schedule.hpp");
 
 #include <string>
 
+#include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/schedule/axis_lookup.hpp"
 #include "loom/schedule/graph.hpp"
 
 namespace loom {
 
 inline bool is_valid_scope(const std::string& scope) {
-  for (const char* s : {"global", "shared", "local", "warp", "shared.dyn"})
+  for (const char* s : {scope::global, scope::shared, scope::local, scope::warp, scope::shared_dyn})
     if (scope == s) return true;
   return false;
 }

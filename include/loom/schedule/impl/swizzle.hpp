@@ -6,6 +6,7 @@
 #include "loom/support/config.hpp"
 LOOM_IMPLEMENTATION_FILE("loom/schedule/schedule.hpp");
 
+#include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/schedule/graph.hpp"
 #include "loom/schedule/schedule.hpp"
 
@@ -18,9 +19,9 @@ LOOM_DECL Stage& Stage::swizzle(int bits, int base, int shift) {
     throw ScheduleError(cat(
         where, ": the stage is not a compute (", s.is_placeholder() ? "a placeholder" : "an extern or scan",
         "); only buffers the schedule allocates can be swizzled, e.g. a cache_read(..., \"shared\")"));
-  if (s.scope != "shared" && s.scope != "shared.dyn")
+  if (!is_shared_scope(s.scope))
     throw ScheduleError(
-        cat(where, ": its buffer is in scope '", s.scope.empty() ? "global" : s.scope,
+        cat(where, ": its buffer is in scope '", s.scope.empty() ? scope::global : s.scope,
             "', but a swizzle spreads a shared-memory tile over the banks; make it shared with "
             "cache_read(tensor, \"shared\", readers) or set_scope(\"shared\")"));
   if (bits < 1 || bits > 16)
