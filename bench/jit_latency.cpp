@@ -2,6 +2,7 @@
 // 60 ms), and a build() served by the on-disk cache in a fresh process (budget 5 ms; the child
 // process is this program again). Prints `loom-bench <case> key=value ... ratio=<loom/budget>`.
 #include <loom/loom.hpp>
+#include <loom/runtime/kernel_cache.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -55,7 +55,7 @@ inline std::string describe_split(const cuda::DeviceSplit& split) {
     out += ") launched with";
     for (int d = 0; d < 6; ++d)
       if (k.extents[static_cast<size_t>(d)].defined())
-        out += cat(" ", cuda::launch_index_name(d), "=", to_string(k.extents[static_cast<size_t>(d)]));
+        out += cat(" ", launch_index_name(d), "=", to_string(k.extents[static_cast<size_t>(d)]));
     out += cat(":\n", to_string(k.body), "\n");
   }
   return out;
