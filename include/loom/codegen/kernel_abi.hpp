@@ -7,7 +7,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "loom/ir/visitor.hpp"
+#include "loom/ir/free_vars.hpp"
 #include "loom/lower/lowered_func.hpp"
 
 namespace loom::runtime {
@@ -46,12 +46,7 @@ inline KernelSignature kernel_signature(const LoweredFunc& f) {
     if (p.kind != FuncParam::Kind::Buffer) continue;
     std::vector<Expr> layout = p.buffer.shape;
     layout.insert(layout.end(), p.buffer.strides.begin(), p.buffer.strides.end());
-    for (const Expr& e : layout) {
-      for_each_expr(e, [&](const Expr& x) {
-        if (const VarNode* v = x.as<VarNode>(); v && !v->dtype.is_handle())
-          add_int(Var(Ref<const ExprNode>(v)));
-      });
-    }
+    for (const Expr& e : layout) append_free_vars(e, sig.ints, seen);
   }
   return sig;
 }

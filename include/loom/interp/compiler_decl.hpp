@@ -17,6 +17,7 @@
 #include "loom/interp/extern_c_call.hpp"
 #include "loom/interp/stmt_nodes.hpp"
 #include "loom/ir/extern_call.hpp"
+#include "loom/ir/free_vars.hpp"
 #include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/ir/grid_flags.hpp"
 #include "loom/ir/reduce.hpp"
@@ -105,12 +106,10 @@ class Compiler {
       if (p.kind != FuncParam::Kind::Buffer) continue;
       std::vector<Expr> layout = p.buffer.shape;
       layout.insert(layout.end(), p.buffer.strides.begin(), p.buffer.strides.end());
-      for (const Expr& e : layout) {
-        for_each_expr(e, [&](const Expr& x) {
-          if (const VarNode* v = x.as<VarNode>(); v && !is_bound(Var(Ref<const ExprNode>(v))))
-            bind_param_scalar(Var(Ref<const ExprNode>(v)), out);
-        });
-      }
+      // Handles too: one in a shape is malformed, and bind_param_scalar reports it.
+      for (const Expr& e : layout)
+        for (const Var& v : free_vars(e, {.handles = true}))
+          if (!is_bound(v)) bind_param_scalar(v, out);
     }
     out.body = func_.body.defined() ? compile_stmt(func_.body) : StmtPtr(new NoOp());
     out.num_ints = num_ints_;

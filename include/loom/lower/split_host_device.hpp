@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "loom/ir/free_vars.hpp"
 #include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/ir/grid_flags.hpp"
 #include "loom/ir/op.hpp"
@@ -70,67 +71,28 @@ inline std::string c_identifier(const std::string& name) {
   return out;
 }
 
-/// The variables a region uses without binding them (its parameters), in order of first use.
-class RegionFreeVars : public IRVisitor {
+/// The variables a region uses without binding them (its parameters), in order of first use:
+/// its buffers too, those it only loads from or stores to included (ir/free_vars.hpp). Also
+/// records which buffers it writes, whose pointers the kernel then does not take as const.
+class RegionFreeVars : public FreeVarCollector {
  public:
-  std::vector<Var> free;
+  RegionFreeVars() : FreeVarCollector({.handles = true, .buffer_accesses = true}) {}
+
   std::unordered_set<const VarNode*> written;
 
-  void use(const Var& v) {
-    if (!bound_.count(v.get()) && seen_.insert(v.get()).second) free.push_back(v);
-  }
-  void bind(const Var& v) { bound_.insert(v.get()); }
-
  protected:
-  using IRVisitor::visit;
-  void visit(const VarNode* op) override { use(Var(Ref<const ExprNode>(op))); }
-  void visit(const LoadNode* op) override {
-    use(op->buffer);
-    IRVisitor::visit(op);
-  }
+  using FreeVarCollector::visit;
   void visit(const StoreNode* op) override {
-    use(op->buffer);
     written.insert(op->buffer.get());
-    IRVisitor::visit(op);
-  }
-  void visit(const ForNode* op) override {
-    visit_expr(op->min);
-    visit_expr(op->extent);
-    bind(op->loop_var);
-    visit_stmt(op->body);
-  }
-  void visit(const LetStmtNode* op) override {
-    visit_expr(op->value);
-    bind(op->var);
-    visit_stmt(op->body);
-  }
-  void visit(const LetNode* op) override {
-    visit_expr(op->value);
-    bind(op->var);
-    visit_expr(op->body);
-  }
-  void visit(const AllocateNode* op) override {
-    for (const Expr& e : op->extents) visit_expr(e);
-    bind(op->buffer);
-    visit_stmt(op->body);
+    FreeVarCollector::visit(op);
   }
   void visit(const CallNode* op) override {
-    if (op->name == loom::intrinsic::thread_allreduce) {
-      ThreadAllreduce r = ThreadAllreduce::decode(op);
-      for (const Var& v : r.lhs) bind(v);
-      for (const Var& v : r.rhs) bind(v);
-      for (const Var& v : r.results) {
-        use(v);
-        written.insert(v.get());
-      }
-    }
+    if (op->name == loom::intrinsic::thread_allreduce)  // it stores the results
+      for (const Var& v : ThreadAllreduce::decode(op).results) written.insert(v.get());
     if (op->name == loom::intrinsic::flag_signal)  // it stores to its flags buffer
       if (const VarNode* flags = op->args.at(0).as<VarNode>()) written.insert(flags);
-    IRVisitor::visit(op);
+    FreeVarCollector::visit(op);
   }
-
- private:
-  std::unordered_set<const VarNode*> bound_, seen_;
 };
 
 /// The element type each buffer is accessed with inside a region.
@@ -308,10 +270,11 @@ class Splitter {
     // integers in order of first use.
     RegionFreeVars free;
     free.visit_stmt(s);
-    std::stable_sort(free.free.begin(), free.free.end(),
+    std::vector<Var> vars = free.vars();
+    std::stable_sort(vars.begin(), vars.end(),
                      [&](const Var& a, const Var& b) { return param_rank(a) < param_rank(b); });
     std::unordered_map<const VarNode*, DType> types = access_types(s);
-    for (const Var& v : free.free) {
+    for (const Var& v : vars) {
       if (!v.dtype().is_handle()) continue;
       KernelParam p;
       p.var = v;
@@ -327,7 +290,7 @@ class Splitter {
       p.written = free.written.count(v.get()) != 0;
       k.params.push_back(p);
     }
-    for (const Var& v : free.free) {
+    for (const Var& v : vars) {
       if (v.dtype().is_handle()) continue;
       if (!v.dtype().is_integral() || v.dtype().is_vector())
         throw Error(cat("build '", f_.name, "' for CUDA: kernel ", k.name, " uses '", v.name(), "' of type ",

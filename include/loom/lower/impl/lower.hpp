@@ -13,6 +13,7 @@ LOOM_IMPLEMENTATION_FILE("loom/lower/lower.hpp");
 #include <unordered_set>
 #include <vector>
 
+#include "loom/ir/free_vars.hpp"
 #include "loom/ir/structural_equal.hpp"
 #include "loom/lower/lower.hpp"
 #include "loom/lower/pipeline.hpp"
@@ -126,51 +127,6 @@ class PassRunner {
   int counter_ = 0;
 };
 
-/// Every free variable of `e` that is not in `known`.
-inline void collect_free_vars(const Expr& e, std::vector<Var>& out,
-                              std::unordered_set<const VarNode*>& seen) {
-  for_each_expr(e, [&](const Expr& x) {
-    if (const VarNode* v = x.as<VarNode>(); v && !v->dtype.is_handle() && seen.insert(v).second)
-      out.push_back(Var(Ref<const ExprNode>(v)));
-  });
-}
-
-/// Variables the body uses without binding them.
-class FreeVarCollector : public IRVisitor {
- public:
-  std::vector<Var> free;
-  std::unordered_set<const VarNode*> bound;
-
- protected:
-  using IRVisitor::visit;
-  void visit(const VarNode* op) override {
-    if (!bound.count(op) && !op->dtype.is_handle()) {
-      bound.insert(op);
-      free.push_back(Var(Ref<const ExprNode>(op)));
-    }
-  }
-  void visit(const ForNode* op) override {
-    bound.insert(op->loop_var.get());
-    IRVisitor::visit(op);
-  }
-  void visit(const LetStmtNode* op) override {
-    bound.insert(op->var.get());
-    IRVisitor::visit(op);
-  }
-  void visit(const LetNode* op) override {
-    bound.insert(op->var.get());
-    IRVisitor::visit(op);
-  }
-  void visit(const CallNode* op) override {
-    if (op->name == intrinsic::thread_allreduce) {
-      ThreadAllreduce r = ThreadAllreduce::decode(op);
-      for (const Var& v : r.lhs) bound.insert(v.get());
-      for (const Var& v : r.rhs) bound.insert(v.get());
-    }
-    IRVisitor::visit(op);
-  }
-};
-
 }  // namespace detail
 
 LOOM_DECL LoweredFunc lower(const Schedule& s, const std::vector<LowerArg>& args, const std::string& name,
@@ -237,7 +193,7 @@ LOOM_DECL LoweredFunc lower(const Schedule& s, const std::vector<LowerArg>& args
   for (const FuncParam& p : func.params) {
     if (p.kind != FuncParam::Kind::Buffer) continue;
     for (const Expr& e : p.buffer.shape) {
-      detail::collect_free_vars(e, shape_vars, seen);
+      append_free_vars(e, shape_vars, seen);
       if (const VarNode* v = e.as<VarNode>()) bindable.insert(v);
     }
   }
@@ -247,9 +203,7 @@ LOOM_DECL LoweredFunc lower(const Schedule& s, const std::vector<LowerArg>& args
           cat("lower '", name, "': size variable '", v.name(),
               "' appears in argument shapes only inside expressions, so a call cannot bind it; pass '",
               v.name(), "' itself as an argument (lower(s, {..., ", v.name(), "}, ...))"));
-  detail::FreeVarCollector free;
-  free.visit_stmt(func.body);
-  for (const Var& v : free.free) {
+  for (const Var& v : free_vars(func.body)) {
     if (!bindable.count(v.get()))
       throw Error(
           cat("lower '", name, "': the computation uses variable '", v.name(),
