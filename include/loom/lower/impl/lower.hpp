@@ -54,7 +54,7 @@ inline std::string describe_split(const cuda::DeviceSplit& split) {
     for (size_t i = 0; i < k.params.size(); ++i)
       out += cat(i ? ", " : "", k.params[i].var.name(), k.params[i].is_buffer ? "[]" : "");
     out += ") launched with";
-    for (int d = 0; d < 6; ++d)
+    for (int d = 0; d < kNumLaunchIndices; ++d)
       if (k.extents[static_cast<size_t>(d)].defined())
         out += cat(" ", launch_index_name(d), "=", to_string(k.extents[static_cast<size_t>(d)]));
     out += cat(":\n", to_string(k.body), "\n");
