@@ -25,7 +25,8 @@ set(LOOM_LAYERS support ir te schedule lower codegen runtime interp sim backend 
 # compilation: declarations, types and small inline helpers only.
 set(LOOM_PUBLIC_HEADERS
   loom/loom.hpp loom/core.hpp loom/version.hpp
-  loom/support/config.hpp loom/support/error.hpp loom/support/object.hpp loom/support/target.hpp
+  loom/support/config.hpp loom/support/error.hpp loom/support/gpu_device.hpp loom/support/object.hpp
+  loom/support/target.hpp
   loom/ir/dtype.hpp loom/ir/expr.hpp loom/ir/extern_c.hpp loom/ir/gpu_vocabulary.hpp loom/ir/half.hpp
   loom/ir/iter_var.hpp loom/ir/node_kinds.hpp loom/ir/op.hpp loom/ir/printer.hpp loom/ir/producer.hpp
   loom/ir/reduce.hpp loom/ir/simplify.hpp loom/ir/stmt.hpp

@@ -33,13 +33,15 @@ Buffer<float> reference(const Buffer<T>& a, const Buffer<T>& b, DType t) {
   return c;
 }
 
-/// Small tiles so that the simulator runs each case in milliseconds: 16x16x8, 8x8 threads.
+/// Small tiles so that the simulator runs each case in milliseconds: 16x16x8, 8x8 threads, one
+/// block per SM (a grid of `sms` blocks).
 lib::StreamKConfig small(Decomposition d, int sms = 4, int split_k = 0) {
   lib::StreamKConfig cfg;
   cfg.tile = lib::GemmTile{16, 16, 8};
   cfg.thread_m = 2;
   cfg.thread_n = 2;
   cfg.sms = sms;
+  cfg.blocks_per_sm = 1;
   cfg.decomposition = d;
   cfg.split_k = split_k;
   return cfg;
@@ -243,6 +245,13 @@ TEST_CASE("streamk_gemm: bad parameters name the parameter") {
                                            c.tile = {256, 256, 8};
                                          })),
                        doctest::Contains("more than CUDA's 1024"), Error);
+  CHECK_THROWS_WITH_AS(lib::streamk_gemm(64, 64, 64, f32, cfg([](auto& c) { c.blocks_per_sm = 65; })),
+                       doctest::Contains("blocks_per_sm=65 is out of range"), Error);
+  CHECK_THROWS_WITH_AS(lib::streamk_gemm(64, 64, 64, f32, cfg([](auto& c) {
+                                           c.blocks_per_sm = 0;
+                                           c.arch = "sm_60";
+                                         })),
+                       doctest::Contains("arch='sm_60' is not a CUDA architecture Loom models"), Error);
   CHECK_THROWS_WITH_AS(lib::streamk_gemm(64, 64, 64, f32, cfg([](auto& c) { c.split_k = -2; })),
                        doctest::Contains("split_k=-2"), Error);
   CHECK_THROWS_WITH_AS(lib::streamk_gemm(0, 64, 64, f32, small(Decomposition::StreamK)),

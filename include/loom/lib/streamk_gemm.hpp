@@ -1,6 +1,7 @@
-// Stream-K GEMM for the GPU (Osama et al., PPoPP 2023): C = A x B on a persistent grid of one
-// block per SM that runs the decomposition plan of lib/streamk_decomposition.hpp, written as Loom
-// loop IR (TE cannot express per-block work lists) and built for Target::cuda() or cuda_sim().
+// Stream-K GEMM for the GPU (Osama et al., PPoPP 2023): C = A x B on a persistent grid of as many
+// blocks as the SMs hold at once (SMs x occupancy) that runs the decomposition plan of
+// lib/streamk_decomposition.hpp, written as Loom loop IR (TE cannot express per-block work lists) and built
+// for Target::cuda() or cuda_sim().
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include "loom/lib/streamk_decomposition.hpp"
 #include "loom/lower/lowered_func.hpp"
 #include "loom/support/config.hpp"
+#include "loom/support/gpu_device.hpp"
 
 namespace loom::lib {
 
@@ -17,13 +19,28 @@ struct StreamKConfig {
   GemmTile tile{64, 64, 16};
   /// Elements each thread accumulates: (bm / thread_m) x (bn / thread_n) threads per block.
   int thread_m = 4, thread_n = 4;
-  /// Blocks of the persistent grid, one per SM; 0 takes the GPU's SM count, or 132 (an H100)
-  /// when there is no GPU. On a GPU all of them must be resident at once (a block waits for the
-  /// partial sums of lower-numbered blocks), so do not ask for more blocks than the GPU holds.
+  /// The SMs of the GPU; 0 takes the GPU's count, or 132 (an H100) when there is no GPU.
   int sms = 0;
+  /// Blocks of the persistent grid per SM: the grid is sms x blocks_per_sm. 0 sizes it by the
+  /// kernel's occupancy (StreamKGemm::residency says how it was found). A block waits only for
+  /// the partial sums of lower-numbered blocks, which the GPU starts first, so a grid larger than
+  /// what is resident at once still completes, but its last blocks start only as others end.
+  int blocks_per_sm = 0;
+  /// The architecture whose occupancy sizes the grid when there is no GPU ("" means sm_90).
+  std::string arch;
   Decomposition decomposition = Decomposition::StreamKHybrid;
   /// For Decomposition::SplitK: the parts of each tile's K range (0: the best balanced of 1..16).
   int split_k = 0;
+};
+
+/// How many blocks of the kernel one SM holds, and how that was found.
+struct StreamKResidency {
+  std::string device;  // the GPU modelled, or the one the driver found
+  Occupancy occupancy;
+  int registers_per_thread = 0;
+  /// "driver" (cuOccupancyMaxActiveBlocksPerMultiprocessor), "ptxas" (its register count and the
+  /// occupancy model), "estimate" (estimated registers and the model), "config" (given).
+  std::string source;
 };
 
 /// The kernel and what it was built from. Build `func` with build(g.func, Target::cuda_sim())
@@ -31,7 +48,8 @@ struct StreamKConfig {
 struct StreamKGemm {
   GemmShape shape;
   DType input = f32;
-  StreamKConfig config;  // with `sms` resolved
+  StreamKConfig config;  // with `sms` and `blocks_per_sm` resolved
+  StreamKResidency residency;
   DecompositionPlan plan;
   LoweredFunc func;
   int64_t workspace_floats = 0;  // partial accumulators in global memory (0: no tile is split)

@@ -26,9 +26,9 @@ struct GpuDeviceSpec {
   int max_blocks_per_sm = 32;
   int registers_per_sm = 65536;
   int max_registers_per_thread = 255;
-  int register_unit = 256;        // registers are given to a warp in multiples of this
-  int sub_partitions = 4;         // an SM's warp schedulers; each owns a quarter of the registers
-  int64_t shared_bytes_per_sm = 164 * 1024;        // the largest shared-memory carveout
+  int register_unit = 256;                   // registers are given to a warp in multiples of this
+  int sub_partitions = 4;                    // an SM's warp schedulers; each owns a quarter of the registers
+  int64_t shared_bytes_per_sm = 164 * 1024;  // the largest shared-memory carveout
   int64_t max_shared_bytes_per_block = 163 * 1024;  // with the dynamic-shared opt-in
   int64_t shared_reserved_per_block = 1024;         // the driver's own, sm_80 and newer
   int shared_unit = 128;                            // shared memory is given in multiples of this
@@ -104,7 +104,8 @@ struct Occupancy {
   int blocks_per_sm = 0;
   int by_threads = 0, by_registers = 0, by_shared = 0, by_blocks = 0;
   /// "threads", "registers", "shared memory" or "blocks": the limit that decides (the first of
-  /// them in this order when several give the same count).
+  /// them in this order when several give the same count; a resource the block does not use
+  /// is never the limiter).
   std::string limiter;
 
   std::string str() const {
@@ -148,10 +149,11 @@ inline Occupancy occupancy(const GpuDeviceSpec& device, const BlockResources& bl
   }
 
   o.blocks_per_sm = std::min({o.by_threads, o.by_registers, o.by_shared, o.by_blocks});
-  o.limiter = o.blocks_per_sm == o.by_threads     ? "threads"
-              : o.blocks_per_sm == o.by_registers ? "registers"
-              : o.blocks_per_sm == o.by_shared    ? "shared memory"
-                                                  : "blocks";
+  // A resource the block does not use (unknown registers, no shared memory) limits nothing.
+  o.limiter = o.blocks_per_sm == o.by_threads                                       ? "threads"
+              : block.registers_per_thread > 0 && o.blocks_per_sm == o.by_registers ? "registers"
+              : block.shared_bytes > 0 && o.blocks_per_sm == o.by_shared            ? "shared memory"
+                                                                                    : "blocks";
   return o;
 }
 

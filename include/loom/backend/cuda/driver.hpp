@@ -35,6 +35,8 @@ struct Driver {
   Result (*module_unload)(Module) = nullptr;
   Result (*module_get_function)(Function*, Module, const char*) = nullptr;
   Result (*func_set_attribute)(Function, int, int) = nullptr;
+  Result (*func_get_attribute)(int*, int, Function) = nullptr;
+  Result (*occupancy_max_active_blocks)(int*, Function, int, size_t) = nullptr;
   Result (*launch_kernel)(Function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                           void*, void**, void**) = nullptr;
   Result (*mem_alloc)(DevicePtr*, size_t) = nullptr;
@@ -49,6 +51,7 @@ struct Driver {
   static constexpr int kAttrMaxSharedPerBlockOptin = 97;
   static constexpr int kAttrMultiprocessorCount = 16;
   static constexpr int kFuncAttrMaxDynamicSharedBytes = 8;
+  static constexpr int kFuncAttrNumRegs = 4;
 
   std::string path;
   Device device = 0;
@@ -121,6 +124,8 @@ inline DriverLoad load_driver() {
   sym(a.module_unload, "cuModuleUnload");
   sym(a.module_get_function, "cuModuleGetFunction");
   sym(a.func_set_attribute, "cuFuncSetAttribute");
+  sym(a.func_get_attribute, "cuFuncGetAttribute");
+  sym(a.occupancy_max_active_blocks, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   sym(a.launch_kernel, "cuLaunchKernel");
   sym(a.mem_alloc, "cuMemAlloc_v2");
   sym(a.mem_free, "cuMemFree_v2");

@@ -17,6 +17,7 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/streamk_gemm.hpp");
 #include "loom/ir/op.hpp"
 #include "loom/ir/stmt.hpp"
 #include "loom/lib/streamk_gemm.hpp"
+#include "loom/lib/streamk_residency.hpp"
 #include "loom/lower/lower.hpp"
 
 namespace loom::lib {
@@ -377,8 +378,26 @@ inline void check_streamk_config(const GemmShape& s, const StreamKConfig& cfg) {
              " accumulators per thread; at most 64 fit in registers"));
   if (cfg.sms < 0 || cfg.sms > 65535)
     fail(cat("sms=", cfg.sms, " is out of range: give the number of SMs (1 to 65535), or 0 for the GPU's"));
+  if (cfg.blocks_per_sm < 0 || cfg.blocks_per_sm > 64)
+    fail(cat("blocks_per_sm=", cfg.blocks_per_sm,
+             " is out of range: 1 to 64 blocks per SM, or 0 to size the grid by the kernel's occupancy"));
   if (cfg.split_k < 0 || cfg.split_k > 1024)
     fail(cat("split_k=", cfg.split_k, " is out of range: 0 (automatic) to 1024"));
+}
+
+/// The kernel for a configuration whose `sms` and `blocks_per_sm` are resolved.
+inline StreamKGemm build_streamk(const GemmShape& shape, DType input, const StreamKConfig& config) {
+  StreamKGemm g;
+  g.shape = shape;
+  g.input = input;
+  g.plan = plan_decomposition(config.decomposition, shape, config.tile,
+                              static_cast<int>(int64_t{config.sms} * config.blocks_per_sm), config.split_k);
+  g.config = config;
+  const StreamKParams q = params_of(g.plan);
+  g.flag_count = q.slots();
+  g.workspace_floats = q.slots() * config.tile.bm * config.tile.bn;
+  g.func = StreamKBuilder(g, q).build();
+  return g;
 }
 
 }  // namespace detail
@@ -393,21 +412,36 @@ LOOM_DECL StreamKGemm streamk_gemm(int64_t m, int64_t n, int64_t k, DType input,
     config.sms = runtime::cuda::driver_available() && runtime::cuda::driver().multiprocessors > 0
                      ? runtime::cuda::driver().multiprocessors
                      : 132;
-  StreamKGemm g;
-  g.shape = shape;
-  g.input = input;
-  g.plan = plan_decomposition(config.decomposition, shape, config.tile, config.sms, config.split_k);
-  g.config = config;
-  const detail::StreamKParams q = detail::params_of(g.plan);
-  g.flag_count = q.slots();
-  g.workspace_floats = q.slots() * config.tile.bm * config.tile.bn;
-  g.func = detail::StreamKBuilder(g, q).build();
+  if (config.blocks_per_sm > 0) {
+    StreamKGemm g = detail::build_streamk(shape, input, config);
+    g.residency.source = "config";
+    g.residency.occupancy.blocks_per_sm = config.blocks_per_sm;
+    return g;
+  }
+  // Registers depend on the kernel's code, not on the grid: measure them on the kernel with one
+  // block per SM, then build the grid the SMs hold.
+  StreamKConfig one_per_sm = config;
+  one_per_sm.blocks_per_sm = 1;
+  StreamKGemm first = detail::build_streamk(shape, input, one_per_sm);
+  const StreamKResidency residency =
+      detail::streamk_residency(first.func, config, input, detail::streamk_device(config));
+  if (residency.occupancy.blocks_per_sm <= 0)
+    throw Error(cat("streamk_gemm: one block of the kernel does not fit on an SM of ", residency.device, " (",
+                    residency.occupancy.str(), ", ", residency.registers_per_thread,
+                    " registers per thread, found by ", residency.source,
+                    "); use a smaller tile or fewer accumulators per thread (thread_m x thread_n)"));
+  config.blocks_per_sm = residency.occupancy.blocks_per_sm;
+  StreamKGemm g = config.blocks_per_sm == 1 ? std::move(first) : detail::build_streamk(shape, input, config);
+  g.config.blocks_per_sm = config.blocks_per_sm;
+  g.residency = residency;
   return g;
 }
 
 LOOM_DECL std::string StreamKGemm::describe() const {
   std::ostringstream os;
-  os << decomposition_name(plan.kind) << " on " << plan.workers.size() << " blocks: " << plan.tiles()
+  os << decomposition_name(plan.kind) << " on " << plan.workers.size() << " blocks (" << config.sms
+     << " SMs x " << config.blocks_per_sm << " per SM, " << residency.source
+     << (residency.source == "config" ? "" : cat(": ", residency.occupancy.str())) << "): " << plan.tiles()
      << " tiles (" << plan.tiles_m << " x " << plan.tiles_n << " of " << config.tile.bm << "x"
      << config.tile.bn << "), " << plan.iterations_per_tile << " MAC-loop iterations of k=" << config.tile.bk
      << " per tile; balance " << plan.balance_efficiency() << ", " << plan.split_tiles() << " split tiles, "

@@ -1,0 +1,126 @@
+// How many blocks of the Stream-K GEMM kernel one SM holds at once: the persistent grid is that
+// many blocks per SM, so that an SM whose registers and shared memory allow four blocks does not
+// run one (8 warps where 32 could hide latency). Asked of the driver where a GPU is present
+// (cuOccupancyMaxActiveBlocksPerMultiprocessor on the compiled kernel); else the occupancy model of
+// support/gpu_device.hpp with ptxas's register count when the CUDA toolkit is installed; else
+// with an estimate of the registers. Internal to lib/impl/streamk_gemm.hpp.
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include "loom/backend/cuda/driver.hpp"
+#include "loom/backend/cuda/launch_limits.hpp"
+#include "loom/backend/cuda/nvrtc.hpp"
+#include "loom/backend/cuda/ptxas.hpp"
+#include "loom/codegen/cuda/codegen_cuda.hpp"
+#include "loom/lib/streamk_gemm.hpp"
+#include "loom/support/gpu_device.hpp"
+
+namespace loom::lib::detail {
+
+/// The GPU the grid is sized for: the one the driver sees, else the architecture the config
+/// names (sm_90 by default) with the config's SM count.
+inline GpuDeviceSpec streamk_device(const StreamKConfig& config) {
+  if (runtime::cuda::driver_available()) {
+    const runtime::cuda::Driver& d = runtime::cuda::driver();
+    GpuDeviceSpec spec =
+        GpuDeviceSpec::for_compute_capability(d.cc_major * 10 + d.cc_minor, d.multiprocessors);
+    spec.name = d.arch();
+    return spec;
+  }
+  const std::string arch = config.arch.empty() ? "sm_90" : config.arch;
+  const int cc = cuda::arch_number(arch);
+  if (cc < 70)
+    throw Error(cat("streamk_gemm: arch='", arch,
+                    "' is not a CUDA architecture Loom models; name one as sm_70 ",
+                    "or newer, e.g. sm_80 or sm_90"));
+  GpuDeviceSpec spec = GpuDeviceSpec::for_compute_capability(cc, config.sms);
+  if (cc == 90 && config.sms == 132) spec = GpuDeviceSpec::h100();
+  if (cc == 80 && config.sms == 108) spec = GpuDeviceSpec::a100();
+  return spec;
+}
+
+/// Registers per thread when ptxas cannot say: the thread_m x thread_n accumulators, a fragment
+/// of A and of B per k step, and about 32 for addresses, loop counters and the flag protocol.
+/// ptxas gave 64 for the default 4x4 configuration (f32 and f16, sm_80 and sm_90), which this
+/// matches; larger per-thread tiles are an extrapolation.
+inline int estimated_streamk_registers(const StreamKConfig& c) {
+  const int regs = c.thread_m * c.thread_n + 2 * (c.thread_m + c.thread_n) + 32;
+  return std::min(255, (regs + 7) / 8 * 8);
+}
+
+/// The GEMM kernel of the module: the one with the most threads per block (the other one, when
+/// there is one, clears the flags).
+inline const cuda::KernelCode& streamk_main_kernel(const cuda::CudaModule& m) {
+  internal_check(!m.kernels.empty(), "Stream-K module without kernels");
+  return *std::max_element(m.kernels.begin(), m.kernels.end(), [](const auto& a, const auto& b) {
+    return a.threads_per_block < b.threads_per_block;
+  });
+}
+
+/// The occupancy of the kernel of `func` (built for one block per SM) on `device`, and where
+/// its figures came from. Results are kept per configuration for the process: registers depend
+/// on the kernel's code, which the configuration decides, not on the problem's size.
+inline StreamKResidency streamk_residency(const LoweredFunc& func, const StreamKConfig& config, DType input,
+                                          const GpuDeviceSpec& device) {
+  const cuda::CudaModule module = cuda::codegen_cuda(func);
+  const cuda::KernelCode& kernel = streamk_main_kernel(module);
+  StreamKResidency r;
+  r.device = device.name;
+  BlockResources block{kernel.threads_per_block, 0, kernel.static_shared_bytes};
+
+  using Key = std::tuple<std::string, int64_t, int64_t, int64_t, int, int, std::string>;
+  static std::mutex mutex;
+  static std::map<Key, StreamKResidency> known;
+  const Key key{input.str(),     config.tile.bm,  config.tile.bn, config.tile.bk,
+                config.thread_m, config.thread_n, device.name};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = known.find(key); it != known.end()) return it->second;
+  }
+
+  if (runtime::cuda::driver_available()) {
+    const runtime::cuda::Driver& d = runtime::cuda::driver();
+    const runtime::cuda::NvrtcOutput out =
+        runtime::cuda::nvrtc_compile(module.source, func.name, d.arch(), true);
+    runtime::cuda::Driver::Module mod = nullptr;
+    runtime::cuda::Driver::Function fn = nullptr;
+    d.check(d.module_load_data(&mod, out.cubin.data()), "cuModuleLoadData (Stream-K occupancy)");
+    int blocks = 0, registers = 0;
+    d.check(d.module_get_function(&fn, mod, kernel.kernel.name.c_str()), "cuModuleGetFunction");
+    d.check(d.occupancy_max_active_blocks(&blocks, fn, static_cast<int>(block.threads), 0),
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    d.check(d.func_get_attribute(&registers, runtime::cuda::Driver::kFuncAttrNumRegs, fn),
+            "cuFuncGetAttribute");
+    d.module_unload(mod);
+    block.registers_per_thread = registers;
+    r.occupancy = occupancy(device, block);
+    r.occupancy.blocks_per_sm = blocks;  // the driver's word over the model's
+    r.registers_per_thread = registers;
+    r.source = "driver";
+  } else if (runtime::cuda::nvrtc() && !runtime::cuda::find_ptxas().empty()) {
+    const std::string arch = cat("sm_", device.compute_capability);
+    const runtime::cuda::NvrtcOutput out = runtime::cuda::nvrtc_compile(module.source, func.name, arch);
+    const std::optional<runtime::cuda::PtxasReport> report =
+        runtime::cuda::run_ptxas(out.ptx, arch, kernel.kernel.name);
+    internal_check(report.has_value(), "ptxas was found but gave no report");
+    block.registers_per_thread = report->registers;
+    r.occupancy = occupancy(device, block);
+    r.registers_per_thread = report->registers;
+    r.source = "ptxas";
+  } else {
+    block.registers_per_thread = estimated_streamk_registers(config);
+    r.occupancy = occupancy(device, block);
+    r.registers_per_thread = block.registers_per_thread;
+    r.source = "estimate";
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  known.emplace(key, r);
+  return r;
+}
+
+}  // namespace loom::lib::detail
