@@ -1,0 +1,134 @@
+// The CUDA kernels of the test suite run on a real GPU (Target::cuda()) and compared with the
+// reference interpreter: what the simulator cannot prove (real concurrency of blocks, the
+// memory model of the grid flags, NVRTC's and the driver's behaviour). Built only with
+// -DLOOM_BUILD_GPU_CHECK=ON and run by scripts/gpu-check.sh; without a GPU it says why and
+// exits 0, so it never decides CI, which has no GPU.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "../cuda/cuda_test_util.hpp"
+
+#include <loom/backend/cuda/driver.hpp>
+#include <loom/lib/streamk_gemm.hpp>
+
+using namespace loom;
+using namespace loom::cuda_test;
+
+namespace {
+
+/// The largest |x - y| / (1 + |y|) over the elements.
+template <typename T, typename U>
+double worst_error(const Buffer<T>& x, const Buffer<U>& y) {
+  REQUIRE(x.num_elements() == y.num_elements());
+  double worst = 0;
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    const double a = static_cast<double>(x.at_flat(i)), b = static_cast<double>(y.at_flat(i));
+    worst = std::max(worst, std::isfinite(a) ? std::abs(a - b) / (1 + std::abs(b)) : 1e30);
+  }
+  return worst;
+}
+
+/// Runs a two-buffer case (in, out) on the GPU and through the interpreter.
+template <typename T>
+void check_unary(const Case& c, int64_t n, double tolerance) {
+  Kernel f = build(c.s, c.args, Target::cuda(), c.name);
+  Buffer<T> a({n}), out({n}), expected({n});
+  for (int64_t i = 0; i < n; ++i) a.at_flat(i) = static_cast<T>(static_cast<double>(i % 97) - 40);
+  f(a, out);
+  interpret(lower(c.s, c.args, c.name + "_reference"), {a, expected});
+  CHECK(worst_error(out, expected) <= tolerance);
+}
+
+template <typename T>
+void check_gemm_case(const Case& c, int64_t n, double tolerance) {
+  Kernel f = build(c.s, c.args, Target::cuda(), c.name);
+  Buffer<T> a({n, n}), b({n, n});
+  Buffer<float> out({n, n}), expected({n, n});
+  fill(a, 1);
+  fill(b, 2);
+  f(a, b, out);
+  interpret(lower(c.s, c.args, c.name + "_reference"), {a, b, expected});
+  CHECK(worst_error(out, expected) <= tolerance);
+}
+
+}  // namespace
+
+TEST_CASE("device: elementwise kernels of several dtypes, a size that is not a multiple of 128") {
+  check_unary<float>(elementwise(1000, f32), 1000, 0);
+  check_unary<double>(elementwise(1000, f64), 1000, 0);
+  check_unary<int32_t>(elementwise(1000, i32), 1000, 0);
+  check_unary<half>(elementwise(1000, f16), 1000, 0);
+}
+
+TEST_CASE("device: tiled GEMM (shared tiles, local accumulator), f32 and f16 inputs") {
+  check_gemm_case<float>(tiled_gemm(250), 250, 1e-4);
+  check_gemm_case<half>(tiled_gemm(250, 16, f16), 250, 1e-3);
+}
+
+TEST_CASE("device: the vthread GEMM") { check_gemm_case<float>(vthread_gemm(100), 100, 1e-4); }
+
+TEST_CASE("device: a cross-thread row sum (warp shuffles)") {
+  const Case c = row_sum(300, 75);
+  Kernel f = build(c.s, c.args, Target::cuda(), c.name);
+  Buffer<float> a({300, 75}), out({300}), expected({300});
+  fill(a, 3);
+  f(a, out);
+  interpret(lower(c.s, c.args, "row_sum_reference"), {a, expected});
+  CHECK(worst_error(out, expected) <= 1e-5);
+}
+
+TEST_CASE("device: Stream-K GEMM, every decomposition, f32 and f16, the grid sized by the driver") {
+  for (DType t : {f32, f16}) {
+    for (lib::Decomposition d : {lib::Decomposition::DataParallel, lib::Decomposition::SplitK,
+                                 lib::Decomposition::StreamK, lib::Decomposition::StreamKHybrid}) {
+      lib::StreamKConfig cfg;
+      cfg.decomposition = d;
+      lib::StreamKGemm g = lib::streamk_gemm(1000, 1100, 777, t, cfg);
+      CAPTURE(g.describe().substr(0, 200));
+      CHECK(g.residency.source == "driver");
+      Kernel f = build(g.func, Target::cuda());
+      Buffer<float> expected({1000, 1100});
+      auto run = [&](auto a, auto b) {
+        fill(a, 11);
+        fill(b, 12);
+        // The reference: the same kernel through the simulator is too slow at this size, so
+        // the interpreter runs a plain loop nest.
+        for (int64_t i = 0; i < 1000; ++i)
+          for (int64_t j = 0; j < 1100; ++j) {
+            double s = 0;
+            for (int64_t k = 0; k < 777; ++k)
+              s += static_cast<double>(a(i, k)) * static_cast<double>(b(k, j));
+            expected(i, j) = static_cast<float>(s);
+          }
+        for (int launch = 0; launch < 3; ++launch) {  // flags and partials must reset per launch
+          CAPTURE(launch);
+          Buffer<float> c({1000, 1100});
+          for (int64_t i = 0; i < c.num_elements(); ++i)
+            c.at_flat(i) = std::numeric_limits<float>::quiet_NaN();
+          f(a, b, c);
+          CHECK(worst_error(c, expected) <= 1e-4);
+        }
+      };
+      if (t == f32)
+        run(Buffer<float>({1000, 777}), Buffer<float>({777, 1100}));
+      else
+        run(Buffer<half>({1000, 777}), Buffer<half>({777, 1100}));
+    }
+  }
+}
+
+int main(int argc, char** argv) {
+  if (!runtime::cuda::driver_available()) {
+    std::printf("loom device tests: no GPU here (%s); nothing to check\n",
+                runtime::cuda::detail::driver_load().error.c_str());
+    return 0;
+  }
+  const runtime::cuda::Driver& d = runtime::cuda::driver();
+  std::printf("loom device tests on %s with %d SMs\n", d.arch().c_str(), d.multiprocessors);
+  doctest::Context context(argc, argv);
+  return context.run();
+}
