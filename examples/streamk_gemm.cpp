@@ -17,12 +17,15 @@ int main() {
   lib::StreamKConfig cfg;  // the two-tile Stream-K + data-parallel hybrid by default
   int64_t m = 0, n = 0, k = 0;
   if (gpu) {
-    // The GPU's own SM count (cfg.sms = 0) and 64x64x16 tiles; 50 tiles is rarely a whole wave.
+    // The GPU's own SM count (cfg.sms = 0) times the blocks one SM holds (cfg.blocks_per_sm = 0:
+    // the driver's occupancy of the kernel) and 64x64x16 tiles; 50 tiles is rarely a whole wave.
     m = 640 - 17, n = 320 - 5, k = 1000;
   } else {
-    // The simulator runs blocks one after another on the CPU: a small grid of 8 "SMs" and
-    // 32x32x8 tiles (16x16 threads of 2x2 elements) on 7 x 5 = 35 tiles, 3 more than 4 waves.
+    // The simulator runs blocks one after another on the CPU: a small grid of 8 "SMs" with one
+    // block each and 32x32x8 tiles (16x16 threads of 2x2 elements) on 7 x 5 = 35 tiles, 3 more
+    // than 4 waves.
     cfg.sms = 8;
+    cfg.blocks_per_sm = 1;
     cfg.tile = lib::GemmTile{32, 32, 8};
     cfg.thread_m = 2;
     cfg.thread_n = 2;
