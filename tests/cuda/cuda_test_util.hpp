@@ -42,16 +42,17 @@ inline Case tiled_gemm(int n, int tile = 16, DType t = f32) {
 }
 
 /// TVM's GPU GEMM pattern at a small size: a 32x32 block tile over 2x2 virtual threads of 4x4
-/// threads, each computing 4x4 elements in registers; 32x8 shared tiles of A and B.
-inline Case vthread_gemm(int n) {
+/// threads, each computing 4x4 elements in registers; 32x8 shared tiles of A and B (of scope
+/// `shared_scope`: "shared" or "shared.dyn").
+inline Case vthread_gemm(int n, const std::string& shared_scope = "shared") {
   Tensor A = placeholder({n, n}, f32, "A");
   Tensor B = placeholder({n, n}, f32, "B");
   IterVar k = reduce_axis(0, n, "k");
   Tensor C = compute(
       {n, n}, [&](Expr i, Expr j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
   Schedule s = create_schedule(C);
-  Tensor AS = s.cache_read(A, "shared", {C});
-  Tensor BS = s.cache_read(B, "shared", {C});
+  Tensor AS = s.cache_read(A, shared_scope, {C});
+  Tensor BS = s.cache_read(B, shared_scope, {C});
   Tensor CL = s.cache_write(C, "local");
   auto [by, yi] = s[C].split(C.axis(0), 32);
   auto [bx, xi] = s[C].split(C.axis(1), 32);

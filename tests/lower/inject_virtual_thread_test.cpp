@@ -87,6 +87,32 @@ TEST_CASE("inject_virtual_thread: the vthread GEMM loads its shared tiles once a
   CHECK(contains(text, "B.shared[((((k.inner*32) + (threadIdx.x*4)) + j.c) + 16)]"));
 }
 
+TEST_CASE("inject_virtual_thread: dynamic shared tiles are the block's too: loaded once, not copied") {
+  cuda_test::Case g = cuda_test::vthread_gemm(64, "shared.dyn");
+  LoweredFunc f = lower(g.s, g.args, g.name);
+  CHECK(vthread_loops(f.body) == 0);
+  // Taken for a thread's own buffer, each tile would get one copy per virtual thread (4 x 256
+  // elements) and four loads.
+  CHECK(stores_into(f.body, "A.shared.dyn") == 1);
+  CHECK(stores_into(f.body, "B.shared.dyn") == 1);
+  const int one_tile = test::count_stmts(f.body, [](const Stmt& st) {
+    const auto* a = st.as<AllocateNode>();
+    if (!a || a->buffer.name() != "A.shared.dyn") return false;
+    int64_t elements = 1;
+    for (const Expr& e : a->extents) elements *= as_const_int(e) ? *as_const_int(e) : -1;
+    return elements == 32 * 8;
+  });
+  CHECK(one_tile == 1);
+  Buffer<float> a = random_buffer({64, 64}, 5), b = random_buffer({64, 64}, 6), c({64, 64});
+  test::interpret_checked(f, {a, b, c});
+  for (int i = 0; i < 64; ++i)
+    for (int j = 0; j < 64; ++j) {
+      double acc = 0;
+      for (int k = 0; k < 64; ++k) acc += static_cast<double>(a(i, k)) * b(k, j);
+      REQUIRE(std::abs(c(i, j) - acc) <= 1e-4 * (1 + std::abs(acc)));
+    }
+}
+
 TEST_CASE("inject_virtual_thread: the vthread GEMM gives the reference result on the interpreter") {
   for (int n : {64, 45}) {  // 45: neither the 32-wide block tile nor the 8-deep k tile divides it
     CAPTURE(n);

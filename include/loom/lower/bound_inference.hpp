@@ -48,7 +48,7 @@ namespace detail {
 /// producer's region is inferred; shared ones are relaxed over all their threads.
 inline bool thread_fixed_for_scope(const std::string& tag, const std::string& scope) {
   if (scope == scope::local || scope == scope::warp) return true;
-  if (scope == scope::shared) return thread_rank(tag) == 0;
+  if (is_shared_scope(scope)) return thread_rank(tag) == 0;  // "shared" and "shared.dyn"
   return false;  // global memory is shared by every thread of every block
 }
 

@@ -158,7 +158,7 @@ class VirtualThreadTouch : public IRVisitor {
     });
   }
   void visit(const AllocateNode* op) override {
-    if (op->scope != scope::shared) {
+    if (!is_shared_scope(op->scope)) {  // "shared" and "shared.dyn" are the block's, not a thread's
       const DType t = op->extents.empty() ? i32 : op->extents[0].dtype();
       Expr size = make_int_const(t, 1);
       for (const Expr& e : op->extents) size = size * cast(t, e);
