@@ -148,10 +148,12 @@ inline Occupancy occupancy(const GpuDeviceSpec& device, const BlockResources& bl
   }
 
   o.blocks_per_sm = std::min({o.by_threads, o.by_registers, o.by_shared, o.by_blocks});
-  o.limiter = o.blocks_per_sm == o.by_threads     ? "threads"
-              : o.blocks_per_sm == o.by_registers ? "registers"
-              : o.blocks_per_sm == o.by_shared    ? "shared memory"
-                                                  : "blocks";
+  // A block that asks for no registers or no shared memory is not limited by them, though their
+  // counts equal the block limit.
+  o.limiter = o.blocks_per_sm == o.by_threads                                       ? "threads"
+              : block.registers_per_thread > 0 && o.blocks_per_sm == o.by_registers ? "registers"
+              : block.shared_bytes > 0 && o.blocks_per_sm == o.by_shared            ? "shared memory"
+                                                                                    : "blocks";
   return o;
 }
 
