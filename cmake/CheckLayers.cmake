@@ -25,7 +25,8 @@ set(LOOM_LAYERS support ir te schedule lower codegen runtime interp sim backend 
 # compilation: declarations, types and small inline helpers only.
 set(LOOM_PUBLIC_HEADERS
   loom/loom.hpp loom/core.hpp loom/version.hpp
-  loom/support/config.hpp loom/support/error.hpp loom/support/object.hpp loom/support/target.hpp
+  loom/support/config.hpp loom/support/error.hpp loom/support/gpu_device.hpp loom/support/object.hpp
+  loom/support/target.hpp
   loom/ir/dtype.hpp loom/ir/expr.hpp loom/ir/extern_c.hpp loom/ir/gpu_vocabulary.hpp loom/ir/half.hpp
   loom/ir/iter_var.hpp loom/ir/node_kinds.hpp loom/ir/op.hpp loom/ir/printer.hpp loom/ir/producer.hpp
   loom/ir/reduce.hpp loom/ir/simplify.hpp loom/ir/stmt.hpp
@@ -35,7 +36,8 @@ set(LOOM_PUBLIC_HEADERS
   loom/schedule/relations.hpp loom/schedule/schedule.hpp loom/schedule/stage.hpp
   loom/schedule/swizzle_layout.hpp
   loom/lower/lower.hpp loom/lower/lowered_func.hpp loom/lower/pass_context.hpp
-  loom/runtime/arg_check.hpp loom/runtime/buffer.hpp loom/runtime/kernel.hpp loom/runtime/sim_report.hpp
+  loom/runtime/arg_check.hpp loom/runtime/buffer.hpp loom/runtime/kernel.hpp loom/runtime/sim_clock_model.hpp
+  loom/runtime/sim_report.hpp
   loom/sim/interpreter.hpp loom/sim/simulator.hpp
   loom/backend/build.hpp
   loom/lib/gemm.hpp loom/lib/gemm_config.hpp loom/lib/gpu_tiled_gemm.hpp
