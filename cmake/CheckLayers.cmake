@@ -36,7 +36,8 @@ set(LOOM_PUBLIC_HEADERS
   loom/schedule/relations.hpp loom/schedule/schedule.hpp loom/schedule/stage.hpp
   loom/schedule/swizzle_layout.hpp
   loom/lower/lower.hpp loom/lower/lowered_func.hpp loom/lower/pass_context.hpp
-  loom/runtime/arg_check.hpp loom/runtime/buffer.hpp loom/runtime/kernel.hpp loom/runtime/sim_report.hpp
+  loom/runtime/arg_check.hpp loom/runtime/buffer.hpp loom/runtime/kernel.hpp loom/runtime/sim_clock_model.hpp
+  loom/runtime/sim_report.hpp
   loom/sim/interpreter.hpp loom/sim/simulator.hpp
   loom/backend/build.hpp
   loom/lib/gemm.hpp loom/lib/gemm_config.hpp loom/lib/gpu_tiled_gemm.hpp

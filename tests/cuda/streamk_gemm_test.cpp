@@ -1,7 +1,8 @@
 // The Stream-K GEMM kernel (lib/streamk_gemm.hpp): every decomposition gives the unscheduled
 // reference's result on the GPU simulator (f32 and f16 inputs, tile counts that are not multiples
 // of the block count, ragged M, N and K), twice in a row; NVRTC and ptxas compile it; the grid
-// flags' simulator and interpreter errors; parameter errors name the parameter.
+// flags in the simulator (suspending waits, the deadlock error) and the interpreter's error;
+// parameter errors name the parameter.
 #include "cuda_test_util.hpp"
 
 #include <loom/codegen/cuda/codegen_cuda.hpp>
@@ -282,16 +283,24 @@ LoweredFunc flag_pair(bool waiter_first) {
 
 }  // namespace
 
-TEST_CASE(
-    "grid flags: the simulator runs a wait on a lower block's signal and explains a wait that would hang") {
+TEST_CASE("grid flags: the simulator runs waits on co-resident blocks and explains a wait that would hang") {
   Buffer<float> out({64});
   CHECK_NOTHROW(simulate(flag_pair(false), {out}));
   CHECK(out(63) == 1.0f);
-  CHECK_THROWS_WITH_AS(simulate(flag_pair(true), {out}),
+  // Block 0 waits for block 1: both are resident on the modelled H100, so block 0 suspends.
+  CHECK_NOTHROW(simulate(flag_pair(true), {out}));
+  CHECK(out(0) == 0.0f);
+  CHECK(out(63) == 1.0f);
+  // On one SM holding one block, block 1 could never be dispatched: a deadlock.
+  SimOptions one_slot;
+  one_slot.device = GpuDeviceSpec::for_compute_capability(80, 1);
+  one_slot.device.max_blocks_per_sm = 1;
+  CHECK_THROWS_WITH_AS(simulate(flag_pair(true), {out}, one_slot),
                        doctest::Contains("block (0, 0, 0) (thread 0) waits until flags[0] == 1"), Error);
-  CHECK_THROWS_WITH_AS(simulate(flag_pair(true), {out}),
-                       doctest::Contains("a block may only wait on flags that lower-numbered blocks signal"),
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      simulate(flag_pair(true), {out}, one_slot),
+      doctest::Contains("make every block wait only on flags that lower-numbered blocks signal"), Error);
+  CHECK_NOTHROW(simulate(flag_pair(false), {out}, one_slot));
   // CUDA: a release store after a fence, a spin on acquire loads; the flags buffer is writable.
   const std::string source = cuda::codegen_cuda(flag_pair(false)).source;
   CHECK(source.find("__threadfence();") != std::string::npos);

@@ -4,7 +4,9 @@
 // exactly one such test case or tag (here, in tests/errors or tests/hostile) and every one an entry.
 #include <loom/backend/build.hpp>
 #include <loom/core.hpp>
+#include <loom/ir/grid_flags.hpp>
 #include <loom/sim/interpreter.hpp>
+#include <loom/sim/simulator.hpp>
 
 #include <doctest/doctest.h>
 
@@ -478,6 +480,35 @@ TEST_CASE("E-LAUNCH-SHARED: more shared memory per block than the architecture h
   CHECK_THROWS_WITH_AS(
       build(s, {A, B}, Target::cuda_sim(), "big_tile"),
       Contains("bytes of shared memory per block for A.shared (262144 bytes), more than the"), Error);
+}
+
+TEST_CASE("E-SIM-FLAG-DEADLOCK: a block waits on a flag that only a block never dispatched signals") {
+  // Block 0 waits for block 1's flag; the modelled GPU holds one block at a time.
+  Var flags("flags", handle_type), bx("bx", i32), tx("tx", i32), out("out", handle_type);
+  Stmt body = SeqNode::make({IfThenElseNode::make(bx == 0, flag_wait(flags, 0, 1),
+                                                  IfThenElseNode::make(tx == 0, flag_signal(flags, 0, 1))),
+                             StoreNode::make(out, cast(f32, bx), bx * 32 + tx)});
+  body = ForNode::make(tx, 0, 32, ForKind::ThreadBinding, body, "threadIdx.x");
+  body = ForNode::make(bx, 0, 2, ForKind::ThreadBinding, body, "blockIdx.x");
+  LoweredFunc f;
+  f.name = "flags";
+  FuncParam p;
+  p.buffer = BufferParam{"out", out, f32, {Expr(64)}, {Expr(1)}};
+  f.params.push_back(p);
+  f.body = AllocateNode::make(flags, i32, {Expr(1)}, "global", body);
+  SimOptions one_slot;
+  one_slot.device = GpuDeviceSpec::for_compute_capability(80, 1);
+  one_slot.device.max_blocks_per_sm = 1;
+  Buffer<float> o({64});
+  CHECK_THROWS_WITH_AS(
+      simulate(f, {o}, one_slot),
+      Contains("kernel flags_kernel0 deadlocks on grid flags (loom.flag_wait): block (0, 0, 0) (thread 0) "
+               "waits until flags[0] == 1 (it is 0). Every resident block waits and none can run: 1 blocks "
+               "are resident on sm_80 with 1 SMs (1 SMs x 1 blocks per SM, limited by blocks), so the grid's "
+               "other 1 blocks (of 2) can never be dispatched: the grid is larger than what is co-resident "
+               "(1 blocks)"),
+      Error);
+  CHECK_NOTHROW(simulate(f, {o}));  // the H100 holds both blocks
 }
 
 // ---- kernel calls (checked before anything runs; a rejected call writes nothing) ---------------

@@ -167,8 +167,18 @@ inline ExprPtr<V> Compiler::compile_load(const LoadNode* op, int lane) {
           return kernels_->shared_load_int(op, slot, std::move(index), std::move(site), shared);
         }
       }
-      return std::make_unique<LoadLane<Codec>>(slot, compile_int(op->index, lane),
-                                               site_of(op->buffer, op->index, false), element);
+      IntExprPtr index = compile_int(op->index, lane);
+      AccessSite site = site_of(op->buffer, op->index, false);
+      if (kernels_) {  // inside a kernel, the simulator may watch global memory too
+        ExprPtr<V> global;
+        if constexpr (std::is_same_v<V, double>) {
+          global = kernels_->global_load_float(op, slot, index, site);
+        } else {
+          global = kernels_->global_load_int(op, slot, index, site);
+        }
+        if (global) return global;
+      }
+      return std::make_unique<LoadLane<Codec>>(slot, std::move(index), std::move(site), element);
     } else {
       throw InternalError("interpreter: load of mismatched value class");
     }

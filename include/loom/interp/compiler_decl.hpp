@@ -75,6 +75,17 @@ class KernelRegionCompiler {
                                      int shared) = 0;
   virtual FloatExprPtr shared_load_float(const LoadNode* op, int slot, IntExprPtr index, AccessSite site,
                                          int shared) = 0;
+  /// A load of lane `lane` of `op` from a buffer that is not shared: inside a kernel region, from
+  /// global memory (the simulator's clock counts its sectors); null elsewhere (an ordinary load).
+  /// `index` is the compiled flat index, taken only when the result is not null.
+  virtual IntExprPtr global_load_int(const LoadNode*, int /*slot*/, IntExprPtr& /*index*/,
+                                     const AccessSite&) {
+    return nullptr;
+  }
+  virtual FloatExprPtr global_load_float(const LoadNode*, int /*slot*/, IntExprPtr& /*index*/,
+                                         const AccessSite&) {
+    return nullptr;
+  }
 };
 
 /// Compiles one LoweredFunc. Vector expressions are compiled lane by lane: no IR node moves

@@ -1,5 +1,6 @@
-// What the GPU simulator reports about a run: its kernel launches, shared-memory bank statistics
-// per buffer (as Nsight Compute counts them), data races and reads of never-written shared memory.
+// What the GPU simulator reports about a run: its kernel launches (with their modelled timing),
+// shared-memory bank statistics per buffer (as Nsight Compute counts them), data races and reads of
+// never-written shared memory; and the options a simulation runs with.
 #pragma once
 
 #include <algorithm>
@@ -9,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "loom/runtime/sim_clock_model.hpp"
 #include "loom/support/error.hpp"
+#include "loom/support/gpu_device.hpp"
 
 namespace loom {
 
@@ -19,6 +22,17 @@ struct SimOptions {
   /// (after the launch has run to its end, so the message can list all of them). Off: the races
   /// are only recorded in the report. interpret() always runs with the default, on.
   bool races_are_errors = true;
+  /// The GPU whose SMs the blocks of a launch are dispatched onto (see SimLaunch): its SM count
+  /// and the per-SM limits that decide how many blocks are resident at once. H100 by default;
+  /// GpuDeviceSpec::a100() or for_compute_capability(cc, sms) model others.
+  GpuDeviceSpec device = GpuDeviceSpec::h100();
+  /// Registers per thread for the occupancy. 0: estimated from the kernel as 32 (indices,
+  /// addresses, loop counters) plus one per 4 bytes of its constant-size "local" allocations (the
+  /// accumulators a thread keeps in registers), at most the device's 255. ptxas's figure, where
+  /// known, is better.
+  int registers_per_thread = 0;
+  /// The cycles each class of instruction costs a warp.
+  SimClockModel clock;
 };
 
 struct SimDim3 {
@@ -28,12 +42,31 @@ struct SimDim3 {
   friend bool operator==(const SimDim3&, const SimDim3&) = default;
 };
 
-/// One execution of a kernel region.
+/// One execution of a kernel region, and its timing in the simulator's clock model
+/// (runtime/sim_clock_model.hpp): blocks are dispatched in linear block-index order (x fastest)
+/// onto the SMs of SimOptions::device, at most blocks_per_sm resident on each, every block into
+/// the slot that frees earliest. Cycles are model cycles, not a prediction of a real GPU's time.
 struct SimLaunch {
   std::string kernel;  // "<function>_kernel<i>", i counting the regions in program order
   SimDim3 grid, block;
   int64_t warps_per_block = 0;
   int64_t shared_bytes_per_block = 0;  // the most shared memory one block had allocated at once
+
+  std::string device;            // the modelled GPU (GpuDeviceSpec::name)
+  int sms = 0;                   // its SM count
+  int blocks_per_sm = 0;         // resident blocks per SM (gpu_device.hpp's occupancy)
+  std::string limiter;           // what limits blocks_per_sm: "threads", "registers", ...
+  int registers_per_thread = 0;  // the figure the occupancy used (SimOptions::registers_per_thread)
+  /// The makespan: the cycle the last block ends, the launch starting at cycle 0. It is the
+  /// critical path of the launch through dispatch, barriers and grid-flag waits.
+  int64_t simulated_cycles = 0;
+  /// Per block, by linear block index: the cycle it was dispatched and the cycle its last warp
+  /// finished.
+  std::vector<int64_t> block_start, block_end;
+  /// The largest of the blocks' own busy cycles: end - start less the cycles it spent waiting on
+  /// grid flags. The makespan of a perfectly balanced, never-waiting schedule is at least this.
+  int64_t busiest_block_cycles = 0;
+  int64_t flag_wait_cycles = 0;  // all blocks' cycles spent waiting on grid flags, summed
 };
 
 /// Nsight Compute's shared-memory counters for one buffer and direction: an access instruction
@@ -125,6 +158,11 @@ struct SimReport {
       os << "  " << l.kernel << ": grid " << l.grid.str() << ", block " << l.block.str() << " ("
          << l.block.count() << " threads, " << l.warps_per_block << " warps), shared memory "
          << l.shared_bytes_per_block << " B per block\n";
+      if (l.blocks_per_sm > 0) {
+        os << "    on " << l.device << ": " << l.blocks_per_sm << " blocks per SM (limited by " << l.limiter
+           << ") on " << l.sms << " SMs, " << l.simulated_cycles << " simulated cycles (busiest block "
+           << l.busiest_block_cycles << ", flag waits " << l.flag_wait_cycles << ")\n";
+      }
     }
     if (!shared_buffers.empty()) {
       os << "shared-memory bank conflicts (32 banks of 4 bytes):\n";

@@ -48,15 +48,21 @@ class AccessRecorder {
 
   bool pending() const { return !touched_.empty(); }
 
-  void flush() {
+  /// Counts the pending instructions into the tallies; returns their wavefronts (for the clock).
+  int64_t flush() {
+    int64_t wavefronts = 0;
     for (int access : touched_) {
       Pending& p = pending_[static_cast<size_t>(access)];
       const SharedAccessInfo& info = kernel_->accesses[static_cast<size_t>(access)];
       BankTally& tally = (*tallies_)[static_cast<size_t>(info.buffer)];
-      count(p, info.is_store ? tally.store : tally.load);
+      SimBankStats& stats = info.is_store ? tally.store : tally.load;
+      const int64_t before = stats.wavefronts;
+      count(p, stats);
+      wavefronts += stats.wavefronts - before;
       p.records.clear();
     }
     touched_.clear();
+    return wavefronts;
   }
 
  private:

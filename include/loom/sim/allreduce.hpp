@@ -73,6 +73,11 @@ class WarpAllreduce final : public WarpStmt, public SyncPoint {
       // neither wait nor pass a barrier here.
       combine_groups(b, static_cast<size_t>(w.first_thread), static_cast<size_t>(w.num_lanes));
     }
+    // The clock: one shuffle step per halving of the group, for each value.
+    const int64_t group = (reduced_[0] ? dim.x : 1) * (reduced_[1] ? dim.y : 1) * (reduced_[2] ? dim.z : 1);
+    int64_t steps = 0;
+    while ((int64_t{1} << steps) < group) ++steps;
+    w.clock += steps * static_cast<int64_t>(n) * w.costs->shuffle;
     for_each_lane(mask, [&](int l) {
       const size_t t = static_cast<size_t>(w.first_thread + l);
       for (size_t k = 0; k < n; ++k) {

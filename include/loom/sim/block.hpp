@@ -1,6 +1,7 @@
 // The state one simulated thread block shares among its warps: its index, its shared buffers (with
 // race and uninitialized-read checks; planned buffers in one memory, as the CUDA kernel places
-// them), the current barrier interval and the synchronization points.
+// them), the current barrier interval, the synchronization points and the grid-flag wait that
+// suspends it.
 #pragma once
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 #include <vector>
 
 #include "loom/interp/frame.hpp"
+#include "loom/sim/coroutine.hpp"
+#include "loom/sim/flag_signals.hpp"
 #include "loom/sim/kernel_info.hpp"
 #include "loom/sim/session.hpp"
 #include "loom/sim/shared_memory.hpp"
@@ -55,12 +58,31 @@ class BlockState {
   std::vector<int64_t> reduce_ints;
   std::vector<double> reduce_floats;
 
+  /// Grid flags: the block's own coroutine when the kernel waits on flags (null otherwise), the
+  /// wait it is suspended at, the launch's signal times, and the cycles it has spent waiting.
+  Coroutine* coroutine = nullptr;
+  FlagWait waiting;
+  FlagSignals* flag_signals = nullptr;
+  int64_t waited_cycles = 0;
+
+  /// Suspends the whole block (its warps with it) until the scheduler resumes it, once `wait`
+  /// may be satisfied (sim/grid_scheduler.hpp).
+  void suspend_until(const FlagWait& wait) {
+    internal_check(coroutine != nullptr, "kernel ", kernel.name,
+                   " waits on a grid flag but its blocks were not made able to suspend");
+    waiting = wait;
+    coroutine->yield();
+    waiting.address = nullptr;
+  }
+
   void begin(SimDim3 block_idx) {
     index = block_idx;
     block_index[0] = block_idx.x;
     block_index[1] = block_idx.y;
     block_index[2] = block_idx.z;
     interval = 1;
+    waited_cycles = 0;
+    waiting.address = nullptr;
     live_shared_bytes_ = 0;
     for (SharedMemory& m : shared_) m.release();
     planned_.release();

@@ -1,5 +1,7 @@
 // A stackful coroutine on POSIX ucontext: the GPU simulator runs each warp of a block as one, so a
-// warp can stop at a barrier, let the other warps of its block catch up, and resume where it was.
+// warp can stop at a barrier, let the other warps of its block catch up, and resume where it was;
+// and each block of a kernel that waits on grid flags, so a block can stop at a wait. A block's
+// warps are then coroutines inside a coroutine: a warp that yields its block suspends it whole.
 #pragma once
 
 #include <sys/mman.h>
@@ -55,14 +57,17 @@ class Coroutine {
                 static_cast<unsigned>(self >> 32), static_cast<unsigned>(self & 0xFFFFFFFFu));
     started_ = true;
     finished_ = false;
+    cancelled_ = false;
   }
 
   /// Runs the body until it yields or returns; true when it has returned. An exception that
-  /// escaped the body is rethrown here, on the caller's stack.
+  /// escaped the body is rethrown here, on the caller's stack. So is the cancellation of an
+  /// enclosing coroutine that was suspended inside this one's body: it unwinds that one too.
   bool resume() {
     internal_check(suspended(), "resume of a coroutine that is not suspended");
     swapcontext(&caller_, &context_);
     if (finished_ && error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    if (finished_ && std::exchange(cancelled_, false)) throw CoroutineCancelled{};
     return finished_;
   }
 
@@ -80,6 +85,7 @@ class Coroutine {
     cancelling_ = true;
     while (!finished_) swapcontext(&caller_, &context_);
     cancelling_ = false;
+    cancelled_ = false;
     error_ = nullptr;
   }
 
@@ -89,6 +95,7 @@ class Coroutine {
     try {
       self->body_();
     } catch (const CoroutineCancelled&) {
+      self->cancelled_ = !self->cancelling_;  // an enclosing coroutine's cancellation: pass it on
     } catch (...) {
       self->error_ = std::current_exception();
     }
@@ -102,7 +109,7 @@ class Coroutine {
   ucontext_t context_{}, caller_{};
   std::function<void()> body_;
   std::exception_ptr error_;
-  bool started_ = false, finished_ = false, cancelling_ = false;
+  bool started_ = false, finished_ = false, cancelling_ = false, cancelled_ = false;
 };
 
 }  // namespace loom::sim

@@ -1,11 +1,14 @@
-// The grid-flag intrinsics (ir/grid_flags.hpp) in the GPU simulator. Blocks run one after another
-// in increasing index, so a wait can only succeed on a flag an earlier block set; a wait on an
-// unset flag would never end, and is reported as an error that explains the block order instead.
+// The grid-flag intrinsics (ir/grid_flags.hpp) in the GPU simulator. A wait on a flag not yet set
+// suspends its block (BlockState::suspend_until) and lets the scheduler run other resident blocks
+// (sim/grid_scheduler.hpp), which reports a wait that can never end as a deadlock. Signals record
+// their cycle, and a wait completes no earlier than the signal it waited for.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <utility>
+
+#include <algorithm>
 
 #include "loom/ir/grid_flags.hpp"
 #include "loom/sim/warp_stmts.hpp"
@@ -15,14 +18,12 @@ namespace loom::sim {
 /// loom.flag_signal / loom.flag_wait for the active lanes of a warp, each lane in its own frame.
 class WarpGridFlag final : public WarpStmt {
  public:
-  WarpGridFlag(bool signal, int flags_slot, IntExprPtr index, IntExprPtr value, interp::AccessSite site,
-               std::string kernel)
+  WarpGridFlag(bool signal, int flags_slot, IntExprPtr index, IntExprPtr value, interp::AccessSite site)
       : signal_(signal),
         slot_(flags_slot),
         index_(std::move(index)),
         value_(std::move(value)),
-        site_(std::move(site)),
-        kernel_(std::move(kernel)) {}
+        site_(std::move(site)) {}
 
   void run(Warp& w, LaneMask mask) const override {
     int64_t index[kWarpSize], value[kWarpSize];
@@ -32,23 +33,26 @@ class WarpGridFlag final : public WarpStmt {
     });
     w.end_statement();
     using Codec = interp::IntCodec<int32_t>;
+    BlockState& b = *w.block;
+    int64_t signalled = 0;  // the latest signal this warp's lanes waited for
     for_each_lane(mask, [&](int l) {
       const interp::BufferSlot& flags = w.frames[l].buffers[slot_];
+      const std::byte* address = interp::checked_address<int32_t>(flags, index[l], site_, i32);
       if (signal_) {
         interp::store_element<Codec>(flags, index[l], value[l], site_, i32);
+        b.flag_signals->signal(address, w.clock + w.costs->flag);  // visible after the fence
         return;
       }
-      const int64_t seen = interp::load_element<Codec>(flags, index[l], site_, i32);
-      if (seen == static_cast<int32_t>(value[l])) return;
-      throw Error(
-          cat("kernel ", kernel_, ": block ", w.block->index.str(), " (thread ", w.first_thread + l,
-              ") waits until ", site_.buffer_name, "[", index[l], "] == ", value[l], " (",
-              intrinsic::flag_wait, "), but it is ", seen,
-              " and no block before it set it. The simulator runs blocks one after another in increasing "
-              "index, so a block may only wait on flags that lower-numbered blocks signal (on a GPU the "
-              "wait would hang unless the signalling block is co-resident): make the block that waits the "
-              "highest-numbered of the blocks it waits for, or check that the flags start at 0"));
+      const FlagWait wait{address, static_cast<int32_t>(value[l]), &site_.buffer_name, index[l],
+                          w.first_thread + l};
+      while (!wait.satisfied()) b.suspend_until(wait);
+      signalled = std::max(signalled, b.flag_signals->cycle_of(address));
     });
+    if (signalled > w.clock) {
+      b.waited_cycles += signalled - w.clock;
+      w.clock = signalled;
+    }
+    w.clock += w.costs->flag;
   }
 
  private:
@@ -56,7 +60,6 @@ class WarpGridFlag final : public WarpStmt {
   int slot_;
   IntExprPtr index_, value_;
   interp::AccessSite site_;
-  std::string kernel_;
 };
 
 /// Checks the arguments of a grid-flag call of kernel `kernel`: (flags, index, value), the flags a

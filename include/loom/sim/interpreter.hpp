@@ -29,8 +29,10 @@ class Session;  // sim/session.hpp
 /// truncate and saturate where C is undefined (NaN -> 0); masked vector lanes load 0.
 ///
 /// Kernel regions (an outermost loop bound to blockIdx/threadIdx and everything inside it) run
-/// with CUDA's semantics on the GPU simulator: blocks one after another, warps of 32 threads in
-/// lock step, exact barriers, shared memory per block, race detection (see sim/simulator.hpp).
+/// with CUDA's semantics on the GPU simulator: blocks dispatched in index order onto the SMs of a
+/// modelled GPU (a block waiting on a grid flag suspends while others run), warps of 32 threads in
+/// lock step, exact barriers, shared memory per block, race detection, and a clock per warp that
+/// times the launch in a cost model (see sim/simulator.hpp, SimLaunch).
 class InterpretedFunc {
  public:
   LOOM_DECL explicit InterpretedFunc(LoweredFunc f);

@@ -17,8 +17,10 @@
 #include "loom/ir/shared_memory_layout.hpp"
 #include "loom/ir/thread_allreduce.hpp"
 #include "loom/sim/allreduce.hpp"
+#include "loom/sim/global_load.hpp"
 #include "loom/sim/grid_flags.hpp"
 #include "loom/sim/launch.hpp"
+#include "loom/sim/op_count.hpp"
 #include "loom/sim/shared_load.hpp"
 
 namespace loom::sim {
@@ -29,9 +31,15 @@ namespace loom::sim {
 class KernelCompiler {
  public:
   /// `current` is set to the kernel's KernelInfo while its statements are compiled: the loads of
-  /// its shared buffers, which the host Compiler hands to RegionCompiler, are numbered there.
-  KernelCompiler(interp::Compiler& compiler, Stmt region, std::string name, KernelInfo*& current)
-      : c_(compiler), region_(std::move(region)), name_(std::move(name)), current_(current) {}
+  /// its shared and global buffers, which the host Compiler hands to RegionCompiler, are numbered
+  /// there. `local_slots` collects the frame slots of per-thread buffers, which are not global.
+  KernelCompiler(interp::Compiler& compiler, Stmt region, std::string name, KernelInfo*& current,
+                 std::unordered_set<int>& local_slots)
+      : c_(compiler),
+        region_(std::move(region)),
+        name_(std::move(name)),
+        current_(current),
+        local_slots_(local_slots) {}
 
   interp::StmtPtr compile() {
     auto kernel = std::make_unique<KernelInfo>();
@@ -45,6 +53,7 @@ class KernelCompiler {
     } reset{current_};
     current_ = kernel_;  // makes Loads of shared buffers watched ones
     WarpStmtPtr body = stmt(region_);
+    kernel_->static_shared_bytes += kernel_->planned_bytes;
     return std::make_unique<KernelLaunch>(std::move(kernel), std::move(body));
   }
 
@@ -110,7 +119,9 @@ class KernelCompiler {
       }
       case IRNodeKind::AssertStmt: {
         const AssertStmtNode* op = s.as<AssertStmtNode>();
-        return std::make_unique<WarpAssert>(c_.compile_int(op->condition, 0), op->message, stmt(op->body));
+        return counted(
+            std::make_unique<WarpAssert>(c_.compile_int(op->condition, 0), op->message, stmt(op->body)),
+            {&op->condition});
       }
       case IRNodeKind::Store: return store(s.as<StoreNode>());
       case IRNodeKind::Allocate: return allocate(s.as<AllocateNode>());
@@ -124,7 +135,8 @@ class KernelCompiler {
         WarpStmtPtr else_case;
         if (op->else_case.defined())
           else_case = in_context("else of if " + condition, [&] { return stmt(op->else_case); });
-        return std::make_unique<WarpIf>(std::move(test), std::move(then_case), std::move(else_case));
+        return counted(std::make_unique<WarpIf>(std::move(test), std::move(then_case), std::move(else_case)),
+                       {&op->condition});
       }
       case IRNodeKind::Seq: {
         std::vector<WarpStmtPtr> stmts;
@@ -155,6 +167,7 @@ class KernelCompiler {
           op->var, b,
           [&]() -> WarpStmtPtr {
             c_.set_shared_id(op->var, source_binding.shared_id);  // an alias stays shared
+            if (local_slots_.count(source_binding.slot)) local_slots_.insert(b.slot);  // and local
             return std::make_unique<WarpBufferAlias>(b.slot, source_binding.slot, stmt(op->body));
           },
           name);
@@ -166,7 +179,8 @@ class KernelCompiler {
       return c_.with_binding(op->var, b, [&]() -> WarpStmtPtr {
         std::vector<int> slots;
         for (int i = 0; i < t.lanes; ++i) slots.push_back(b.slot_of_lane(i));
-        return std::make_unique<WarpLet<V>>(std::move(slots), std::move(lanes), stmt(op->body));
+        return counted(std::make_unique<WarpLet<V>>(std::move(slots), std::move(lanes), stmt(op->body)),
+                       {&op->value});
       });
     };
     return t.is_float() ? make(double{}) : make(int64_t{});
@@ -192,7 +206,8 @@ class KernelCompiler {
       internal_check(b.kind == interp::VarBinding::Kind::Int, "loop variable '", op->loop_var.name(),
                      "' of type ", op->loop_var.dtype().str());
       WarpStmtPtr body = in_context("for " + op->loop_var.name(), [&] { return stmt(op->body); });
-      return std::make_unique<WarpLoop>(b.slot, std::move(min), std::move(extent), std::move(body));
+      return counted(std::make_unique<WarpLoop>(b.slot, std::move(min), std::move(extent), std::move(body)),
+                     {&op->min, &op->extent});
     });
   }
 
@@ -216,7 +231,10 @@ class KernelCompiler {
     for (const Expr& e : op->extents) extents.push_back(c_.compile_int(e, 0));
     interp::VarBinding b;
     if (local) {
+      if (const std::optional<int64_t> bytes = loom::detail::constant_allocation_bytes(op))
+        kernel_->local_words += (*bytes + 3) / 4;
       return c_.with_binding(op->buffer, b, [&]() -> WarpStmtPtr {
+        local_slots_.insert(b.slot);
         return std::make_unique<WarpLocalAllocate>(b.slot, op->buffer.name(), op->dtype, std::move(extents),
                                                    stmt(op->body));
       });
@@ -232,6 +250,8 @@ class KernelCompiler {
       info.planned_offset = *offset;
       kernel_->planned_bytes = std::max(kernel_->planned_bytes, *offset + *bytes);
       kernel_->planned_granule = std::min(kernel_->planned_granule, info.element_bytes);
+    } else if (const std::optional<int64_t> bytes = loom::detail::constant_allocation_bytes(op)) {
+      kernel_->static_shared_bytes += *bytes;
     }
     kernel_->shared_buffers.push_back(info);
     return c_.with_binding(op->buffer, b, [&]() -> WarpStmtPtr {
@@ -245,6 +265,7 @@ class KernelCompiler {
     const int slot = c_.buffer_slot(op->buffer);
     const int buffer = c_.lookup(op->buffer.get()).shared_id;
     const int access = buffer >= 0 ? kernel_->access_id(op, buffer, true) : -1;
+    const int global = buffer < 0 && !local_slots_.count(slot) ? kernel_->global_access_id(op) : -1;
     const DType element = op->value.dtype().element_of();
     const int lanes = op->value.dtype().lanes;
     interp::AccessSite site = c_.site_of(op->buffer, op->index, true);
@@ -256,7 +277,9 @@ class KernelCompiler {
         store_lanes.push_back({c_.compile_int(op->index, i), c_.compile<V>(op->value, i),
                                op->predicate.defined() ? c_.compile_int(op->predicate, i) : nullptr});
       }
-      return std::make_unique<WarpStore<Codec>>(slot, std::move(store_lanes), site, element, access, buffer);
+      return counted(std::make_unique<WarpStore<Codec>>(slot, std::move(store_lanes), site, element, access,
+                                                        buffer, global),
+                     {&op->value, &op->index, &op->predicate});
     });
   }
 
@@ -274,7 +297,7 @@ class KernelCompiler {
       using V = decltype(value_tag);
       std::vector<ExprPtr<V>> lanes;
       for (int i = 0; i < value.dtype().lanes; ++i) lanes.push_back(c_.compile<V>(value, i));
-      return std::make_unique<WarpEvaluate<V>>(std::move(lanes));
+      return counted(std::make_unique<WarpEvaluate<V>>(std::move(lanes)), {&value});
     };
     return value.dtype().is_float() ? make(double{}) : make(int64_t{});
   }
@@ -284,9 +307,10 @@ class KernelCompiler {
     check_grid_flag_call(call, name_, flags && c_.lookup(flags).shared_id >= 0);
     const Var buffer{Ref<const ExprNode>(flags)};
     const bool signal = call->name == intrinsic::flag_signal;
+    if (!signal) kernel_->has_flag_wait = true;
     return std::make_unique<WarpGridFlag>(signal, c_.buffer_slot(buffer), c_.compile_int(call->args[1], 0),
                                           c_.compile_int(call->args[2], 0),
-                                          c_.site_of(buffer, call->args[1], signal), name_);
+                                          c_.site_of(buffer, call->args[1], signal));
   }
 
   WarpStmtPtr barrier(const BarrierNode* op) {
@@ -297,7 +321,8 @@ class KernelCompiler {
     if (op->scope == scope::warp) return std::make_unique<WarpNoOp>();  // a warp runs in lock step anyway
     throw Error(cat("kernel ", name_, " has a barrier among the threads sharing memory scope '", op->scope,
                     "'; the GPU simulator knows \"shared\" (CUDA's __syncthreads) and \"warp\" (__syncwarp). "
-                    "Blocks run one after another, so a grid-wide barrier cannot be simulated"));
+                    "A grid-wide barrier is not simulated: blocks wait for each other through grid flags "
+                    "(loom.flag_signal / loom.flag_wait)"));
   }
 
   WarpStmtPtr allreduce(const CallNode* call) {
@@ -363,6 +388,13 @@ class KernelCompiler {
                                            where("thread_allreduce", ++num_allreduces_));
   }
 
+  /// A statement with the arithmetic of its own expressions `exprs` (not its body's) counted.
+  template <typename T>
+  static WarpStmtPtr counted(std::unique_ptr<T> s, std::initializer_list<const Expr*> exprs) {
+    s->set_arith_ops(count_arith_ops(exprs));
+    return s;
+  }
+
   // -------------------------------------------------------------------------------------------
   // Where we are, for messages
 
@@ -393,6 +425,7 @@ class KernelCompiler {
   Stmt region_;
   std::string name_;
   KernelInfo*& current_;
+  std::unordered_set<int>& local_slots_;
   KernelInfo* kernel_ = nullptr;
   std::unordered_map<const ForNode*, int> loop_of_node_;         // KernelInfo::loops index
   std::unordered_map<const VarNode*, int> launch_index_of_var_;  // -1 once out of scope
@@ -407,7 +440,7 @@ class KernelCompiler {
 class RegionCompiler final : public interp::KernelRegionCompiler {
  public:
   interp::StmtPtr compile_region(interp::Compiler& host, const Stmt& region, int index) override {
-    return KernelCompiler(host, region, cat(host.name(), "_kernel", index), current_).compile();
+    return KernelCompiler(host, region, cat(host.name(), "_kernel", index), current_, local_slots_).compile();
   }
   interp::IntExprPtr shared_load_int(const LoadNode* op, int slot, interp::IntExprPtr index,
                                      interp::AccessSite site, int shared) override {
@@ -416,6 +449,14 @@ class RegionCompiler final : public interp::KernelRegionCompiler {
   interp::FloatExprPtr shared_load_float(const LoadNode* op, int slot, interp::IntExprPtr index,
                                          interp::AccessSite site, int shared) override {
     return shared_load<double>(op, slot, std::move(index), std::move(site), shared);
+  }
+  interp::IntExprPtr global_load_int(const LoadNode* op, int slot, interp::IntExprPtr& index,
+                                     const interp::AccessSite& site) override {
+    return global_load<int64_t>(op, slot, index, site);
+  }
+  interp::FloatExprPtr global_load_float(const LoadNode* op, int slot, interp::IntExprPtr& index,
+                                         const interp::AccessSite& site) override {
+    return global_load<double>(op, slot, index, site);
   }
 
  private:
@@ -436,7 +477,25 @@ class RegionCompiler final : public interp::KernelRegionCompiler {
     });
   }
 
-  KernelInfo* current_ = nullptr;  // the kernel region being compiled
+  /// Inside a kernel region, a load from a buffer neither shared nor local reads global memory.
+  template <typename V>
+  interp::ExprPtr<V> global_load(const LoadNode* op, int slot, interp::IntExprPtr& index,
+                                 const interp::AccessSite& site) {
+    if (!current_ || local_slots_.count(slot)) return nullptr;
+    const DType element = op->dtype.element_of();
+    const int access = current_->global_access_id(op);
+    return interp::with_codec(element, [&](auto codec) -> interp::ExprPtr<V> {
+      using Codec = decltype(codec);
+      if constexpr (std::is_same_v<typename Codec::Value, V>) {
+        return std::make_unique<GlobalLoadLane<Codec>>(slot, std::move(index), site, element, access);
+      } else {
+        throw InternalError("GPU simulator: global load of mismatched value class");
+      }
+    });
+  }
+
+  KernelInfo* current_ = nullptr;        // the kernel region being compiled
+  std::unordered_set<int> local_slots_;  // frame slots of "local" buffers and their aliases
 };
 
 }  // namespace loom::sim

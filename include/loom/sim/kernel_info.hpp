@@ -39,6 +39,16 @@ struct KernelInfo {
   int planned_granule = 16;
   std::vector<SharedAccessInfo> accesses;  // by access id
   bool has_sync = false;                   // any barrier or thread_allreduce
+  bool has_flag_wait = false;              // any loom.flag_wait: its blocks may have to suspend
+  /// The global Load and Store nodes, numbered like `accesses`: each is one memory instruction
+  /// of the clock model (sim/global_access_recorder.hpp).
+  int num_global_accesses = 0;
+  /// Shared bytes a block needs that are known before it runs: the planned memory and every
+  /// shared allocation of constant size. The occupancy uses it (or more, if a block allocates more).
+  int64_t static_shared_bytes = 0;
+  /// Registers per thread estimated from the kernel (see SimOptions::registers_per_thread): the
+  /// 4-byte words of its constant-size local allocations.
+  int64_t local_words = 0;
   std::shared_ptr<const interp::FrameLayout> layout;
 
   /// The access id of a Load or Store node (the same node compiled for several vector lanes or
@@ -49,8 +59,14 @@ struct KernelInfo {
     return it->second;
   }
 
+  int global_access_id(const void* node) {
+    auto [it, inserted] = global_access_of_node_.try_emplace(node, num_global_accesses);
+    if (inserted) ++num_global_accesses;
+    return it->second;
+  }
+
  private:
-  std::unordered_map<const void*, int> access_of_node_;
+  std::unordered_map<const void*, int> access_of_node_, global_access_of_node_;
 };
 
 }  // namespace loom::sim

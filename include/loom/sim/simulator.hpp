@@ -1,5 +1,6 @@
 // The GPU simulator's entry point: runs a lowered CUDA function on the CPU with exact barrier and
-// warp semantics and reports launches, shared-memory bank conflicts, races and uninitialized reads.
+// warp semantics and reports launches (with their modelled cycles), shared-memory bank conflicts,
+// races and uninitialized reads.
 #pragma once
 
 #include <vector>

@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "loom/interp/frame.hpp"
+#include "loom/runtime/sim_clock_model.hpp"
 #include "loom/sim/access_recorder.hpp"
 #include "loom/sim/block.hpp"
 #include "loom/sim/coroutine.hpp"
+#include "loom/sim/global_access_recorder.hpp"
 
 namespace loom::sim {
 
@@ -60,6 +62,10 @@ class Warp {
   int64_t thread_index[3][kWarpSize] = {};  // threadIdx.x/y/z of each lane
   BlockState* block = nullptr;
   AccessRecorder recorder;
+  GlobalAccessRecorder global;
+  /// The warp's clock (runtime/sim_clock_model.hpp), in cycles since the launch began.
+  int64_t clock = 0;
+  const SimClockModel* costs = nullptr;
   Coroutine* coroutine = nullptr;  // null: the warp runs alone, without switching stacks
   const SyncPoint* waiting_at = nullptr;
   /// Scratch for warp-wide stores: per (lane, vector lane) index, value and mask.
@@ -77,9 +83,19 @@ class Warp {
     recorder.record(access, lane, offset, bytes);
   }
 
-  /// Ends the instruction(s) of the statement whose expressions the lanes just evaluated.
-  void end_statement() {
-    if (recorder.pending()) recorder.flush();
+  /// A global-memory access by one lane at host address `address`, from a compiled Load (see
+  /// sim/global_load.hpp) or a warp-wide store.
+  void access_global(int access, const void* address, int bytes) {
+    global.record(access, reinterpret_cast<uintptr_t>(address), bytes);
+  }
+
+  /// Ends the instruction(s) of the statement whose expressions the lanes just evaluated, and
+  /// advances the clock by them: `arith_ops` arithmetic operations (counted when the statement
+  /// was compiled, sim/op_count.hpp), the shared wavefronts and the global sectors it touched.
+  void end_statement(int arith_ops = 0) {
+    clock += arith_ops * costs->arith;
+    if (recorder.pending()) clock += recorder.flush() * costs->shared_wavefront;
+    if (global.pending()) clock += global.flush() * costs->global_sector;
   }
 
   /// Waits at `point` until every warp of the block has arrived. The whole warp must be there:
@@ -89,6 +105,7 @@ class Warp {
     check_converged(point, mask);
     if (!coroutine) {  // the block's only warp: everyone has arrived
       block->complete_sync(point);
+      clock += costs->barrier;
       return;
     }
     waiting_at = &point;

@@ -28,6 +28,13 @@ class WarpStmt {
   /// evaluates its expressions in every active lane, then ends that instruction (end_statement),
   /// then acts: that order is the warp's lock step, and it groups each shared access's lanes.
   virtual void run(Warp& w, LaneMask mask) const = 0;
+
+  /// The arithmetic operations of the statement's own expressions (sim/op_count.hpp), which
+  /// its end_statement charges to the warp's clock.
+  void set_arith_ops(int ops) { ops_ = ops; }
+
+ protected:
+  int ops_ = 0;
 };
 using WarpStmtPtr = std::unique_ptr<const WarpStmt>;
 
@@ -61,8 +68,9 @@ class WarpLoop final : public WarpStmt {
       extents[l] = extent_->eval(w.frames[l]);
       longest = std::max(longest, extents[l]);
     });
-    w.end_statement();
+    w.end_statement(ops_);
     for (int64_t i = 0; i < longest; ++i) {
+      w.clock += w.costs->loop_iteration;
       LaneMask active = 0;
       for_each_lane(mask, [&](int l) {
         if (i >= extents[l]) return;
@@ -96,7 +104,7 @@ class WarpLaunchIndex final : public WarpStmt {
       active |= 1u << l;
       w.frames[l].ints[slot_] = min_->eval(w.frames[l]) + index;
     });
-    w.end_statement();
+    w.end_statement(ops_);
     if (active) body_->run(w, active);
   }
 
@@ -118,7 +126,7 @@ class WarpLet final : public WarpStmt {
       Frame& f = w.frames[l];
       for (size_t i = 0; i < lanes_.size(); ++i) f.slots<V>()[slots_[i]] = lanes_[i]->eval(f);
     });
-    w.end_statement();
+    w.end_statement(ops_);
     body_->run(w, mask);
   }
 
@@ -152,7 +160,7 @@ class WarpAssert final : public WarpStmt {
     for_each_lane(mask, [&](int l) {
       if (!condition_->eval(w.frames[l]) && failed < 0) failed = l;
     });
-    w.end_statement();
+    w.end_statement(ops_);
     if (failed >= 0)
       throw Error(cat(message_, " (in GPU ", w.block->thread_at(w.first_thread + failed).str(), ")"));
     body_->run(w, mask);
@@ -176,7 +184,7 @@ class WarpIf final : public WarpStmt {
     for_each_lane(mask, [&](int l) {
       if (condition_->eval(w.frames[l])) taken |= 1u << l;
     });
-    w.end_statement();
+    w.end_statement(ops_);
     if (taken) then_case_->run(w, taken);
     if (else_case_ && (mask & ~taken)) else_case_->run(w, mask & ~taken);
   }
@@ -195,7 +203,7 @@ class WarpEvaluate final : public WarpStmt {
     for_each_lane(mask, [&](int l) {
       for (const ExprPtr<V>& lane : lanes_) (void)lane->eval(w.frames[l]);
     });
-    w.end_statement();
+    w.end_statement(ops_);
   }
 
  private:
@@ -219,7 +227,7 @@ class WarpLocalAllocate final : public WarpStmt {
       bytes[l] = interp::allocation_bytes(name_, element_, extents_, w.frames[l]);
       stride = std::max(stride, (bytes[l] + 63) / 64 * 64);
     });
-    w.end_statement();
+    w.end_statement(ops_);
     const size_t total = static_cast<size_t>(stride) * kWarpSize;
     Memory memory(static_cast<std::byte*>(::operator new (total, std::align_val_t{64})));
     std::memset(memory.get(), 0, total);
@@ -265,7 +273,7 @@ class WarpSharedAllocate final : public WarpStmt {
                         "); a shared allocation's extents must be the same for the whole block"));
       bytes = b;
     });
-    w.end_statement();
+    w.end_statement(ops_);
     std::byte* memory = w.block->allocate_shared(buffer_, bytes, element_.bytes());
     for_each_lane(mask, [&](int l) { w.frames[l].buffers[slot_] = interp::BufferSlot{memory, 0, bytes}; });
     body_->run(w, mask);
@@ -292,14 +300,17 @@ class WarpStore final : public WarpStmt {
     ExprPtr<V> value;
     IntExprPtr predicate;  // may be null
   };
-  /// access and buffer: the shared access id and buffer index, or -1 for other memory.
-  WarpStore(int slot, std::vector<Lane> lanes, interp::AccessSite site, DType element, int access, int buffer)
+  /// access and buffer: the shared access id and buffer index, or -1 for other memory;
+  /// global_access: the global access id (KernelInfo::global_access_id), or -1 for other memory.
+  WarpStore(int slot, std::vector<Lane> lanes, interp::AccessSite site, DType element, int access, int buffer,
+            int global_access)
       : slot_(slot),
         lanes_(std::move(lanes)),
         site_(std::move(site)),
         element_(element),
         access_(access),
-        buffer_(buffer) {}
+        buffer_(buffer),
+        global_access_(global_access) {}
 
   void run(Warp& w, LaneMask mask) const override {
     using Raw = typename Codec::Raw;
@@ -320,7 +331,7 @@ class WarpStore final : public WarpStmt {
         index[k] = lane.index->eval(f);
       }
     });
-    w.end_statement();
+    w.end_statement(ops_);
     auto for_each_element = [&](auto&& fn) {
       for_each_lane(mask, [&](int l) {
         for (size_t v = 0, k = l * n; v < n; ++v, ++k)
@@ -334,6 +345,13 @@ class WarpStore final : public WarpStmt {
       for_each_element([&](int l, size_t k) {
         w.store_shared(access_, buffer_, l, index[k] * static_cast<int64_t>(sizeof(Raw)),
                        static_cast<int>(sizeof(Raw)));
+      });
+      w.end_statement();
+    } else if (global_access_ >= 0) {
+      for_each_element([&](int l, size_t k) {
+        const interp::BufferSlot& b = w.frames[l].buffers[slot_];
+        w.access_global(global_access_, b.data + index[k] * static_cast<int64_t>(sizeof(Raw)),
+                        static_cast<int>(sizeof(Raw)));
       });
       w.end_statement();
     }
@@ -355,7 +373,7 @@ class WarpStore final : public WarpStmt {
   std::vector<Lane> lanes_;
   interp::AccessSite site_;
   DType element_;
-  int access_, buffer_;
+  int access_, buffer_, global_access_;
 };
 
 /// Barrier("shared"), CUDA's __syncthreads(): the warp waits until every warp of its block is

@@ -1,0 +1,82 @@
+// The Stream-K GEMM kernel of lib on the timed GPU simulator: for each shape, modelled device and
+// decomposition, the simulated cycles of the GEMM launch (its makespan through block dispatch,
+// barriers and grid-flag waits) against the ideal, the busiest block's own busy cycles. Cycles are
+// the simulator's clock model (runtime/sim_clock_model.hpp), not a GPU's time.
+//
+// The shapes are those of bench_streamk_balance's critical-path review, scaled down: the simulator
+// runs every multiply-add of every thread in an interpreter (a few million per second), so 2048^3
+// would take hours. Each keeps roughly its original's aspect, 8 to 64 times smaller per dimension,
+// with 16x16x8 tiles: they simulate in seconds, but have far fewer tiles than the originals (64 for
+// 2048^3's 1024 of 64x64), fewer than the 132 (108) SMs, the regime where Stream-K splits every
+// tile. The ratios are this regime's, not the original shapes'. With LOOM_BENCH_QUICK=1 (the ctest
+// smoke run) only the first two shapes run, on the H100 only.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <loom/lib/streamk_gemm.hpp>
+#include <loom/loom.hpp>
+
+using namespace loom;
+
+namespace {
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+void BM_streamk_critical_path(benchmark::State& state) {
+  // Review shapes (scaled; the original in the comment).
+  std::vector<Shape> shapes = {{128, 128, 128},  // 2048 x 2048 x 2048
+                               {125, 125, 125},  // 1000 x 1000 x 1000
+                               {64, 64, 512},    // 1024 x 1024 x 8192
+                               {128, 344, 64},   // 4096 x 11008 x 4096
+                               {78, 40, 125}};   // 623 x 315 x 1000
+  std::vector<GpuDeviceSpec> devices = {GpuDeviceSpec::h100(), GpuDeviceSpec::a100()};
+  const char* quick = std::getenv("LOOM_BENCH_QUICK");
+  if (quick && std::string(quick) == "1") {
+    shapes.resize(2);
+    devices.resize(1);
+  }
+  const lib::Decomposition decompositions[] = {lib::Decomposition::StreamK, lib::Decomposition::StreamKHybrid,
+                                               lib::Decomposition::DataParallel};
+  for (auto _ : state) {
+    for (const Shape& s : shapes) {
+      Buffer<float> a({s.m, s.k}), b({s.k, s.n}), c({s.m, s.n});
+      for (int64_t i = 0; i < a.num_elements(); ++i) a.at_flat(i) = static_cast<float>(i % 7) - 3.0f;
+      for (int64_t i = 0; i < b.num_elements(); ++i) b.at_flat(i) = static_cast<float>(i % 5) - 2.0f;
+      for (const GpuDeviceSpec& device : devices) {
+        for (lib::Decomposition d : decompositions) {
+          lib::StreamKConfig cfg;
+          cfg.tile = lib::GemmTile{16, 16, 8};
+          cfg.thread_m = cfg.thread_n = 2;
+          cfg.sms = device.sms;  // the persistent grid: one block per SM
+          cfg.decomposition = d;
+          const lib::StreamKGemm g = lib::streamk_gemm(s.m, s.n, s.k, f32, cfg);
+          SimOptions options;
+          options.device = device;
+          const SimReport report = simulate(g.func, {a, b, c}, options);
+          const SimLaunch& gemm = report.launches.back();  // after the kernel that clears the flags
+          std::printf(
+              "loom-bench streamk_critical_path device=%s m=%lld n=%lld k=%lld tile=16x16x8 blocks=%lld "
+              "blocks_per_sm=%d decomposition=%s simulated_cycles=%lld ideal_cycles=%lld "
+              "flag_wait_cycles=%lld "
+              "ratio=%.3f\n",
+              device.name.c_str(), static_cast<long long>(s.m), static_cast<long long>(s.n),
+              static_cast<long long>(s.k), static_cast<long long>(gemm.grid.count()), gemm.blocks_per_sm,
+              lib::decomposition_name(d), static_cast<long long>(gemm.simulated_cycles),
+              static_cast<long long>(gemm.busiest_block_cycles),
+              static_cast<long long>(gemm.flag_wait_cycles),
+              static_cast<double>(gemm.simulated_cycles) / static_cast<double>(gemm.busiest_block_cycles));
+          std::fflush(stdout);
+        }
+      }
+    }
+  }
+}
+BENCHMARK(BM_streamk_critical_path)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace
