@@ -54,6 +54,7 @@ void BM_streamk_critical_path(benchmark::State& state) {
           cfg.tile = lib::GemmTile{16, 16, 8};
           cfg.thread_m = cfg.thread_n = 2;
           cfg.sms = device.sms;  // the persistent grid: one block per SM
+          cfg.blocks_per_sm = 1;
           cfg.decomposition = d;
           const lib::StreamKGemm g = lib::streamk_gemm(s.m, s.n, s.k, f32, cfg);
           SimOptions options;

@@ -295,6 +295,7 @@ TEST_CASE("sim clock: Stream-K GEMM from lib stays exact and reports its cycles"
     cfg.tile = lib::GemmTile{16, 16, 8};
     cfg.thread_m = cfg.thread_n = 2;
     cfg.sms = 4;
+    cfg.blocks_per_sm = 1;
     cfg.decomposition = d;
     const lib::StreamKGemm g = lib::streamk_gemm(m, n, k, f32, cfg);
     for (const GpuDeviceSpec& gpu : {GpuDeviceSpec::h100(), small_gpu(1, 1)}) {
