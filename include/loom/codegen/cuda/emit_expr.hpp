@@ -3,6 +3,8 @@
 // calls, and vector loads and stores hoisted into aligned vector types.
 #pragma once
 
+#include <bit>
+
 #include "loom/codegen/cuda/kernel_emitter.hpp"
 
 namespace loom::cuda::detail {
@@ -101,6 +103,8 @@ inline std::string KernelEmitter::binary(const Expr& a, const Expr& b, IRNodeKin
     case IRNodeKind::FloorDiv:
       if (at.is_float()) {
         text = cat(at.bits == 64 ? "floor(" : "floorf(", x, " / ", y, ")");
+      } else if (int k = power_of_two_exponent(b); k >= 0) {
+        text = cat("(", x, " >> ", k, ")");  // floor division by 2^k is exactly an arithmetic shift
       } else {
         helpers_.insert("floordiv");
         text = cat("loom_floordiv(", x, ", ", y, ")");
@@ -109,6 +113,9 @@ inline std::string KernelEmitter::binary(const Expr& a, const Expr& b, IRNodeKin
     case IRNodeKind::FloorMod:
       if (at.is_float()) {
         text = cat("(", x, " - ", at.bits == 64 ? "floor(" : "floorf(", x, " / ", y, ") * ", y, ")");
+      } else if (power_of_two_exponent(b) >= 0) {
+        // ... and its remainder the low bits (two's complement, of either sign).
+        text = cat("(", x, " & ", int_literal(t, *as_const_int(b) - 1), ")");
       } else {
         helpers_.insert("floormod");
         text = cat("loom_floormod(", x, ", ", y, ")");
@@ -130,12 +137,40 @@ inline std::string KernelEmitter::binary(const Expr& a, const Expr& b, IRNodeKin
     case IRNodeKind::GE: return op(">=");
     case IRNodeKind::And: return op("&&");
     case IRNodeKind::Or: return op("||");
+    case IRNodeKind::BitwiseAnd: text = op("&"); break;
+    case IRNodeKind::BitwiseOr: text = op("|"); break;
+    case IRNodeKind::BitwiseXor: text = op("^"); break;
+    case IRNodeKind::ShiftLeft:
+    case IRNodeKind::ShiftRight: {
+      // The amount modulo the width (ir/int_math.hpp), which C leaves undefined past it; a
+      // constant amount is always in range (ir/bitwise_op.hpp checks it).
+      const int64_t* c = as_const_int(b);
+      const std::string amount = c && *c >= 0 && *c < t.bits ? cat(*c) : cat("(", y, " & ", t.bits - 1, ")");
+      if (kind == IRNodeKind::ShiftRight) {
+        text = cat("(", x, " >> ", amount, ")");  // arithmetic for signed C types, logical for unsigned
+      } else if (t.is_int()) {
+        // Shifting a negative value left is undefined in C++17: shift its unsigned bits instead.
+        const DType u(TypeCode::UInt, t.bits);
+        text = cat("((", c_type(u), ")", x, " << ", amount, ")");
+        if (!promotes_in_c(result)) text = cat("((", c_type(result), ")", text, ")");
+      } else {
+        text = cat("(", x, " << ", amount, ")");
+      }
+      break;
+    }
     default: throw InternalError("CUDA codegen: unknown binary operator");
   }
   if (half) return convert(text, f32, t);
   // C computes narrow integers in int; the IR wraps at their width.
   if (promotes_in_c(result)) return cat("((", c_type(result), ")", text, ")");
   return text;
+}
+
+/// k when e is the integer constant 2^k > 0 (floor division by it is a shift), else -1.
+inline int KernelEmitter::power_of_two_exponent(const Expr& e) {
+  const int64_t* c = as_const_int(e);
+  if (!c || *c <= 0 || (*c & (*c - 1)) != 0 || !e.dtype().is_integral()) return -1;
+  return std::countr_zero(static_cast<uint64_t>(*c));
 }
 
 inline std::string KernelEmitter::load(const LoadNode* op, int lane) {
