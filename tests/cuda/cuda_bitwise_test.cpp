@@ -1,5 +1,5 @@
 // Bitwise nodes in CUDA C: the operators emitted (shift amounts masked to the width, left shifts of
-// signed values through their unsigned type, floor division by 2^k as a shift), the simulator's
+// signed values through their unsigned type), the simulator's
 // results against C++, and the fp16 mma A tile's swizzle: xor in its PTX, and at most 1.5 times
 // the instructions of the padded tile.
 #include <loom/lib/bank_conflicts_cases.hpp>
@@ -142,33 +142,6 @@ TEST_CASE("cuda bitwise: operators, masked shift amounts and signed left shifts 
     CHECK(!runtime::cuda::nvrtc_compile(source, "bits", "sm_80").ptx.empty());
 }
 
-TEST_CASE("cuda bitwise: floor division and remainder by a power of two are a shift and a mask") {
-  Tensor A = placeholder({256}, i32, "A");
-  Tensor B = compute(
-      {256}, [&](Expr i) { return floordiv(A(i), 8) + floormod(A(i), 16) + floordiv(A(i), 6); }, "B");
-  Schedule s = create_schedule(B);
-  auto [xo, xi] = s[B].split(B.axis(0), 64);
-  s[B].bind(xo, thread_axis("blockIdx.x"));
-  s[B].bind(xi, thread_axis("threadIdx.x"));
-  LoweredFunc f = lower(s, {A, B}, "floor");
-  const std::string src = cuda::codegen_cuda(f).source;
-  MESSAGE(src);
-  CHECK(in_text(src, "(A[((blockIdx_x * 64) + threadIdx_x)] >> 3)"));
-  CHECK(in_text(src, "(A[((blockIdx_x * 64) + threadIdx_x)] & 15)"));
-  CHECK(in_text(src, "loom_floordiv(A[((blockIdx_x * 64) + threadIdx_x)], 6)"));  // not a power of two
-  // The simulator (the interpreter's arithmetic) agrees on negative values, which the shift floors.
-  Buffer<int32_t> a({256}), b({256});
-  for (int i = 0; i < 256; ++i) a.data()[i] = (i * 7919) % 1000 - 500;
-  simulate(f, {a, b});
-  int wrong = 0;
-  for (int i = 0; i < 256; ++i) {
-    const int x = a.data()[i];
-    auto fdiv = [](int p, int q) { return p / q - (p % q != 0 && (p < 0) != (q < 0)); };
-    wrong += b.data()[i] != fdiv(x, 8) + (x - fdiv(x, 16) * 16) + fdiv(x, 6);
-  }
-  CHECK(wrong == 0);
-}
-
 TEST_CASE("cuda bitwise: the simulator computes & | ^ << >> as C++ does, for every integer type") {
   check_simulated<int8_t>(i8);
   check_simulated<int16_t>(i16);
@@ -195,7 +168,6 @@ TEST_CASE(
   };
   const cuda::CudaModule sw = source(swizzled), pd = source(padded);
   CHECK(in_text(sw.source, " ^ "));
-  CHECK(!in_text(sw.source, "loom_floormod"));  // no division helper is left in the swizzle
   if (!have_nvrtc()) return;
   const std::string kernel = sw.kernels.at(0).kernel.name;
   const std::string sw_ptx = runtime::cuda::nvrtc_compile(sw.source, c.name, "sm_80").ptx;

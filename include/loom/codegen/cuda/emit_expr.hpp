@@ -3,8 +3,6 @@
 // calls, and vector loads and stores hoisted into aligned vector types.
 #pragma once
 
-#include <bit>
-
 #include "loom/codegen/cuda/kernel_emitter.hpp"
 
 namespace loom::cuda::detail {
@@ -103,8 +101,6 @@ inline std::string KernelEmitter::binary(const Expr& a, const Expr& b, IRNodeKin
     case IRNodeKind::FloorDiv:
       if (at.is_float()) {
         text = cat(at.bits == 64 ? "floor(" : "floorf(", x, " / ", y, ")");
-      } else if (int k = power_of_two_exponent(b); k >= 0) {
-        text = cat("(", x, " >> ", k, ")");  // floor division by 2^k is exactly an arithmetic shift
       } else {
         helpers_.insert("floordiv");
         text = cat("loom_floordiv(", x, ", ", y, ")");
@@ -113,9 +109,6 @@ inline std::string KernelEmitter::binary(const Expr& a, const Expr& b, IRNodeKin
     case IRNodeKind::FloorMod:
       if (at.is_float()) {
         text = cat("(", x, " - ", at.bits == 64 ? "floor(" : "floorf(", x, " / ", y, ") * ", y, ")");
-      } else if (power_of_two_exponent(b) >= 0) {
-        // ... and its remainder the low bits (two's complement, of either sign).
-        text = cat("(", x, " & ", int_literal(t, *as_const_int(b) - 1), ")");
       } else {
         helpers_.insert("floormod");
         text = cat("loom_floormod(", x, ", ", y, ")");
@@ -164,13 +157,6 @@ inline std::string KernelEmitter::binary(const Expr& a, const Expr& b, IRNodeKin
   // C computes narrow integers in int; the IR wraps at their width.
   if (promotes_in_c(result)) return cat("((", c_type(result), ")", text, ")");
   return text;
-}
-
-/// k when e is the integer constant 2^k > 0 (floor division by it is a shift), else -1.
-inline int KernelEmitter::power_of_two_exponent(const Expr& e) {
-  const int64_t* c = as_const_int(e);
-  if (!c || *c <= 0 || (*c & (*c - 1)) != 0 || !e.dtype().is_integral()) return -1;
-  return std::countr_zero(static_cast<uint64_t>(*c));
 }
 
 inline std::string KernelEmitter::load(const LoadNode* op, int lane) {

@@ -249,7 +249,6 @@ class KernelEmitter {
   std::optional<std::string> fused_multiply_add(const Expr& a, const Expr& b, IRNodeKind kind, int lane);
 
   std::string binary(const Expr& a, const Expr& b, IRNodeKind kind, DType result, int lane);
-  static int power_of_two_exponent(const Expr& e);
 
   std::string load(const LoadNode* op, int lane);
 
