@@ -27,7 +27,8 @@ set(LOOM_PUBLIC_HEADERS
   loom/loom.hpp loom/core.hpp loom/version.hpp
   loom/support/config.hpp loom/support/error.hpp loom/support/gpu_device.hpp loom/support/object.hpp
   loom/support/target.hpp
-  loom/ir/dtype.hpp loom/ir/expr.hpp loom/ir/extern_c.hpp loom/ir/gpu_vocabulary.hpp loom/ir/half.hpp
+  loom/ir/bitwise_op.hpp loom/ir/dtype.hpp loom/ir/expr.hpp loom/ir/extern_c.hpp loom/ir/gpu_vocabulary.hpp
+  loom/ir/half.hpp
   loom/ir/iter_var.hpp loom/ir/node_kinds.hpp loom/ir/op.hpp loom/ir/printer.hpp loom/ir/producer.hpp
   loom/ir/reduce.hpp loom/ir/simplify.hpp loom/ir/stmt.hpp
   loom/te/compute.hpp loom/te/extern_op.hpp loom/te/extern_registry.hpp loom/te/placeholder.hpp

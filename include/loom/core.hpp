@@ -6,6 +6,7 @@
 #include "loom/support/config.hpp"
 #include "loom/version.hpp"
 
+#include "loom/ir/bitwise_op.hpp"
 #include "loom/ir/extern_c.hpp"
 #include "loom/ir/op.hpp"
 #include "loom/ir/printer.hpp"

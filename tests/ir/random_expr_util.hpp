@@ -2,6 +2,7 @@
 // statements written independently of Loom's passes, and a seeded generator of random ones.
 #pragma once
 
+#include <loom/ir/bitwise_op.hpp>
 #include <loom/ir/op.hpp>
 #include <loom/ir/stmt.hpp>
 
@@ -122,6 +123,18 @@ class Evaluator {
         env.erase(op->var.get());
       return r;
     }
+    // Bitwise operations on int32: shift amounts modulo 32, >> arithmetic, << wraps.
+    if (const BitwiseAndNode* op = e.as<BitwiseAndNode>()) return eval(op->a) & eval(op->b);
+    if (const BitwiseOrNode* op = e.as<BitwiseOrNode>()) return eval(op->a) | eval(op->b);
+    if (const BitwiseXorNode* op = e.as<BitwiseXorNode>()) return eval(op->a) ^ eval(op->b);
+    if (const ShiftLeftNode* op = e.as<ShiftLeftNode>()) {
+      int64_t a = eval(op->a), b = eval(op->b);
+      return note(wrap32(static_cast<int64_t>(static_cast<uint64_t>(a) << (b & 31))));
+    }
+    if (const ShiftRightNode* op = e.as<ShiftRightNode>()) {
+      int64_t a = eval(op->a), b = eval(op->b);
+      return wrap32(a) >> (b & 31);
+    }
     throw std::runtime_error("test evaluator: unsupported node " + std::string(loom::kind_name(e.kind())));
   }
 };
@@ -137,6 +150,7 @@ class ExprGenerator {
   Expr int_expr(int depth) {
     using namespace loom;
     if (depth <= 0 || pick(5) == 0) return leaf();
+    if (bitwise && pick(4) == 0) return bitwise_expr(depth);
     int choice = pick(16);
     if (choice == 13) {
       // (x*c + y + k) shapes, the index arithmetic of splits, with divisions by the same c; the
@@ -212,6 +226,30 @@ class ExprGenerator {
     if (choice == 9) return likely_call(a);
     Expr b = bool_expr(depth - 1);
     return choice == 6 ? (a && b) : (a || b);
+  }
+
+  /// Also generate & | ^ << >> (off by default, so that the seeds of other tests keep their
+  /// expressions).
+  bool bitwise = false;
+
+  Expr bitwise_expr(int depth) {
+    using namespace loom;
+    const int op = pick(5);
+    Expr a = int_expr(depth - 1);
+    Expr b;
+    switch (pick(3)) {
+      case 0: b = op >= 3 ? constant(0, 31) : constant(-9, 15); break;  // masks, amounts
+      case 1: b = int_expr(depth - 2); break;
+      default: b = int_expr(depth - 1); break;
+    }
+    switch (op) {
+      case 0: return a & b;
+      case 1: return a | b;
+      case 2: return a ^ b;
+      // Built directly: a computed amount may be any value (taken modulo 32), even a constant.
+      case 3: return ShiftLeftNode::make(a, b);
+      default: return ShiftRightNode::make(a, b);
+    }
   }
 
   /// Variables that int_expr may use from now on (a loop variable while its body is generated).

@@ -1,5 +1,6 @@
 // Tests of structural equality and hashing (ir/structural_equal.hpp, ir/structural_hash.hpp): the
 // kernel-cache key must match rebuilt IR whatever its variable names, and nothing else.
+#include <loom/ir/bitwise_op.hpp>
 #include <loom/ir/op.hpp>
 #include <loom/ir/structural_equal.hpp>
 #include <loom/ir/structural_hash.hpp>
@@ -115,6 +116,7 @@ enum Tweak {
   kSeqOrder,
   kLetBody,
   kSharedFreeVar,
+  kBitwiseKind,
   kTweakCount,
 };
 
@@ -164,6 +166,7 @@ Stmt zoo(int tweak, const std::string& s) {
       EvaluateNode::make(CastNode::make(t(kCastType) ? i64 : i16,
                                         IntImmNode::make(t(kIntDType) ? i64 : i32, t(kIntValue) ? 7 : 5))),
       EvaluateNode::make(LetNode::make(lv, i * 2, t(kLetBody) ? lv + i : lv + lv)),
+      EvaluateNode::make(((i & j) | (t(kBitwiseKind) ? (i | j) : (i ^ j))) + ((i << 2) >> j)),
       EvaluateNode::make(reduce),
       EvaluateNode::make(scale),
       PrefetchNode::make(load, 0, t(kPrefetchLocality) ? 1 : 3),

@@ -279,6 +279,26 @@ class Analyzer {
         auto [a, b] = operands<MaxNode>(e);
         return bound_max(a, b);
       }
+      case IRNodeKind::BitwiseAnd: {
+        auto [a, b] = operands<BitwiseAndNode>(e);
+        return bound_bitwise_and(a, b);
+      }
+      case IRNodeKind::BitwiseOr: {
+        auto [a, b] = operands<BitwiseOrNode>(e);
+        return bound_bitwise_or(a, b);
+      }
+      case IRNodeKind::BitwiseXor: {
+        auto [a, b] = operands<BitwiseXorNode>(e);
+        return bound_bitwise_xor(a, b);
+      }
+      case IRNodeKind::ShiftLeft: {
+        auto [a, b] = operands<ShiftLeftNode>(e);
+        return bound_shift_left(a, b, t.element_of());
+      }
+      case IRNodeKind::ShiftRight: {
+        auto [a, b] = operands<ShiftRightNode>(e);
+        return bound_shift_right(a, b, t.element_of());
+      }
       case IRNodeKind::Select: {
         const SelectNode* op = e.as<SelectNode>();
         return bound_union(const_int_bound(op->true_value), const_int_bound(op->false_value));

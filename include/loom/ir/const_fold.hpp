@@ -65,6 +65,12 @@ inline Expr fold_int(IRNodeKind kind, DType t, int64_t a, int64_t b) {
     case IRNodeKind::GE: return make_bool(!less);
     case IRNodeKind::And: return make_bool(a != 0 && b != 0);
     case IRNodeKind::Or: return make_bool(a != 0 || b != 0);
+    // Shift amounts are taken modulo the width, as every backend computes them (int_math.hpp).
+    case IRNodeKind::BitwiseAnd: return make(static_cast<uint64_t>(int_math::bitwise_and(t, a, b)));
+    case IRNodeKind::BitwiseOr: return make(static_cast<uint64_t>(int_math::bitwise_or(t, a, b)));
+    case IRNodeKind::BitwiseXor: return make(static_cast<uint64_t>(int_math::bitwise_xor(t, a, b)));
+    case IRNodeKind::ShiftLeft: return make(static_cast<uint64_t>(int_math::shift_left(t, a, b)));
+    case IRNodeKind::ShiftRight: return make(static_cast<uint64_t>(int_math::shift_right(t, a, b)));
     default: return Expr();
   }
 }

@@ -199,6 +199,64 @@ inline ConstIntBound bound_floormod(const ConstIntBound& a, const ConstIntBound&
   return {neg(m), m};
 }
 
+// Bitwise operations. Only what follows from two's complement for every width is used: nothing
+// is claimed for negative operands except where the sign bit is known to be clear.
+namespace bound_detail {
+/// 2^k - 1 for the smallest k with 2^k > x >= 0: every value with no bit above x's highest one.
+inline int64_t fill_low_bits(int64_t x) {
+  uint64_t v = static_cast<uint64_t>(x);
+  for (int s = 1; s < 64; s *= 2) v |= v >> s;
+  return static_cast<int64_t>(v);
+}
+inline bool finite_non_negative(const ConstIntBound& b) { return b.min_value >= 0 && b.max_value != kPosInf; }
+}  // namespace bound_detail
+
+/// a & b: a non-negative operand bounds the result to [0, its max] whatever the other is.
+inline ConstIntBound bound_bitwise_and(const ConstIntBound& a, const ConstIntBound& b) {
+  if (a.min_value >= 0 && b.min_value >= 0) return {0, std::min(a.max_value, b.max_value)};
+  if (a.min_value >= 0) return {0, a.max_value};
+  if (b.min_value >= 0) return {0, b.max_value};
+  return ConstIntBound::everything();
+}
+
+/// a | b and a ^ b for non-negative a, b: no bit above the highest bit of the larger maximum.
+/// a | b is at least the larger minimum (it has every bit of both).
+inline ConstIntBound bound_bitwise_or(const ConstIntBound& a, const ConstIntBound& b) {
+  using namespace bound_detail;
+  if (!finite_non_negative(a) || !finite_non_negative(b)) return ConstIntBound::everything();
+  return {std::max(a.min_value, b.min_value), fill_low_bits(std::max(a.max_value, b.max_value))};
+}
+inline ConstIntBound bound_bitwise_xor(const ConstIntBound& a, const ConstIntBound& b) {
+  using namespace bound_detail;
+  if (!finite_non_negative(a) || !finite_non_negative(b)) return ConstIntBound::everything();
+  return {0, bound_detail::fill_low_bits(std::max(a.max_value, b.max_value))};
+}
+
+/// a >> b in type t for an amount known to be in [0, bits): floor(a / 2^b), monotonic in a (for
+/// signed types too: the shift is arithmetic) and, for a >= 0, decreasing in b.
+inline ConstIntBound bound_shift_right(const ConstIntBound& a, const ConstIntBound& b, DType t) {
+  if (b.min_value < 0 || b.max_value >= t.bits || (t.is_uint() && t.bits == 64))
+    return ConstIntBound::everything();
+  auto shr = [](int64_t x, int64_t s) { return bound_detail::is_inf(x) ? x : x >> s; };
+  if (a.min_value >= 0) return {shr(a.min_value, b.max_value), shr(a.max_value, b.min_value)};
+  if (b.is_single_point()) return {shr(a.min_value, b.min_value), shr(a.max_value, b.min_value)};
+  return ConstIntBound::everything();
+}
+
+/// a << c in type t for a constant c in [0, bits): a * 2^c when every such product fits the
+/// type (then no bit is lost); otherwise the shift may wrap and nothing is known.
+inline ConstIntBound bound_shift_left(const ConstIntBound& a, const ConstIntBound& b, DType t) {
+  if (!b.is_single_point() || b.min_value < 0 || b.min_value >= t.bits || !a.is_finite())
+    return ConstIntBound::everything();
+  const int64_t scale = int64_t{1} << std::min<int64_t>(b.min_value, 62);
+  int64_t lo = 0, hi = 0;
+  if (b.min_value > 62 || !int_math::checked_mul(a.min_value, scale, &lo) ||
+      !int_math::checked_mul(a.max_value, scale, &hi) || lo < int_math::type_min(t) ||
+      hi > int_math::type_max(t))
+    return ConstIntBound::everything();
+  return {lo, hi};
+}
+
 /// Every value of integer type t (uint64's upper half is beyond +inf, i.e. unbounded).
 inline ConstIntBound bound_of_type(DType t) {
   if (!t.is_integral()) return ConstIntBound::everything();

@@ -11,6 +11,7 @@
 
 #include "loom/ir/dtype.hpp"
 #include "loom/ir/half.hpp"
+#include "loom/ir/int_math.hpp"
 #include "loom/ir/node_kinds.hpp"
 
 namespace loom::arith {
@@ -28,6 +29,7 @@ struct IntFormat {
   static IntFormat of(DType t) { return IntFormat{t.bits, t.code == TypeCode::Int}; }
   bool is_u64() const { return !is_signed && bits == 64; }
   bool is_bool() const { return bits == 1; }
+  DType dtype() const { return DType(is_signed ? TypeCode::Int : TypeCode::UInt, bits); }
 
   /// Reduces a two's-complement result to this type's width (the wrap-around of C's unsigned
   /// arithmetic, which is also what LLVM and CUDA do for signed overflow in practice).
@@ -92,6 +94,11 @@ inline int64_t int_binary(int64_t a, int64_t b, IntFormat t) {
   if constexpr (Op == IRNodeKind::GE) return unsigned_compare ? ua >= ub : a >= b;
   if constexpr (Op == IRNodeKind::And) return a != 0 && b != 0;
   if constexpr (Op == IRNodeKind::Or) return a != 0 || b != 0;
+  if constexpr (Op == IRNodeKind::BitwiseAnd) return int_math::bitwise_and(t.dtype(), a, b);
+  if constexpr (Op == IRNodeKind::BitwiseOr) return int_math::bitwise_or(t.dtype(), a, b);
+  if constexpr (Op == IRNodeKind::BitwiseXor) return int_math::bitwise_xor(t.dtype(), a, b);
+  if constexpr (Op == IRNodeKind::ShiftLeft) return int_math::shift_left(t.dtype(), a, b);
+  if constexpr (Op == IRNodeKind::ShiftRight) return int_math::shift_right(t.dtype(), a, b);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -140,6 +140,9 @@ class BinaryNode : public ExprNode {
   static constexpr bool is_comparison = K == IRNodeKind::EQ || K == IRNodeKind::NE || K == IRNodeKind::LT ||
                                         K == IRNodeKind::LE || K == IRNodeKind::GT || K == IRNodeKind::GE;
   static constexpr bool is_logical = K == IRNodeKind::And || K == IRNodeKind::Or;
+  static constexpr bool is_bitwise = K == IRNodeKind::BitwiseAnd || K == IRNodeKind::BitwiseOr ||
+                                     K == IRNodeKind::BitwiseXor || K == IRNodeKind::ShiftLeft ||
+                                     K == IRNodeKind::ShiftRight;
   BinaryNode(DType t, Expr a_, Expr b_) : ExprNode(K, t), a(std::move(a_)), b(std::move(b_)) {}
   const Expr a, b;
 
@@ -148,6 +151,10 @@ class BinaryNode : public ExprNode {
     internal_check(a.defined() && b.defined(), "undefined operand of ", kind_name(K));
     internal_check(a.dtype() == b.dtype(), kind_name(K), " of mismatched types ", a.dtype().str(), " and ",
                    b.dtype().str());
+    // ir/bitwise_op.hpp gives users the error; a pass that builds these nodes must check too.
+    if constexpr (is_bitwise)
+      internal_check(a.dtype().is_int() || a.dtype().is_uint(), kind_name(K), " of non-integer type ",
+                     a.dtype().str());
     DType t = (is_comparison || is_logical) ? boolean.with_lanes(a.dtype().lanes) : a.dtype();
     return Expr(make_ref<BinaryNode>(t, std::move(a), std::move(b)));
   }
@@ -173,6 +180,14 @@ using GTNode = BinaryNode<IRNodeKind::GT>;
 using GENode = BinaryNode<IRNodeKind::GE>;
 using AndNode = BinaryNode<IRNodeKind::And>;
 using OrNode = BinaryNode<IRNodeKind::Or>;
+/// Bitwise operations on int8..int64 and uint8..uint64 (not bool, not floats). Shifts use the
+/// amount modulo the bit width (b & (bits - 1)), in every backend; ShiftRight is arithmetic for
+/// signed types and logical for unsigned ones. Semantics: int_math::bitwise (ir/int_math.hpp).
+using BitwiseAndNode = BinaryNode<IRNodeKind::BitwiseAnd>;
+using BitwiseOrNode = BinaryNode<IRNodeKind::BitwiseOr>;
+using BitwiseXorNode = BinaryNode<IRNodeKind::BitwiseXor>;
+using ShiftLeftNode = BinaryNode<IRNodeKind::ShiftLeft>;
+using ShiftRightNode = BinaryNode<IRNodeKind::ShiftRight>;
 
 class NotNode : public ExprNode {
  public:

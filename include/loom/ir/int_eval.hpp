@@ -28,10 +28,10 @@ struct IntEvalFailure {
 };
 
 /// Evaluates integer and boolean expressions in int64: + - * / % floordiv floormod min max,
-/// comparisons, && || !, select, casts between integer types (wrapped to the target width unless
-/// `wrap_casts` is false, as exact shape arithmetic wants), let, likely() and if_then_else() (only
-/// the branch taken), and ramp/broadcast lanes. `lookup(var, lane)` gives a variable's value as
-/// `const int64_t*`, null when it has none. Throws IntEvalFailure.
+/// & | ^ << >> (at the width of their type), comparisons, && || !, select, casts between integer types
+/// (wrapped to the target width unless `wrap_casts` is false, as exact shape arithmetic wants), let, likely()
+/// and if_then_else() (only the branch taken), and ramp/broadcast lanes. `lookup(var, lane)` gives a
+/// variable's value as `const int64_t*`, null when it has none. Throws IntEvalFailure.
 template <typename Lookup>
 class IntEvaluator {
  public:
@@ -48,6 +48,8 @@ class IntEvaluator {
   [[noreturn]] static void fail(IntEvalFailure::Kind kind, const Expr& e, const VarNode* var = nullptr) {
     throw IntEvalFailure{kind, e, var};
   }
+
+  static DType element(const Expr& e) { return e.dtype().element_of(); }
 
   static int64_t divisor(int64_t b, const Expr& e) {
     if (b == 0) fail(IntEvalFailure::Kind::DivisionByZero, e);
@@ -90,6 +92,12 @@ class IntEvaluator {
         LOOM_INT_EVAL_BINARY(Mod, ModNode, a % divisor(b, e))
         LOOM_INT_EVAL_BINARY(FloorDiv, FloorDivNode, int_math::floordiv(a, divisor(b, e)))
         LOOM_INT_EVAL_BINARY(FloorMod, FloorModNode, int_math::floormod(a, divisor(b, e)))
+        // Bitwise operations see the bits the generated code has: operands wrapped to the type.
+        LOOM_INT_EVAL_BINARY(BitwiseAnd, BitwiseAndNode, int_math::bitwise_and(element(e), a, b))
+        LOOM_INT_EVAL_BINARY(BitwiseOr, BitwiseOrNode, int_math::bitwise_or(element(e), a, b))
+        LOOM_INT_EVAL_BINARY(BitwiseXor, BitwiseXorNode, int_math::bitwise_xor(element(e), a, b))
+        LOOM_INT_EVAL_BINARY(ShiftLeft, ShiftLeftNode, int_math::shift_left(element(e), a, b))
+        LOOM_INT_EVAL_BINARY(ShiftRight, ShiftRightNode, int_math::shift_right(element(e), a, b))
 #undef LOOM_INT_EVAL_BINARY
       case IRNodeKind::And: {
         const AndNode* op = e.as<AndNode>();

@@ -1,5 +1,6 @@
 // Exact int64 helpers shared by the constant folder, the bound analysis and the simplifier:
-// floor division, reduction of a value to a type's width, and arithmetic that saturates.
+// floor division, reduction of a value to a type's width, arithmetic that saturates, and the
+// one definition of the bitwise operations that every evaluator and backend follows.
 #pragma once
 
 #include <cstdint>
@@ -80,6 +81,34 @@ constexpr int64_t wrapping_mul(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
 }
 constexpr int64_t wrapping_neg(int64_t a) { return static_cast<int64_t>(0 - static_cast<uint64_t>(a)); }
+
+/// The shift amount a shift by b uses in type t: b modulo t's bit width (its low bits). The
+/// interpreter, constant folding, LLVM and CUDA all mask it, so that a shift by a negative or too
+/// large amount gives the same value everywhere (C and LLVM leave it undefined).
+constexpr int shift_amount(DType t, int64_t b) {
+  return static_cast<int>(static_cast<uint64_t>(b) & (t.bits - 1u));
+}
+
+/// a & b, a | b, a ^ b, a << b, a >> b for values of integer type t normalised as wrap_to does.
+/// `>>` is arithmetic for signed types and logical for unsigned ones; `<<` wraps at t's width.
+constexpr int64_t bitwise_and(DType t, int64_t a, int64_t b) {
+  return wrap_to(t, static_cast<uint64_t>(a) & static_cast<uint64_t>(b));
+}
+constexpr int64_t bitwise_or(DType t, int64_t a, int64_t b) {
+  return wrap_to(t, static_cast<uint64_t>(a) | static_cast<uint64_t>(b));
+}
+constexpr int64_t bitwise_xor(DType t, int64_t a, int64_t b) {
+  return wrap_to(t, static_cast<uint64_t>(a) ^ static_cast<uint64_t>(b));
+}
+constexpr int64_t shift_left(DType t, int64_t a, int64_t b) {
+  return wrap_to(t, static_cast<uint64_t>(a) << shift_amount(t, b));
+}
+constexpr int64_t shift_right(DType t, int64_t a, int64_t b) {
+  const int s = shift_amount(t, b);
+  const uint64_t normalised = static_cast<uint64_t>(wrap_to(t, static_cast<uint64_t>(a)));
+  if (t.code == TypeCode::Int) return static_cast<int64_t>(normalised) >> s;  // sign-extended: arithmetic
+  return wrap_to(t, normalised >> s);  // zero-extended (or uint64's bits): logical
+}
 
 /// a * b when it fits in int64.
 inline bool checked_mul(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }

@@ -142,6 +142,11 @@ class IRPrinter {
   void print_node(const GENode* op) { infix(op, " >= "); }
   void print_node(const AndNode* op) { infix(op, " && "); }
   void print_node(const OrNode* op) { infix(op, " || "); }
+  void print_node(const BitwiseAndNode* op) { infix(op, " & "); }
+  void print_node(const BitwiseOrNode* op) { infix(op, " | "); }
+  void print_node(const BitwiseXorNode* op) { infix(op, " ^ "); }
+  void print_node(const ShiftLeftNode* op) { infix(op, " << "); }
+  void print_node(const ShiftRightNode* op) { infix(op, " >> "); }
   void print_node(const NotNode* op) {
     os_ << "!";
     print(op->a);

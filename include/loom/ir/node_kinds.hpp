@@ -22,7 +22,12 @@
   X(GT, GTNode)                   \
   X(GE, GENode)                   \
   X(And, AndNode)                 \
-  X(Or, OrNode)
+  X(Or, OrNode)                   \
+  X(BitwiseAnd, BitwiseAndNode)   \
+  X(BitwiseOr, BitwiseOrNode)     \
+  X(BitwiseXor, BitwiseXorNode)   \
+  X(ShiftLeft, ShiftLeftNode)     \
+  X(ShiftRight, ShiftRightNode)
 
 #define LOOM_EXPR_NODES(X)    \
   X(IntImm, IntImmNode)       \

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "loom/ir/analyzer.hpp"
+#include "loom/ir/bitwise_simplify.hpp"
 #include "loom/ir/const_fold.hpp"
 #include "loom/ir/mutator.hpp"
 #include "loom/ir/substitute.hpp"
@@ -115,6 +116,13 @@ class RewriteSimplifier : public IRMutator {
 
   Expr visit(const MinNode* op) override { return min_max(op, /*is_min=*/true); }
   Expr visit(const MaxNode* op) override { return min_max(op, /*is_min=*/false); }
+
+  // Bitwise operations: the rules live in ir/bitwise_simplify.hpp.
+  Expr visit(const BitwiseAndNode* op) override { return bitwise(op); }
+  Expr visit(const BitwiseOrNode* op) override { return bitwise(op); }
+  Expr visit(const BitwiseXorNode* op) override { return bitwise(op); }
+  Expr visit(const ShiftLeftNode* op) override { return bitwise(op); }
+  Expr visit(const ShiftRightNode* op) override { return bitwise(op); }
 
   // Comparisons and logic -------------------------------------------------------------------------
 
@@ -252,6 +260,13 @@ class RewriteSimplifier : public IRMutator {
     if (!ramp || !bc || ramp->lanes != bc->lanes) return Expr();
     Expr base = subtract ? SubNode::make(ramp->base, bc->value) : AddNode::make(ramp->base, bc->value);
     return RampNode::make(mutate(base), ramp->stride, ramp->lanes);
+  }
+
+  template <typename Node>
+  Expr bitwise(const Node* op) {
+    Expr a = mutate(op->a), b = mutate(op->b);
+    if (Expr r = simplify_bitwise(Node::node_kind, a, b, an_); r.defined()) return r;
+    return rebuild(op, a, b);
   }
 
   // Division ------------------------------------------------------------------------------------

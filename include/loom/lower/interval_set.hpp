@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "loom/ir/analyzer.hpp"
+#include "loom/ir/bitwise_simplify.hpp"
 #include "loom/ir/op.hpp"
 
 namespace loom {
@@ -56,6 +57,11 @@ class IntervalEvaluator {
                                             : simplify(loom::max(a.min, b.min)),
                          a.max.defined() && b.max.defined() ? simplify(loom::max(a.max, b.max)) : Expr()};
     }
+    if (const BitwiseAndNode* op = e.as<BitwiseAndNode>()) return bitwise(e, eval(op->a), eval(op->b));
+    if (const BitwiseOrNode* op = e.as<BitwiseOrNode>()) return bitwise(e, eval(op->a), eval(op->b));
+    if (const BitwiseXorNode* op = e.as<BitwiseXorNode>()) return bitwise(e, eval(op->a), eval(op->b));
+    if (const ShiftLeftNode* op = e.as<ShiftLeftNode>()) return bitwise(e, eval(op->a), eval(op->b));
+    if (const ShiftRightNode* op = e.as<ShiftRightNode>()) return bitwise(e, eval(op->a), eval(op->b));
     if (const SelectNode* op = e.as<SelectNode>()) return unite(eval(op->true_value), eval(op->false_value));
     if (const CallNode* op = e.as<CallNode>()) {
       if (op->name == intrinsic::if_then_else) return unite(eval(op->args[1]), eval(op->args[2]));
@@ -130,6 +136,47 @@ class IntervalEvaluator {
     // Both floor and truncating division are monotone in the dividend for a fixed divisor.
     if (analyzer_.can_prove(d > make_zero(d.dtype()))) return IntervalSet{q(a.min), q(a.max)};
     if (analyzer_.can_prove(d < make_zero(d.dtype()))) return IntervalSet{q(a.max), q(a.min)};
+    return IntervalSet::everything();
+  }
+  /// & | ^ << >> (node e) of intervals a and b: exact for points; x & c in [0, c] for c >= 0;
+  /// x >> c and x << c for a constant c move the ends (<< as a product, assuming no overflow
+  /// as for *); x | y and x ^ y of non-negative intervals with constant maxima stay below the
+  /// next power of two.
+  IntervalSet bitwise(const Expr& e, const IntervalSet& a, const IntervalSet& b) {
+    const IRNodeKind k = e.kind();
+    const DType t = e.dtype();
+    if (a.is_point() && b.is_point())
+      return IntervalSet::point(simplify(bitwise_detail::make_node(k, a.min, b.min)));
+    const int64_t* c = b.is_point() ? as_const_int(b.min) : nullptr;
+    const bool amount = c && *c >= 0 && *c < t.bits && *c < 62;
+    auto ends = [&](auto f) {
+      return IntervalSet{a.min.defined() ? simplify(f(a.min)) : Expr(),
+                         a.max.defined() ? simplify(f(a.max)) : Expr()};
+    };
+    switch (k) {
+      case IRNodeKind::BitwiseAnd: {
+        const int64_t* ca = a.is_point() ? as_const_int(a.min) : nullptr;
+        const int64_t* mask = c && *c >= 0 ? c : ca && *ca >= 0 ? ca : nullptr;
+        if (mask) return IntervalSet{make_zero(t), make_int_const(t, *mask)};
+        break;
+      }
+      case IRNodeKind::ShiftRight:
+        if (amount) return ends([&](const Expr& x) { return bitwise_detail::make_node(k, x, b.min); });
+        break;
+      case IRNodeKind::ShiftLeft:
+        if (amount && a.min.defined() && non_negative(a.min))
+          return ends([&](const Expr& x) { return x * make_int_const(t, int64_t{1} << *c); });
+        break;
+      default: {  // | and ^
+        const int64_t* a1 = a.max.defined() ? as_const_int(a.max) : nullptr;
+        const int64_t* b1 = b.max.defined() ? as_const_int(b.max) : nullptr;
+        if (a1 && b1 && *a1 >= 0 && *b1 >= 0 && a.min.defined() && b.min.defined() && non_negative(a.min) &&
+            non_negative(b.min))
+          return IntervalSet{make_zero(t),
+                             make_int_const(t, bound_detail::fill_low_bits(std::max(*a1, *b1)))};
+        break;
+      }
+    }
     return IntervalSet::everything();
   }
   IntervalSet mod(const IntervalSet& a, const IntervalSet& b, bool floor) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "loom/ir/bitwise_op.hpp"
 #include "loom/ir/op.hpp"
 #include "loom/support/error.hpp"
 
@@ -31,11 +32,13 @@ struct SwizzleLayout {
     return offset ^ ((offset & mask) >> shift);
   }
 
-  /// The same function as IR. The IR has no bitwise operators, so each changed bit is rebuilt
-  /// with floordiv/floormod: bit_i XOR bit_{i+S} = (bit_i + bit_{i+S}) mod 2. The offset is split
-  /// into the 2^M elements that move together and the unit they form, floormod(x, 2^M) +
-  /// 2^M * swizzled_unit(floordiv(x, 2^M)), so that a vector access within one unit keeps a
-  /// ramp index once the simplifier sees the unit is the same for all its lanes.
+  /// The same function as IR, with bitwise operations: the offset is split into the 2^M
+  /// elements that move together and the unit they form, floormod(x, 2^M) + 2^M * swizzled(u)
+  /// for u = floordiv(x, 2^M), and swizzled(u) = u ^ ((u >> S) & (2^B - 1)). Floor division and
+  /// remainder by 2^M are a shift and a mask in generated code, so the whole swizzle is a few
+  /// integer instructions; keeping the unit apart lets a vector access within one unit keep a
+  /// ramp index once the simplifier sees the unit is the same for all its lanes. Equal to
+  /// apply(int64_t) for every offset, negative ones included (two's complement).
   Expr apply(const Expr& offset) const {
     const DType t = offset.dtype();
     auto constant = [&](int64_t v) {
@@ -44,15 +47,7 @@ struct SwizzleLayout {
     };
     const int64_t unit_size = int64_t{1} << base;
     Expr unit = base == 0 ? offset : floordiv(offset, constant(unit_size));
-    auto bit = [&](int position) {
-      Expr shifted = position == 0 ? unit : floordiv(unit, constant(int64_t{1} << position));
-      return floormod(shifted, constant(2));
-    };
-    Expr swizzled = unit;
-    for (int i = 0; i < bits; ++i) {
-      Expr low = bit(i);
-      swizzled = swizzled + (floormod(low + bit(shift + i), constant(2)) - low) * constant(int64_t{1} << i);
-    }
+    Expr swizzled = unit ^ ((unit >> constant(shift)) & constant((int64_t{1} << bits) - 1));
     if (base == 0) return swizzled;
     return floormod(offset, constant(unit_size)) + swizzled * constant(unit_size);
   }

@@ -130,6 +130,27 @@ inline std::string KernelEmitter::binary(const Expr& a, const Expr& b, IRNodeKin
     case IRNodeKind::GE: return op(">=");
     case IRNodeKind::And: return op("&&");
     case IRNodeKind::Or: return op("||");
+    case IRNodeKind::BitwiseAnd: text = op("&"); break;
+    case IRNodeKind::BitwiseOr: text = op("|"); break;
+    case IRNodeKind::BitwiseXor: text = op("^"); break;
+    case IRNodeKind::ShiftLeft:
+    case IRNodeKind::ShiftRight: {
+      // The amount modulo the width (ir/int_math.hpp), which C leaves undefined past it; a
+      // constant amount is always in range (ir/bitwise_op.hpp checks it).
+      const int64_t* c = as_const_int(b);
+      const std::string amount = c && *c >= 0 && *c < t.bits ? cat(*c) : cat("(", y, " & ", t.bits - 1, ")");
+      if (kind == IRNodeKind::ShiftRight) {
+        text = cat("(", x, " >> ", amount, ")");  // arithmetic for signed C types, logical for unsigned
+      } else if (t.is_int()) {
+        // Shifting a negative value left is undefined in C++17: shift its unsigned bits instead.
+        const DType u(TypeCode::UInt, t.bits);
+        text = cat("((", c_type(u), ")", x, " << ", amount, ")");
+        if (!promotes_in_c(result)) text = cat("((", c_type(result), ")", text, ")");
+      } else {
+        text = cat("(", x, " << ", amount, ")");
+      }
+      break;
+    }
     default: throw InternalError("CUDA codegen: unknown binary operator");
   }
   if (half) return convert(text, f32, t);
