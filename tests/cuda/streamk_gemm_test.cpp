@@ -261,28 +261,6 @@ TEST_CASE("streamk_gemm: bad parameters name the parameter") {
                        doctest::Contains("input type int32 is not supported"), Error);
 }
 
-namespace {
-
-/// Two blocks: one signals flags[0] = 1, the other waits for it.
-LoweredFunc flag_pair(bool waiter_first) {
-  Var flags("flags", handle_type), bx("bx", i32), tx("tx", i32), out("out", handle_type);
-  const Expr waiter = waiter_first ? Expr(0) : Expr(1);
-  Stmt body = SeqNode::make({IfThenElseNode::make(bx == waiter, flag_wait(flags, 0, 1),
-                                                  IfThenElseNode::make(tx == 0, flag_signal(flags, 0, 1))),
-                             StoreNode::make(out, cast(f32, bx), bx * 32 + tx)});
-  body = ForNode::make(tx, 0, 32, ForKind::ThreadBinding, body, "threadIdx.x");
-  body = ForNode::make(bx, 0, 2, ForKind::ThreadBinding, body, "blockIdx.x");
-  LoweredFunc f;
-  f.name = "flags";
-  FuncParam p;
-  p.buffer = BufferParam{"out", out, f32, {Expr(64)}, {Expr(1)}};
-  f.params.push_back(p);
-  f.body = AllocateNode::make(flags, i32, {Expr(1)}, "global", body);
-  return f;
-}
-
-}  // namespace
-
 TEST_CASE("grid flags: the simulator runs waits on co-resident blocks and explains a wait that would hang") {
   Buffer<float> out({64});
   CHECK_NOTHROW(simulate(flag_pair(false), {out}));

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <string>
 #include <vector>
+#include "../cuda/cuda_test_util.hpp"
 #include "../support/interpret_checked.hpp"
 #include "errors_test_util.hpp"
 
@@ -484,18 +485,7 @@ TEST_CASE("E-LAUNCH-SHARED: more shared memory per block than the architecture h
 
 TEST_CASE("E-SIM-FLAG-DEADLOCK: a block waits on a flag that only a block never dispatched signals") {
   // Block 0 waits for block 1's flag; the modelled GPU holds one block at a time.
-  Var flags("flags", handle_type), bx("bx", i32), tx("tx", i32), out("out", handle_type);
-  Stmt body = SeqNode::make({IfThenElseNode::make(bx == 0, flag_wait(flags, 0, 1),
-                                                  IfThenElseNode::make(tx == 0, flag_signal(flags, 0, 1))),
-                             StoreNode::make(out, cast(f32, bx), bx * 32 + tx)});
-  body = ForNode::make(tx, 0, 32, ForKind::ThreadBinding, body, "threadIdx.x");
-  body = ForNode::make(bx, 0, 2, ForKind::ThreadBinding, body, "blockIdx.x");
-  LoweredFunc f;
-  f.name = "flags";
-  FuncParam p;
-  p.buffer = BufferParam{"out", out, f32, {Expr(64)}, {Expr(1)}};
-  f.params.push_back(p);
-  f.body = AllocateNode::make(flags, i32, {Expr(1)}, "global", body);
+  const LoweredFunc f = cuda_test::flag_pair(/*waiter_first=*/true);
   SimOptions one_slot;
   one_slot.device = GpuDeviceSpec::for_compute_capability(80, 1);
   one_slot.device.max_blocks_per_sm = 1;
