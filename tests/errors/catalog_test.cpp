@@ -752,6 +752,11 @@ TEST_CASE("E-KERNEL-WRONG-INSPECTION: asking a kernel for output of another targ
       Error);
   CHECK_THROWS_WITH_AS(f.llvm_ir(), Contains("which has no LLVM IR or host assembly; see source() and ptx()"),
                        Error);
+  CHECK_THROWS_WITH_AS(
+      f.last_device_ms(),
+      Contains("kernel 'twice': last_device_ms() is for kernels built for Target::cuda() and "
+               "called at least once on a GPU; this one is built for cuda_sim"),
+      Error);
 }
 
 TEST_CASE("E-INTERP-OUT-OF-BOUNDS: a schedule that reads outside its input (interpreter)") {

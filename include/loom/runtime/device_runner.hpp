@@ -26,6 +26,8 @@ class DeviceRunner {
   virtual std::string description() const = 0;
   /// The simulator's report of the most recent call (only the simulator has one).
   virtual std::optional<SimReport> last_report() const { return std::nullopt; }
+  /// The GPU time of the most recent call, without its argument copies (only a real GPU has one).
+  virtual std::optional<double> last_device_ms() const { return std::nullopt; }
 };
 
 }  // namespace loom::runtime

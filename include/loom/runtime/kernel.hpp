@@ -69,6 +69,12 @@ class Kernel {
   LOOM_DECL const std::string& ptx() const;
   /// The GPU simulator's report of the latest call of a Target::cuda_sim() kernel.
   LOOM_DECL SimReport sim_report() const;
+  /// For a kernel built for Target::cuda() and run on a GPU: the milliseconds of its latest call
+  /// on the GPU, from just before the first launch to the end of the last kernel (CUDA events),
+  /// so the kernels and any scratch allocations between them, without the copies of the
+  /// arguments to and from the device that every call makes. Throws for other targets or before
+  /// the first call.
+  LOOM_DECL double last_device_ms() const;
 
   /// The optimized LLVM IR (generated again from lowered() on first request, then kept).
   LOOM_DECL const std::string& llvm_ir() const;

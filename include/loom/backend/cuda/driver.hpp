@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -23,6 +24,7 @@ struct Driver {
   using Module = void*;
   using Function = void*;
   using DevicePtr = unsigned long long;
+  using Event = void*;
 
   Result (*init)(unsigned) = nullptr;
   Result (*device_get_count)(int*) = nullptr;
@@ -44,6 +46,12 @@ struct Driver {
   Result (*memcpy_htod)(DevicePtr, const void*, size_t) = nullptr;
   Result (*memcpy_dtoh)(void*, DevicePtr, size_t) = nullptr;
   Result (*get_error_string)(Result, const char**) = nullptr;
+  // Events on the default stream: how a call's GPU time is measured without its host copies.
+  Result (*event_create)(Event*, unsigned) = nullptr;
+  Result (*event_record)(Event, void*) = nullptr;
+  Result (*event_synchronize)(Event) = nullptr;
+  Result (*event_elapsed_ms)(float*, Event, Event) = nullptr;
+  Result (*event_destroy)(Event) = nullptr;
 
   // cuda.h's enumerators that Loom passes.
   static constexpr int kAttrComputeCapabilityMajor = 75;
@@ -72,6 +80,37 @@ struct Driver {
   void check(Result r, const std::string& what) const {
     if (r != 0) throw Error(cat(what, " failed: ", error_text(r)));
   }
+};
+
+/// Measures GPU time on the default stream with a pair of events: the start is recorded when the
+/// timer is made, the end by elapsed_ms(), which waits for it. Without event support (a test's
+/// fake driver) or when an event call fails, elapsed_ms() returns nothing rather than a guess.
+class DeviceTimer {
+ public:
+  explicit DeviceTimer(const Driver& drv) : drv_(drv) {
+    if (!drv.event_create || drv.event_create(&start_, 0) != 0 || drv.event_create(&stop_, 0) != 0 ||
+        drv.event_record(start_, nullptr) != 0)
+      failed_ = true;
+  }
+  ~DeviceTimer() {
+    if (start_) drv_.event_destroy(start_);
+    if (stop_) drv_.event_destroy(stop_);
+  }
+  DeviceTimer(const DeviceTimer&) = delete;
+  DeviceTimer& operator=(const DeviceTimer&) = delete;
+
+  std::optional<double> elapsed_ms() {
+    float ms = 0;
+    if (failed_ || drv_.event_record(stop_, nullptr) != 0 || drv_.event_synchronize(stop_) != 0 ||
+        drv_.event_elapsed_ms(&ms, start_, stop_) != 0)
+      return std::nullopt;
+    return ms;
+  }
+
+ private:
+  const Driver& drv_;
+  Driver::Event start_ = nullptr, stop_ = nullptr;
+  bool failed_ = false;
 };
 
 namespace detail {
@@ -132,6 +171,11 @@ inline DriverLoad load_driver() {
   sym(a.memcpy_htod, "cuMemcpyHtoD_v2");
   sym(a.memcpy_dtoh, "cuMemcpyDtoH_v2");
   sym(a.get_error_string, "cuGetErrorString");
+  sym(a.event_create, "cuEventCreate");
+  sym(a.event_record, "cuEventRecord");
+  sym(a.event_synchronize, "cuEventSynchronize");
+  sym(a.event_elapsed_ms, "cuEventElapsedTime");
+  sym(a.event_destroy, "cuEventDestroy_v2");
   if (missing) {
     out.error = cat("the CUDA driver ", a.path, " lacks ", missing_name, hint);
     return out;

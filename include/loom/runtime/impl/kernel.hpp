@@ -176,6 +176,16 @@ LOOM_DECL SimReport Kernel::sim_report() const {
   return *r;
 }
 
+LOOM_DECL double Kernel::last_device_ms() const {
+  const runtime::KernelState& s = detail::kernel_state(state_);
+  std::optional<double> ms = detail::kernel_device(s, "last_device_ms()").last_device_ms();
+  if (!ms)
+    throw Error(cat("kernel '", s.func.name, "': last_device_ms() is for kernels built for Target::cuda()",
+                    " and called at least once on a GPU; this one is built for ", s.target.str(),
+                    s.target.kind() == TargetKind::CUDA ? " and was not called yet" : ""));
+  return *ms;
+}
+
 LOOM_DECL const std::string& Kernel::llvm_ir() const {
   return detail::kernel_text(detail::kernel_state(state_), runtime::CodeText::LLVMIR);
 }
