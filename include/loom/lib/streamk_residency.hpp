@@ -32,12 +32,8 @@ inline GpuDeviceSpec streamk_device(const StreamKConfig& config) {
     spec.name = d.arch();
     return spec;
   }
-  const std::string arch = config.arch.empty() ? "sm_90" : config.arch;
-  const int cc = cuda::arch_number(arch);
-  if (cc < 70)
-    throw Error(cat("streamk_gemm: arch='", arch,
-                    "' is not a CUDA architecture Loom models; name one as sm_70 ",
-                    "or newer, e.g. sm_80 or sm_90"));
+  // streamk_gemm checked config.arch: it names sm_70 or newer.
+  const int cc = cuda::arch_number(config.arch.empty() ? "sm_90" : config.arch);
   GpuDeviceSpec spec = GpuDeviceSpec::for_compute_capability(cc, config.sms);
   if (cc == 90 && config.sms == 132) spec = GpuDeviceSpec::h100();
   if (cc == 80 && config.sms == 108) spec = GpuDeviceSpec::a100();

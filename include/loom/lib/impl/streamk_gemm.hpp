@@ -383,6 +383,11 @@ inline void check_streamk_config(const GemmShape& s, const StreamKConfig& cfg) {
              " is out of range: 1 to 64 blocks per SM, or 0 to size the grid by the kernel's occupancy"));
   if (cfg.split_k < 0 || cfg.split_k > 1024)
     fail(cat("split_k=", cfg.split_k, " is out of range: 0 (automatic) to 1024"));
+  // Checked with or without a GPU (the driver's device then sizes the grid and `arch` is unused),
+  // so that a config is refused the same way on every machine.
+  if (!cfg.arch.empty() && cuda::arch_number(cfg.arch) < 70)
+    fail(cat("arch='", cfg.arch, "' is not a CUDA architecture Loom models; name one as sm_70 ",
+             "or newer, e.g. sm_80 or sm_90"));
 }
 
 /// The kernel for a configuration whose `sms` and `blocks_per_sm` are resolved.
