@@ -1,17 +1,22 @@
 // Loom's GPU GEMMs on a real GPU against cuBLAS (scripts/gpu-check.sh runs it): the Stream-K GEMM
-// (hybrid, grid sized by the driver's occupancy) and the shared-memory tiled GEMM, f32, square
-// and skinny shapes. Prints
+// (hybrid, and data-parallel with the same tile, grid sized by the driver's occupancy) and the
+// shared-memory tiled GEMM, f32, square and skinny shapes (LOOM_GPU_GEMM_SWEEP=1: a sweep of
+// mid-size shapes over every decomposition, with the occupancy grid and one block per SM). Prints
 //   loom-bench gpu_gemm kernel=<name> m= n= k= device=<sm_XY> peer=cublas-<version>:sgemm
-//     includes_host_copies=1 loom_ms= peer_ms= peer_kernel_ms= tflops= ratio=<peer_ms/loom_ms>
-// Both sides are timed with their host copies (A and B to the GPU, C back), because a Loom
-// Kernel call on Target::cuda() copies its Buffers on every call (a device-resident buffer is
-// not there yet); peer_kernel_ms is cuBLAS's sgemm alone, to show what the copies cost. Without
-// a GPU or without cuBLAS it says so and exits 0.
+//     loom_kernel_ms= peer_kernel_ms= loom_call_ms= tflops= max_rel_err= ratio=<peer/loom kernel>
+// The kernel times are GPU time from CUDA events, the median of several runs: for Loom,
+// Kernel::last_device_ms() (the launches of one call, without the copies of A, B and C that
+// every call on host Buffers makes); for cuBLAS, one cublasSgemm on device-resident data.
+// loom_call_ms is the whole call with its copies (host clock). max_rel_err compares Loom's C
+// with cuBLAS's. Without a GPU or without cuBLAS it says so and exits 0.
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,21 +63,107 @@ struct Cublas {
   }
 };
 
-template <typename F>
-double best_ms(F&& call, int repeats) {
-  call();  // warm-up: module load, first-touch
-  double best = 1e30;
-  for (int r = 0; r < repeats; ++r) {
-    const auto start = Clock::now();
-    call();
-    best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - start).count());
-  }
-  return best;
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
 }
+
+constexpr int kRepeats = 7;
 
 void fill(Buffer<float>& b, unsigned seed) {
   for (int64_t i = 0; i < b.num_elements(); ++i)
     b.at_flat(i) = static_cast<float>((i * 2654435761u + seed) % 1000) / 1000.0f - 0.5f;
+}
+
+/// One Loom GEMM to time: a Stream-K decomposition and grid, or the tiled GEMM.
+struct Variant {
+  lib::Decomposition decomposition = lib::Decomposition::StreamKHybrid;
+  int blocks_per_sm = 0;  // 0: the driver's occupancy
+  bool tiled = false;
+};
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+/// Times cuBLAS and each variant on one shape; prints one loom-bench line per variant.
+void bench_shape(const runtime::cuda::Driver& d, Cublas& cublas, const std::string& peer, const Shape s,
+                 const std::vector<Variant>& variants) {
+  Buffer<float> a({s.m, s.k}), b({s.k, s.n}), c({s.m, s.n});
+  fill(a, 1);
+  fill(b, 2);
+  // cuBLAS on device-resident copies: row-major C = A B is column-major C^T = B^T A^T.
+  runtime::cuda::Driver::DevicePtr da = 0, db = 0, dc = 0;
+  const size_t bytes_a = sizeof(float) * a.num_elements(), bytes_b = sizeof(float) * b.num_elements(),
+               bytes_c = sizeof(float) * c.num_elements();
+  d.check(d.mem_alloc(&da, bytes_a), "cuMemAlloc");
+  d.check(d.mem_alloc(&db, bytes_b), "cuMemAlloc");
+  d.check(d.mem_alloc(&dc, bytes_c), "cuMemAlloc");
+  const float one = 1, zero = 0;
+  d.check(d.memcpy_htod(da, a.data(), bytes_a), "copying A");
+  d.check(d.memcpy_htod(db, b.data(), bytes_b), "copying B");
+  std::vector<double> peer_times;
+  for (int r = 0; r <= kRepeats; ++r) {
+    runtime::cuda::DeviceTimer timer(d);
+    cublas.sgemm(cublas.handle, 0, 0, static_cast<int>(s.n), static_cast<int>(s.m), static_cast<int>(s.k),
+                 &one, reinterpret_cast<const float*>(db), static_cast<int>(s.n),
+                 reinterpret_cast<const float*>(da), static_cast<int>(s.k), &zero,
+                 reinterpret_cast<float*>(dc), static_cast<int>(s.n));
+    const std::optional<double> ms = timer.elapsed_ms();
+    if (!ms) throw Error("timing cublasSgemm with CUDA events failed");
+    if (r > 0) peer_times.push_back(*ms);  // the first run is the warm-up
+  }
+  const double peer_kernel_ms = median(peer_times);
+  Buffer<float> expected({s.m, s.n});
+  d.check(d.memcpy_dtoh(expected.data(), dc, bytes_c), "copying cuBLAS's C");
+  d.mem_free(da);
+  d.mem_free(db);
+  d.mem_free(dc);
+
+  for (const Variant& v : variants) {
+    Kernel f;
+    std::string name;
+    if (v.tiled) {
+      lib::TiledGemm t = lib::gpu_tiled_gemm(static_cast<int>(s.n), 16, f32);
+      f = build(t.schedule, {t.A, t.B, t.C}, Target::cuda(), "tiled_gemm");
+      name = "tiled_16";
+    } else {
+      lib::StreamKConfig config;
+      config.decomposition = v.decomposition;
+      config.blocks_per_sm = v.blocks_per_sm;
+      lib::StreamKGemm g = lib::streamk_gemm(s.m, s.n, s.k, f32, config);
+      f = build(g.func, Target::cuda());
+      name = cat("streamk_", lib::decomposition_name(v.decomposition), "_", g.config.sms, "x",
+                 g.config.blocks_per_sm, "_", g.residency.source);
+      for (char& ch : name)
+        if (ch == ' ') ch = '_';
+    }
+    std::vector<double> kernel_times, call_times;
+    for (int r = 0; r <= kRepeats; ++r) {
+      for (int64_t i = 0; i < c.num_elements(); ++i) c.at_flat(i) = std::nanf("");
+      const auto start = Clock::now();
+      f(a, b, c);
+      const double call_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+      if (r == 0) continue;  // warm-up: module load, first touch
+      kernel_times.push_back(f.last_device_ms());
+      call_times.push_back(call_ms);
+    }
+    double max_rel = 0, scale = 0;
+    for (int64_t i = 0; i < c.num_elements(); ++i)
+      scale = std::max<double>(scale, std::fabs(expected.at_flat(i)));
+    for (int64_t i = 0; i < c.num_elements(); ++i) {
+      const double diff = std::fabs(static_cast<double>(c.at_flat(i)) - expected.at_flat(i));
+      max_rel = std::isnan(diff) ? INFINITY : std::max(max_rel, diff / std::max(scale, 1e-30));
+    }
+    const double ms = median(kernel_times);
+    std::printf(
+        "loom-bench gpu_gemm kernel=%s m=%lld n=%lld k=%lld device=%s peer=%s loom_kernel_ms=%.3f "
+        "peer_kernel_ms=%.3f loom_call_ms=%.3f tflops=%.2f max_rel_err=%.1e ratio=%.3f\n",
+        name.c_str(), static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k),
+        d.arch().c_str(), peer.c_str(), ms, peer_kernel_ms, median(call_times),
+        2.0 * s.m * s.n * s.k / (ms * 1e9), max_rel, peer_kernel_ms / ms);
+    std::fflush(stdout);
+  }
 }
 
 }  // namespace
@@ -91,65 +182,28 @@ int main() {
   }
   const runtime::cuda::Driver& d = runtime::cuda::driver();
   const std::string peer = cat("cublas-", cublas.version_number, ":sgemm");
-  struct Shape {
-    int64_t m, n, k;
-  };
+  using lib::Decomposition;
+  if (const char* sweep = std::getenv("LOOM_GPU_GEMM_SWEEP"); sweep && std::string(sweep) == "1") {
+    // Which decomposition and grid win where: small and mid-size shapes whose tile counts fall
+    // below, near and above one wave of the grid, the Stream-K kernels with the grid the driver's
+    // occupancy allows and with one block per SM.
+    std::vector<Variant> variants;
+    for (Decomposition dec : {Decomposition::DataParallel, Decomposition::StreamKHybrid,
+                              Decomposition::StreamK, Decomposition::SplitK})
+      for (int per_sm : {0, 1}) variants.push_back({dec, per_sm, false});
+    for (const Shape s :
+         {Shape{512, 512, 4096}, Shape{768, 768, 768}, Shape{1024, 1024, 2048}, Shape{1536, 1536, 1536},
+          Shape{1920, 1920, 1024}, Shape{2304, 2304, 512}, Shape{3072, 3072, 3072}, Shape{256, 4096, 8192},
+          Shape{4160, 4160, 256}, Shape{700, 3000, 5000}})
+      bench_shape(d, cublas, peer, s, variants);
+    return 0;
+  }
   for (const Shape s : {Shape{1024, 1024, 1024}, Shape{2048, 2048, 2048}, Shape{4096, 4096, 4096},
                         Shape{1000, 1000, 1000}, Shape{1024, 1024, 8192}, Shape{4096, 11008, 4096}}) {
-    Buffer<float> a({s.m, s.k}), b({s.k, s.n}), c({s.m, s.n});
-    fill(a, 1);
-    fill(b, 2);
-    // cuBLAS with the same copies: row-major C = A B is column-major C^T = B^T A^T.
-    runtime::cuda::Driver::DevicePtr da = 0, db = 0, dc = 0;
-    const size_t bytes_a = sizeof(float) * a.num_elements(), bytes_b = sizeof(float) * b.num_elements(),
-                 bytes_c = sizeof(float) * c.num_elements();
-    d.check(d.mem_alloc(&da, bytes_a), "cuMemAlloc");
-    d.check(d.mem_alloc(&db, bytes_b), "cuMemAlloc");
-    d.check(d.mem_alloc(&dc, bytes_c), "cuMemAlloc");
-    const float one = 1, zero = 0;
-    auto sgemm = [&] {
-      cublas.sgemm(cublas.handle, 0, 0, static_cast<int>(s.n), static_cast<int>(s.m), static_cast<int>(s.k),
-                   &one, reinterpret_cast<const float*>(db), static_cast<int>(s.n),
-                   reinterpret_cast<const float*>(da), static_cast<int>(s.k), &zero,
-                   reinterpret_cast<float*>(dc), static_cast<int>(s.n));
-    };
-    const double peer_ms = best_ms(
-        [&] {
-          d.memcpy_htod(da, a.data(), bytes_a);
-          d.memcpy_htod(db, b.data(), bytes_b);
-          sgemm();
-          d.memcpy_dtoh(c.data(), dc, bytes_c);
-          d.ctx_synchronize();
-        },
-        5);
-    const double peer_kernel_ms = best_ms(
-        [&] {
-          sgemm();
-          d.ctx_synchronize();
-        },
-        5);
-    d.mem_free(da);
-    d.mem_free(db);
-    d.mem_free(dc);
-
-    auto report = [&](const std::string& kernel, Kernel& f) {
-      const double ms = best_ms([&] { f(a, b, c); }, 5);
-      std::printf(
-          "loom-bench gpu_gemm kernel=%s m=%lld n=%lld k=%lld device=%s peer=%s includes_host_copies=1 "
-          "loom_ms=%.3f peer_ms=%.3f peer_kernel_ms=%.3f tflops=%.2f ratio=%.3f\n",
-          kernel.c_str(), static_cast<long long>(s.m), static_cast<long long>(s.n),
-          static_cast<long long>(s.k), d.arch().c_str(), peer.c_str(), ms, peer_ms, peer_kernel_ms,
-          2.0 * s.m * s.n * s.k / (ms * 1e9), peer_ms / ms);
-      std::fflush(stdout);
-    };
-    lib::StreamKGemm g = lib::streamk_gemm(s.m, s.n, s.k, f32);
-    Kernel streamk = build(g.func, Target::cuda());
-    report(cat("streamk_hybrid_", g.config.sms, "x", g.config.blocks_per_sm), streamk);
-    if (s.m == s.n && s.n == s.k) {
-      lib::TiledGemm t = lib::gpu_tiled_gemm(static_cast<int>(s.n), 16, f32);
-      Kernel tiled = build(t.schedule, {t.A, t.B, t.C}, Target::cuda(), "tiled_gemm");
-      report("tiled_16", tiled);
-    }
+    std::vector<Variant> variants = {{Decomposition::StreamKHybrid, 0, false},
+                                     {Decomposition::DataParallel, 0, false}};
+    if (s.m == s.n && s.n == s.k) variants.push_back({Decomposition::DataParallel, 0, true});
+    bench_shape(d, cublas, peer, s, variants);
   }
   return 0;
 }

@@ -111,12 +111,41 @@ TEST_CASE("device: Stream-K GEMM, every decomposition, f32 and f16, the grid siz
             c.at_flat(i) = std::numeric_limits<float>::quiet_NaN();
           f(a, b, c);
           CHECK(worst_error(c, expected) <= 1e-4);
+          CHECK(f.last_device_ms() > 0);  // CUDA events around the launches, not a host clock
         }
       };
       if (t == f32)
         run(Buffer<float>({1000, 777}), Buffer<float>({777, 1100}));
       else
         run(Buffer<half>({1000, 777}), Buffer<half>({777, 1100}));
+    }
+  }
+}
+
+// The same kernels at a size the sanitizer runs in seconds (scripts/gpu-check.sh runs memcheck,
+// racecheck and synccheck over this case and not the one above): few tiles on a grid of hundreds
+// of blocks, so most blocks have a short Stream-K share or none.
+TEST_CASE("device: Stream-K GEMM at a small size, all four decompositions") {
+  for (lib::Decomposition d : {lib::Decomposition::DataParallel, lib::Decomposition::SplitK,
+                               lib::Decomposition::StreamK, lib::Decomposition::StreamKHybrid}) {
+    lib::StreamKConfig cfg;
+    cfg.decomposition = d;
+    lib::StreamKGemm g = lib::streamk_gemm(150, 133, 301, f32, cfg);
+    CAPTURE(g.describe().substr(0, 200));
+    Kernel f = build(g.func, Target::cuda());
+    Buffer<float> a({150, 301}), b({301, 133}), c({150, 133}), expected({150, 133});
+    fill(a, 21);
+    fill(b, 22);
+    for (int64_t i = 0; i < 150; ++i)
+      for (int64_t j = 0; j < 133; ++j) {
+        double s = 0;
+        for (int64_t k = 0; k < 301; ++k) s += static_cast<double>(a(i, k)) * static_cast<double>(b(k, j));
+        expected(i, j) = static_cast<float>(s);
+      }
+    for (int launch = 0; launch < 2; ++launch) {
+      for (int64_t i = 0; i < c.num_elements(); ++i) c.at_flat(i) = std::numeric_limits<float>::quiet_NaN();
+      f(a, b, c);
+      CHECK(worst_error(c, expected) <= 1e-4);
     }
   }
 }
