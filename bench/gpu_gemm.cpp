@@ -3,12 +3,14 @@
 // shared-memory tiled GEMM, f32, square and skinny shapes (LOOM_GPU_GEMM_SWEEP=1: a sweep of
 // mid-size shapes over every decomposition, with the occupancy grid and one block per SM). Prints
 //   loom-bench gpu_gemm kernel=<name> m= n= k= device=<sm_XY> peer=cublas-<version>:sgemm
-//     loom_kernel_ms= peer_kernel_ms= loom_call_ms= tflops= max_rel_err= ratio=<peer/loom kernel>
+//     loom_kernel_ms= peer_kernel_ms= loom_call_ms= loom_resident_call_ms= tflops= max_rel_err=
+//     ratio=<peer/loom kernel>
 // The kernel times are GPU time from CUDA events, the median of several runs: for Loom,
 // Kernel::last_device_ms() (the launches of one call, without the copies of A, B and C that
 // every call on host Buffers makes); for cuBLAS, one cublasSgemm on device-resident data.
-// loom_call_ms is the whole call with its copies (host clock). max_rel_err compares Loom's C
-// with cuBLAS's. Without a GPU or without cuBLAS it says so and exits 0.
+// loom_call_ms is the whole call on host Buffers with their copies, loom_resident_call_ms the
+// whole call on device-resident DLTensors (kDLCUDA, used in place), both by the host clock.
+// max_rel_err compares Loom's C with cuBLAS's. Without a GPU or without cuBLAS it says so and exits 0.
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -116,9 +118,18 @@ void bench_shape(const runtime::cuda::Driver& d, Cublas& cublas, const std::stri
   const double peer_kernel_ms = median(peer_times);
   Buffer<float> expected({s.m, s.n});
   d.check(d.memcpy_dtoh(expected.data(), dc, bytes_c), "copying cuBLAS's C");
-  d.mem_free(da);
-  d.mem_free(db);
-  d.mem_free(dc);
+  // The same device memory as DLTensors, for Loom calls without copies.
+  std::vector<int64_t> shape_a{s.m, s.k}, shape_b{s.k, s.n}, shape_c{s.m, s.n};
+  auto on_device = [](runtime::cuda::Driver::DevicePtr ptr, std::vector<int64_t>& shape) {
+    DLTensor t{};
+    t.data = reinterpret_cast<void*>(ptr);
+    t.device = DLDevice{kDLCUDA, 0};
+    t.ndim = 2;
+    t.shape = shape.data();
+    t.dtype = DLDataType{kDLFloat, 32, 1};
+    return t;
+  };
+  DLTensor ta = on_device(da, shape_a), tb = on_device(db, shape_b), tc = on_device(dc, shape_c);
 
   for (const Variant& v : variants) {
     Kernel f;
@@ -155,15 +166,26 @@ void bench_shape(const runtime::cuda::Driver& d, Cublas& cublas, const std::stri
       const double diff = std::fabs(static_cast<double>(c.at_flat(i)) - expected.at_flat(i));
       max_rel = std::isnan(diff) ? INFINITY : std::max(max_rel, diff / std::max(scale, 1e-30));
     }
+    std::vector<double> resident_times;
+    for (int r = 0; r <= kRepeats; ++r) {
+      const auto start = Clock::now();
+      f(&ta, &tb, &tc);
+      if (r > 0)
+        resident_times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    }
     const double ms = median(kernel_times);
     std::printf(
         "loom-bench gpu_gemm kernel=%s m=%lld n=%lld k=%lld device=%s peer=%s loom_kernel_ms=%.3f "
-        "peer_kernel_ms=%.3f loom_call_ms=%.3f tflops=%.2f max_rel_err=%.1e ratio=%.3f\n",
+        "peer_kernel_ms=%.3f loom_call_ms=%.3f loom_resident_call_ms=%.3f tflops=%.2f max_rel_err=%.1e "
+        "ratio=%.3f\n",
         name.c_str(), static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k),
-        d.arch().c_str(), peer.c_str(), ms, peer_kernel_ms, median(call_times),
+        d.arch().c_str(), peer.c_str(), ms, peer_kernel_ms, median(call_times), median(resident_times),
         2.0 * s.m * s.n * s.k / (ms * 1e9), max_rel, peer_kernel_ms / ms);
     std::fflush(stdout);
   }
+  d.mem_free(da);
+  d.mem_free(db);
+  d.mem_free(dc);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // tags that check "// catalog: <id>". A last test parses the catalog and checks that every id has
 // exactly one such test case or tag (here, in tests/errors or tests/hostile) and every one an entry.
 #include <loom/backend/build.hpp>
+#include <loom/backend/cuda/driver.hpp>
 #include <loom/core.hpp>
 #include <loom/ir/grid_flags.hpp>
 #include <loom/sim/interpreter.hpp>
@@ -704,6 +705,47 @@ TEST_CASE("E-ARG-DEVICE: a DLTensor in GPU memory passed to a CPU kernel") {
                "the CPU cannot access: copy it to host memory first"),
       ArgumentError);
   CHECK(untouched(c));
+}
+
+TEST_CASE("E-ARG-DEVICE: a kernel built for Target::cuda() takes host memory or CUDA memory of device 0") {
+  if (!cuda_test::have_nvrtc()) {
+    MESSAGE("NVRTC is not installed: a Target::cuda() kernel cannot be built here");
+    return;
+  }
+  SimKernel k;
+  Kernel f = build(k.s, {k.A, k.B}, Target::cuda("sm_80"), "twice");
+  float data[SimKernel::n] = {};
+  int64_t shape[1] = {SimKernel::n};
+  auto tensor = [&](DLDeviceType type, int id) {
+    DLTensor t{};
+    t.data = data;
+    t.device = DLDevice{type, id};
+    t.ndim = 1;
+    t.shape = shape;
+    t.dtype = DLDataType{kDLFloat, 32, 1};
+    return t;
+  };
+  DLTensor rocm = tensor(kDLROCM, 0), second_gpu = tensor(kDLCUDA, 1), first_gpu = tensor(kDLCUDA, 0);
+  Buffer<float> b = sentinel({SimKernel::n});
+  CHECK_THROWS_WITH_AS(
+      f(&rocm, b),
+      Contains("argument 'A' of kernel 'twice' is in memory of DLPack device type 10 (id 0); a "
+               "kernel built for Target::cuda() takes host memory or CUDA device memory "
+               "(kDLCUDA): copy it to one of them first"),
+      ArgumentError);
+  CHECK_THROWS_WITH_AS(f(&second_gpu, b),
+                       Contains("argument 'A' of kernel 'twice' is in the memory of CUDA device 1; Loom runs "
+                                "kernels on device 0: pass memory of device 0 or host memory"),
+                       ArgumentError);
+  CHECK(untouched(b));
+  // CUDA memory of device 0 passes every check: without a GPU, the call stops at the driver.
+  if (!runtime::cuda::driver_available())
+    CHECK_THROWS_WITH_AS(f(&first_gpu, b), Contains("no CUDA driver"), Error);
+  // The simulator runs on the CPU: it refuses CUDA memory as a CPU kernel does.
+  Kernel sim = k.build_sim();
+  CHECK_THROWS_WITH_AS(sim(&first_gpu, b),
+                       Contains("which the CPU cannot access: copy it to host memory first"), ArgumentError);
+  CHECK(untouched(b));
 }
 
 TEST_CASE("E-ARG-ALIGNMENT: a buffer not aligned to its element type (compiled kernels)") {

@@ -19,6 +19,7 @@ struct BoundBuffer {
   DType dtype;
   int64_t begin = 0;
   int64_t end = 0;
+  bool on_cuda_device = false;  // CUDA device memory (a kDLCUDA DLTensor), used in place by Target::cuda
 };
 
 /// The values a checked call binds, keyed by the parameter's variable: every integer scalar
@@ -34,8 +35,10 @@ struct BoundArgs {
 
 /// Checks every argument of a call of `f` and binds its sizes, or throws ArgumentError naming the
 /// kernel, the parameter, the mismatch and the fix. Reads the arguments only: when a check fails,
-/// no memory has been written.
-LOOM_DECL BoundArgs bind_arguments(const LoweredFunc& f, const std::vector<KernelArg>& args);
+/// no memory has been written. Buffers must be in memory the CPU can access, or, with
+/// `accept_cuda_memory` (kernels built for Target::cuda()), in CUDA memory of device 0.
+LOOM_DECL BoundArgs bind_arguments(const LoweredFunc& f, const std::vector<KernelArg>& args,
+                                   bool accept_cuda_memory = false);
 
 }  // namespace loom
 

@@ -107,8 +107,9 @@ class SimRunner final : public DeviceRunner {
   mutable std::string ptx_;
 };
 
-/// Runs calls on a GPU through the Driver API: copies the buffer arguments to device memory,
-/// runs the host program (scratch allocations, launches) and copies written buffers back.
+/// Runs calls on a GPU through the Driver API: copies the buffer arguments in host memory to
+/// device memory (those already in CUDA memory, kDLCUDA DLTensors, are used in place), runs the
+/// host program (scratch allocations, launches) and copies written host buffers back.
 class DriverRunner final : public DeviceRunner {
  public:
   DriverRunner(loom::cuda::CudaModule m, loom::cuda::ArchLimits limits, NvrtcOutput code,
@@ -149,6 +150,10 @@ class DriverRunner final : public DeviceRunner {
       const FuncParam& p = f.params[i];
       if (p.kind != FuncParam::Kind::Buffer) continue;
       const BoundBuffer& b = bound.buffers.at(p.buffer.data.get());
+      if (b.on_cuda_device) {  // already on the GPU (a kDLCUDA DLTensor): used in place, no copies
+        env.buffers[p.buffer.data.get()] = reinterpret_cast<uint64_t>(b.data);
+        continue;
+      }
       const int64_t bytes = (b.end - b.begin) * b.dtype.bytes();
       Allocation a;
       drv.check(drv.mem_alloc(&a.ptr, static_cast<size_t>(std::max<int64_t>(bytes, 1))),

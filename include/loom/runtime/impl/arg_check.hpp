@@ -47,7 +47,8 @@ std::string join(const std::vector<T>& items, bool brackets = true) {
 /// Checks one call's arguments; see bind_arguments.
 class ArgumentBinder {
  public:
-  ArgumentBinder(const LoweredFunc& f, const std::vector<KernelArg>& args) : f_(f), args_(args) {}
+  ArgumentBinder(const LoweredFunc& f, const std::vector<KernelArg>& args, bool accept_cuda_memory)
+      : f_(f), args_(args), accept_cuda_memory_(accept_cuda_memory) {}
 
   BoundArgs bind() {
     check_count();
@@ -65,8 +66,9 @@ class ArgumentBinder {
     }
     // Pass 2: dimensions and strides that are expressions, now that every size is known.
     for (size_t i = 0; i < f_.params.size(); ++i) {
-      if (f_.params[i].kind == FuncParam::Kind::Buffer)
-        check_buffer_layout(f_.params[i].buffer, args_[i].buffer);
+      if (f_.params[i].kind != FuncParam::Kind::Buffer) continue;
+      check_buffer_layout(f_.params[i].buffer, args_[i].buffer);
+      out_.buffers[f_.params[i].buffer.data.get()].on_cuda_device = args_[i].device.type == kDLPackCUDA;
     }
     out_.scalars = values_;
     return std::move(out_);
@@ -148,8 +150,18 @@ class ArgumentBinder {
     const std::string where = cat("argument '", p.name, "' of ", kernel());
     if (!arg.invalid.empty()) throw ArgumentError(cat(where, " ", arg.invalid));
     if (arg.kind == KernelArg::Kind::Buffer && !arg.device.host_accessible()) {
-      throw ArgumentError(cat(where, " is in memory of DLPack device type ", arg.device.type, " (id ",
-                              arg.device.id, "), which the CPU cannot access: copy it to host memory first"));
+      if (!accept_cuda_memory_)
+        throw ArgumentError(cat(where, " is in memory of DLPack device type ", arg.device.type, " (id ",
+                                arg.device.id,
+                                "), which the CPU cannot access: copy it to host memory first"));
+      if (arg.device.type != kDLPackCUDA)
+        throw ArgumentError(cat(where, " is in memory of DLPack device type ", arg.device.type, " (id ",
+                                arg.device.id,
+                                "); a kernel built for Target::cuda() takes host memory or CUDA ",
+                                "device memory (kDLCUDA): copy it to one of them first"));
+      if (arg.device.id != 0)
+        throw ArgumentError(cat(where, " is in the memory of CUDA device ", arg.device.id,
+                                "; Loom runs kernels on device 0: pass memory of device 0 or host memory"));
     }
     if (arg.kind != KernelArg::Kind::Buffer) {
       throw ArgumentError(cat(where, " is a buffer of ", p.dtype.str(),
@@ -283,8 +295,11 @@ class ArgumentBinder {
     return join(dims);
   }
 
+  static constexpr int kDLPackCUDA = 2;  // DLPack's kDLCUDA, without needing dlpack.h here
+
   const LoweredFunc& f_;
   const std::vector<KernelArg>& args_;
+  bool accept_cuda_memory_ = false;
   std::unordered_map<const VarNode*, int64_t> values_;
   std::unordered_map<const VarNode*, std::string> sources_;  // which argument bound each size
   BoundArgs out_;
@@ -292,8 +307,9 @@ class ArgumentBinder {
 
 }  // namespace detail
 
-LOOM_DECL BoundArgs bind_arguments(const LoweredFunc& f, const std::vector<KernelArg>& args) {
-  return detail::ArgumentBinder(f, args).bind();
+LOOM_DECL BoundArgs bind_arguments(const LoweredFunc& f, const std::vector<KernelArg>& args,
+                                   bool accept_cuda_memory) {
+  return detail::ArgumentBinder(f, args, accept_cuda_memory).bind();
 }
 
 }  // namespace loom

@@ -78,6 +78,7 @@ inline void check_overlaps(const runtime::KernelState& s, const BoundArgs& bound
       if (j == i || params[j].kind != FuncParam::Kind::Buffer) continue;
       const BoundBuffer& o = bound.buffers.at(params[j].buffer.data.get());
       if (w.begin == w.end || o.begin == o.end) continue;
+      if (w.on_cuda_device != o.on_cuda_device) continue;  // host memory is copied to memory of its own
       auto lo = [](const BoundBuffer& b) {
         return reinterpret_cast<uintptr_t>(b.data) + b.begin * b.dtype.bytes();
       };
@@ -99,7 +100,8 @@ inline void check_overlaps(const runtime::KernelState& s, const BoundArgs& bound
 LOOM_DECL void Kernel::call(const std::vector<KernelArg>& args) const {
   const runtime::KernelState& s = detail::kernel_state(state_);
   if (s.device) {  // a GPU target: the same checks, then the device backend runs it
-    BoundArgs bound = bind_arguments(s.func, args);
+    BoundArgs bound =
+        bind_arguments(s.func, args, /*accept_cuda_memory=*/s.target.kind() == TargetKind::CUDA);
     detail::check_alignment(s, args);
     detail::check_overlaps(s, bound);
     s.device->run(s.func, args, bound);
