@@ -17,6 +17,8 @@ cmake_minimum_required(VERSION 3.20)
 if(NOT INCLUDE_DIR)
   message(FATAL_ERROR "CheckLayers.cmake: -D INCLUDE_DIR=<repo>/include is required")
 endif()
+# A relative INCLUDE_DIR is taken from the working directory (file(GLOB) alone would not).
+get_filename_component(INCLUDE_DIR "${INCLUDE_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
 
 # The layers, lowest first: a header may include its own layer and the layers before it.
 set(LOOM_LAYERS support ir te schedule lower codegen runtime interp sim backend lib top)
@@ -94,6 +96,9 @@ function(sub_of path out)  # codegen/llvm, backend/cuda, ...: the backend a file
 endfunction()
 
 file(GLOB_RECURSE _files RELATIVE "${INCLUDE_DIR}" "${INCLUDE_DIR}/loom/*.hpp")
+if(NOT _files)
+  message(FATAL_ERROR "CheckLayers.cmake: no headers under ${INCLUDE_DIR}/loom: pass Loom's include directory")
+endif()
 list(SORT _files)
 set(_violations "")
 set(_nodes "")
