@@ -1,16 +1,20 @@
 // Loom's GPU GEMMs on a real GPU against cuBLAS (scripts/gpu-check.sh runs it): the Stream-K GEMM
 // (hybrid, and data-parallel with the same tile, grid sized by the driver's occupancy) and the
-// shared-memory tiled GEMM, f32, square and skinny shapes (LOOM_GPU_GEMM_SWEEP=1: a sweep of
-// mid-size shapes over every decomposition, with the occupancy grid and one block per SM). Prints
-//   loom-bench gpu_gemm kernel=<name> m= n= k= device=<sm_XY> peer=cublas-<version>:sgemm
+// shared-memory tiled GEMM, f32 and f16 inputs, square and skinny shapes (LOOM_GPU_GEMM_SWEEP=1:
+// a sweep of mid-size f32 shapes over every decomposition, with the occupancy grid and one block
+// per SM). Prints
+//   loom-bench gpu_gemm kernel=<name> dtype= m= n= k= device=<sm_XY> peer=cublas-<version>:<routine>
 //     loom_kernel_ms= peer_kernel_ms= loom_call_ms= loom_resident_call_ms= tflops= max_rel_err=
-//     ratio=<peer/loom kernel>
-// The kernel times are GPU time from CUDA events, the median of several runs: for Loom,
+//     [peer_tf32_kernel_ms= ratio_tf32=] ratio=<peer/loom kernel>
+// The peers: for f32, cublasSgemm in its default FP32 arithmetic (and, beside it, with TF32 tensor
+// cores allowed); for f16, cublasGemmEx with f16 inputs and f32 accumulation and output (tensor
+// cores). The kernel times are GPU time from CUDA events, the median of several runs: for Loom,
 // Kernel::last_device_ms() (the launches of one call, without the copies of A, B and C that
-// every call on host Buffers makes); for cuBLAS, one cublasSgemm on device-resident data.
+// every call on host Buffers makes); for cuBLAS, one call on device-resident data.
 // loom_call_ms is the whole call on host Buffers with their copies, loom_resident_call_ms the
 // whole call on device-resident DLTensors (kDLCUDA, used in place), both by the host clock.
-// max_rel_err compares Loom's C with cuBLAS's. Without a GPU or without cuBLAS it says so and exits 0.
+// max_rel_err compares Loom's C with cuBLAS's (FP32 sgemm; GemmEx for f16). Without a GPU or
+// without cuBLAS it says so and exits 0.
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -20,6 +24,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <loom/backend/cuda/driver.hpp>
@@ -40,6 +45,12 @@ struct Cublas {
   int (*version)(Handle, int*) = nullptr;
   int (*sgemm)(Handle, int, int, int, int, int, const float*, const float*, int, const float*, int,
                const float*, float*, int) = nullptr;
+  int (*set_math_mode)(Handle, int) = nullptr;
+  int (*gemm_ex)(Handle, int, int, int, int, int, const void*, const void*, int, int, const void*, int, int,
+                 const void*, void*, int, int, int, int) = nullptr;
+  // cublas_api.h's and library_types.h's enumerators that the bench passes.
+  static constexpr int kDefaultMath = 0, kTf32TensorOpMath = 3;
+  static constexpr int kR32F = 0, kR16F = 2, kCompute32F = 68, kGemmDefault = -1;
   Handle handle = nullptr;
   int version_number = 0;
 
@@ -56,7 +67,9 @@ struct Cublas {
     destroy = reinterpret_cast<decltype(destroy)>(dlsym(lib, "cublasDestroy_v2"));
     version = reinterpret_cast<decltype(version)>(dlsym(lib, "cublasGetVersion_v2"));
     sgemm = reinterpret_cast<decltype(sgemm)>(dlsym(lib, "cublasSgemm_v2"));
-    if (!create || !destroy || !version || !sgemm || create(&handle) != 0) {
+    set_math_mode = reinterpret_cast<decltype(set_math_mode)>(dlsym(lib, "cublasSetMathMode"));
+    gemm_ex = reinterpret_cast<decltype(gemm_ex)>(dlsym(lib, "cublasGemmEx"));
+    if (!create || !destroy || !version || !sgemm || !set_math_mode || !gemm_ex || create(&handle) != 0) {
       why = "cuBLAS could not be initialised";
       return false;
     }
@@ -65,6 +78,12 @@ struct Cublas {
   }
 };
 
+std::string fixed3(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", v);
+  return text;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -72,9 +91,24 @@ double median(std::vector<double> v) {
 
 constexpr int kRepeats = 7;
 
-void fill(Buffer<float>& b, unsigned seed) {
+template <typename T>
+void fill(Buffer<T>& b, unsigned seed) {
   for (int64_t i = 0; i < b.num_elements(); ++i)
-    b.at_flat(i) = static_cast<float>((i * 2654435761u + seed) % 1000) / 1000.0f - 0.5f;
+    b.at_flat(i) = static_cast<T>(static_cast<float>((i * 2654435761u + seed) % 1000) / 1000.0f - 0.5f);
+}
+
+/// The median GPU time of `run` (CUDA events) over kRepeats runs after a warm-up.
+template <typename F>
+double event_median_ms(const runtime::cuda::Driver& d, F&& run, const char* what) {
+  std::vector<double> times;
+  for (int r = 0; r <= kRepeats; ++r) {
+    runtime::cuda::DeviceTimer timer(d);
+    if (run() != 0) throw Error(cat(what, " failed"));
+    const std::optional<double> ms = timer.elapsed_ms();
+    if (!ms) throw Error(cat("timing ", what, " with CUDA events failed"));
+    if (r > 0) times.push_back(*ms);
+  }
+  return median(times);
 }
 
 /// One Loom GEMM to time: a Stream-K decomposition and grid, or the tiled GEMM.
@@ -88,15 +122,22 @@ struct Shape {
   int64_t m, n, k;
 };
 
-/// Times cuBLAS and each variant on one shape; prints one loom-bench line per variant.
-void bench_shape(const runtime::cuda::Driver& d, Cublas& cublas, const std::string& peer, const Shape s,
+/// Times cuBLAS and each variant on one shape, inputs of type T (float or half), C in f32; prints
+/// one loom-bench line per variant. The peer for f32 is cublasSgemm (FP32 arithmetic); the TF32
+/// tensor-core sgemm is printed beside it. For f16 it is cublasGemmEx (f16 in, f32 accumulate and
+/// out: tensor cores).
+template <typename T>
+void bench_shape(const runtime::cuda::Driver& d, Cublas& cublas, const Shape s,
                  const std::vector<Variant>& variants) {
-  Buffer<float> a({s.m, s.k}), b({s.k, s.n}), c({s.m, s.n});
+  constexpr bool is_f16 = std::is_same_v<T, half>;
+  const DType input = is_f16 ? f16 : f32;
+  Buffer<T> a({s.m, s.k}), b({s.k, s.n});
+  Buffer<float> c({s.m, s.n});
   fill(a, 1);
   fill(b, 2);
   // cuBLAS on device-resident copies: row-major C = A B is column-major C^T = B^T A^T.
   runtime::cuda::Driver::DevicePtr da = 0, db = 0, dc = 0;
-  const size_t bytes_a = sizeof(float) * a.num_elements(), bytes_b = sizeof(float) * b.num_elements(),
+  const size_t bytes_a = sizeof(T) * a.num_elements(), bytes_b = sizeof(T) * b.num_elements(),
                bytes_c = sizeof(float) * c.num_elements();
   d.check(d.mem_alloc(&da, bytes_a), "cuMemAlloc");
   d.check(d.mem_alloc(&db, bytes_b), "cuMemAlloc");
@@ -104,18 +145,32 @@ void bench_shape(const runtime::cuda::Driver& d, Cublas& cublas, const std::stri
   const float one = 1, zero = 0;
   d.check(d.memcpy_htod(da, a.data(), bytes_a), "copying A");
   d.check(d.memcpy_htod(db, b.data(), bytes_b), "copying B");
-  std::vector<double> peer_times;
-  for (int r = 0; r <= kRepeats; ++r) {
-    runtime::cuda::DeviceTimer timer(d);
-    cublas.sgemm(cublas.handle, 0, 0, static_cast<int>(s.n), static_cast<int>(s.m), static_cast<int>(s.k),
-                 &one, reinterpret_cast<const float*>(db), static_cast<int>(s.n),
-                 reinterpret_cast<const float*>(da), static_cast<int>(s.k), &zero,
-                 reinterpret_cast<float*>(dc), static_cast<int>(s.n));
-    const std::optional<double> ms = timer.elapsed_ms();
-    if (!ms) throw Error("timing cublasSgemm with CUDA events failed");
-    if (r > 0) peer_times.push_back(*ms);  // the first run is the warm-up
+  const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
+  const auto* pa = reinterpret_cast<const void*>(da);
+  const auto* pb = reinterpret_cast<const void*>(db);
+  auto* pc = reinterpret_cast<void*>(dc);
+  double peer_kernel_ms = 0, tf32_kernel_ms = 0;
+  std::string peer;
+  if constexpr (is_f16) {
+    peer = cat("cublas-", cublas.version_number, ":gemmex_f16_f32acc");
+    peer_kernel_ms = event_median_ms(
+        d,
+        [&] {
+          return cublas.gemm_ex(cublas.handle, 0, 0, n, m, k, &one, pb, Cublas::kR16F, n, pa, Cublas::kR16F,
+                                k, &zero, pc, Cublas::kR32F, n, Cublas::kCompute32F, Cublas::kGemmDefault);
+        },
+        "cublasGemmEx");
+  } else {
+    peer = cat("cublas-", cublas.version_number, ":sgemm");
+    auto sgemm = [&] {
+      return cublas.sgemm(cublas.handle, 0, 0, n, m, k, &one, static_cast<const float*>(pb), n,
+                          static_cast<const float*>(pa), k, &zero, static_cast<float*>(pc), n);
+    };
+    cublas.set_math_mode(cublas.handle, Cublas::kTf32TensorOpMath);
+    tf32_kernel_ms = event_median_ms(d, sgemm, "cublasSgemm (TF32)");
+    cublas.set_math_mode(cublas.handle, Cublas::kDefaultMath);
+    peer_kernel_ms = event_median_ms(d, sgemm, "cublasSgemm");  // last: C holds the FP32 result
   }
-  const double peer_kernel_ms = median(peer_times);
   Buffer<float> expected({s.m, s.n});
   d.check(d.memcpy_dtoh(expected.data(), dc, bytes_c), "copying cuBLAS's C");
   // The same device memory as DLTensors, for Loom calls without copies.
@@ -130,19 +185,20 @@ void bench_shape(const runtime::cuda::Driver& d, Cublas& cublas, const std::stri
     return t;
   };
   DLTensor ta = on_device(da, shape_a), tb = on_device(db, shape_b), tc = on_device(dc, shape_c);
+  ta.dtype = tb.dtype = DLDataType{kDLFloat, static_cast<uint8_t>(8 * sizeof(T)), 1};
 
   for (const Variant& v : variants) {
     Kernel f;
     std::string name;
     if (v.tiled) {
-      lib::TiledGemm t = lib::gpu_tiled_gemm(static_cast<int>(s.n), 16, f32);
+      lib::TiledGemm t = lib::gpu_tiled_gemm(static_cast<int>(s.n), 16, input);
       f = build(t.schedule, {t.A, t.B, t.C}, Target::cuda(), "tiled_gemm");
       name = "tiled_16";
     } else {
       lib::StreamKConfig config;
       config.decomposition = v.decomposition;
       config.blocks_per_sm = v.blocks_per_sm;
-      lib::StreamKGemm g = lib::streamk_gemm(s.m, s.n, s.k, f32, config);
+      lib::StreamKGemm g = lib::streamk_gemm(s.m, s.n, s.k, input, config);
       f = build(g.func, Target::cuda());
       name = cat("streamk_", lib::decomposition_name(v.decomposition), "_", g.config.sms, "x",
                  g.config.blocks_per_sm, "_", g.residency.source);
@@ -174,13 +230,17 @@ void bench_shape(const runtime::cuda::Driver& d, Cublas& cublas, const std::stri
         resident_times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
     }
     const double ms = median(kernel_times);
+    const std::string tf32 = is_f16 ? ""
+                                    : cat(" peer_tf32_kernel_ms=", fixed3(tf32_kernel_ms),
+                                          " ratio_tf32=", fixed3(tf32_kernel_ms / ms));
     std::printf(
-        "loom-bench gpu_gemm kernel=%s m=%lld n=%lld k=%lld device=%s peer=%s loom_kernel_ms=%.3f "
-        "peer_kernel_ms=%.3f loom_call_ms=%.3f loom_resident_call_ms=%.3f tflops=%.2f max_rel_err=%.1e "
+        "loom-bench gpu_gemm kernel=%s dtype=%s m=%lld n=%lld k=%lld device=%s peer=%s loom_kernel_ms=%.3f "
+        "peer_kernel_ms=%.3f loom_call_ms=%.3f loom_resident_call_ms=%.3f tflops=%.2f max_rel_err=%.1e%s "
         "ratio=%.3f\n",
-        name.c_str(), static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k),
-        d.arch().c_str(), peer.c_str(), ms, peer_kernel_ms, median(call_times), median(resident_times),
-        2.0 * s.m * s.n * s.k / (ms * 1e9), max_rel, peer_kernel_ms / ms);
+        name.c_str(), input.str().c_str(), static_cast<long long>(s.m), static_cast<long long>(s.n),
+        static_cast<long long>(s.k), d.arch().c_str(), peer.c_str(), ms, peer_kernel_ms, median(call_times),
+        median(resident_times), 2.0 * s.m * s.n * s.k / (ms * 1e9), max_rel, tf32.c_str(),
+        peer_kernel_ms / ms);
     std::fflush(stdout);
   }
   d.mem_free(da);
@@ -203,7 +263,6 @@ int main() {
     return 0;
   }
   const runtime::cuda::Driver& d = runtime::cuda::driver();
-  const std::string peer = cat("cublas-", cublas.version_number, ":sgemm");
   using lib::Decomposition;
   if (const char* sweep = std::getenv("LOOM_GPU_GEMM_SWEEP"); sweep && std::string(sweep) == "1") {
     // Which decomposition and grid win where: small and mid-size shapes whose tile counts fall
@@ -217,7 +276,7 @@ int main() {
          {Shape{512, 512, 4096}, Shape{768, 768, 768}, Shape{1024, 1024, 2048}, Shape{1536, 1536, 1536},
           Shape{1920, 1920, 1024}, Shape{2304, 2304, 512}, Shape{3072, 3072, 3072}, Shape{256, 4096, 8192},
           Shape{4160, 4160, 256}, Shape{700, 3000, 5000}})
-      bench_shape(d, cublas, peer, s, variants);
+      bench_shape<float>(d, cublas, s, variants);
     return 0;
   }
   for (const Shape s : {Shape{1024, 1024, 1024}, Shape{2048, 2048, 2048}, Shape{4096, 4096, 4096},
@@ -225,7 +284,14 @@ int main() {
     std::vector<Variant> variants = {{Decomposition::StreamKHybrid, 0, false},
                                      {Decomposition::DataParallel, 0, false}};
     if (s.m == s.n && s.n == s.k) variants.push_back({Decomposition::DataParallel, 0, true});
-    bench_shape(d, cublas, peer, s, variants);
+    bench_shape<float>(d, cublas, s, variants);
+  }
+  // f16 inputs (f32 accumulation) against cuBLAS on tensor cores: Loom's kernels use none yet.
+  for (const Shape s : {Shape{2048, 2048, 2048}, Shape{4096, 4096, 4096}, Shape{4096, 11008, 4096}}) {
+    std::vector<Variant> variants = {{Decomposition::StreamKHybrid, 0, false},
+                                     {Decomposition::DataParallel, 0, false}};
+    if (s.m == s.n && s.n == s.k) variants.push_back({Decomposition::DataParallel, 0, true});
+    bench_shape<half>(d, cublas, s, variants);
   }
   return 0;
 }
