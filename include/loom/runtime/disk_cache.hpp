@@ -1,6 +1,9 @@
 // The on-disk kernel cache: one object file per kernel in LOOM_CACHE_DIR (default ~/.cache/loom),
 // behind a header (magic, format version, keys, payload length, checksum) that detects corrupt or
 // truncated entries. Processes share the directory: writers write a temporary file, then rename.
+// Entries are native code that build() runs, and the checksum is no signature, so, as OpenSSH's
+// StrictModes does for keys, a directory or an entry that another user owns or that group or
+// others may write is not used: Loom creates the directory 0700 and its entries 0600.
 #pragma once
 
 #include <atomic>
@@ -17,9 +20,11 @@
 #include <string>
 #include <thread>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "loom/ir/structural_hash.hpp"
+#include "loom/support/error.hpp"
 
 namespace loom::runtime {
 
@@ -68,13 +73,47 @@ class DiskKernelCache {
     return dir / name;
   }
 
-  /// The object file stored under k, or nothing when absent, unreadable, corrupt, truncated or for
-  /// another function or target (the caller then compiles and store()s over it).
+  /// Why `dir` must not hold the cache, or "" when it may (or does not exist yet): it is not a
+  /// directory, another user owns it, or group or others may write it.
+  static std::string directory_distrust(const std::filesystem::path& dir) {
+    struct stat st;
+    if (::stat(dir.c_str(), &st) != 0) return "";
+    if (!S_ISDIR(st.st_mode)) return "it is not a directory";
+    return ownership_distrust(st);
+  }
+
+  /// Why the entry `file` must not be loaded, or "" when it may (or does not exist): it is not a
+  /// regular file (a symbolic link, say), another user owns it, or group or others may write it.
+  static std::string entry_distrust(const std::filesystem::path& file) {
+    struct stat st;
+    if (::lstat(file.c_str(), &st) != 0) return "";
+    if (!S_ISREG(st.st_mode)) return "it is not a regular file";
+    return ownership_distrust(st);
+  }
+
+  /// The warning for a directory or an entry that is not used (printed once per process).
+  static std::string distrust_warning(const std::filesystem::path& path, const std::string& why) {
+    return cat("loom: the kernel cache at ", path.string(), " is not used: ", why,
+               ", so native code in it could have been planted by someone else; kernels are compiled in "
+               "memory. Make it yours and private (chmod 700 for the directory, 600 for entries), set "
+               "LOOM_CACHE_DIR to a directory of your own, or LOOM_CACHE_DIR=off.");
+  }
+
+  /// The object file stored under k, or nothing when absent, unreadable, corrupt, truncated, for
+  /// another function or target, or not trusted (the caller then compiles and store()s over it).
   static std::optional<std::string> load(const std::filesystem::path& dir, const Key& k) {
+    const std::filesystem::path path = file_of(dir, k);
+    if (const std::string why = directory_distrust(dir); !why.empty()) {
+      warn_distrust_once(distrust_warning(dir, why));
+      return std::nullopt;
+    }
+    if (const std::string why = entry_distrust(path); !why.empty()) {
+      warn_distrust_once(distrust_warning(path, why));
+      return std::nullopt;
+    }
     // Anything else in the entry's place (a directory, a socket) or a failing read is a miss too:
     // reading a directory through a filebuf throws instead of failing.
     std::error_code ec;
-    const std::filesystem::path path = file_of(dir, k);
     if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
     try {
       std::ifstream in(path, std::ios::binary);
@@ -90,7 +129,13 @@ class DiskKernelCache {
   /// cannot be written is reported once on stderr and otherwise ignored.
   static void store(const std::filesystem::path& dir, const Key& k, const std::string& payload) {
     std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
+    if (std::filesystem::create_directories(dir, ec))
+      std::filesystem::permissions(dir, std::filesystem::perms::owner_all,
+                                   std::filesystem::perm_options::replace, ec);
+    if (const std::string why = directory_distrust(dir); !why.empty()) {
+      warn_distrust_once(distrust_warning(dir, why));
+      return;
+    }
     const std::filesystem::path final_path = file_of(dir, k);
     static std::atomic<uint64_t> counter{0};
     std::ostringstream tmp_name;
@@ -109,6 +154,10 @@ class DiskKernelCache {
         return;
       }
     }
+    // Private whatever the umask: an entry that group or others may write would not be loaded.
+    std::filesystem::permissions(tmp,
+                                 std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+                                 std::filesystem::perm_options::replace, ec);
     std::filesystem::rename(tmp, final_path, ec);
     if (ec) {
       warn_once(dir, "cannot rename " + tmp.string() + ": " + ec.message());
@@ -166,6 +215,22 @@ class DiskKernelCache {
     std::memcpy(&v, in.data() + pos, sizeof(T));
     pos += sizeof(T);
     return v;
+  }
+
+  static std::string ownership_distrust(const struct stat& st) {
+    if (st.st_uid != ::geteuid())
+      return cat("it is owned by user ", st.st_uid, ", not by this process's user ", ::geteuid());
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%03o", static_cast<unsigned>(st.st_mode & 0777));
+      return cat("group or others may write it (mode ", mode, ")");
+    }
+    return "";
+  }
+
+  static void warn_distrust_once(const std::string& warning) {
+    static std::once_flag once;
+    std::call_once(once, [&] { std::fprintf(stderr, "%s\n", warning.c_str()); });
   }
 
   static void warn_once(const std::filesystem::path& dir, const std::string& what) {
