@@ -71,9 +71,9 @@ class Kernel {
   LOOM_DECL SimReport sim_report() const;
   /// For a kernel built for Target::cuda() and run on a GPU: the milliseconds of its latest call
   /// on the GPU, from just before the first launch to the end of the last kernel (CUDA events),
-  /// so the kernels and any scratch allocations between them, without the copies of the
-  /// arguments to and from the device that every call makes. Throws for other targets or before
-  /// the first call.
+  /// so the kernels and any scratch allocations between them, without the copies of host-memory
+  /// arguments to and from the device that every call makes. Throws for other targets, before
+  /// the first call and after a call that failed.
   LOOM_DECL double last_device_ms() const;
 
   /// The optimized LLVM IR (generated again from lowered() on first request, then kept).

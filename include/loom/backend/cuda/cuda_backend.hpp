@@ -130,6 +130,7 @@ class DriverRunner final : public DeviceRunner {
     const Driver& drv = driver();  // throws, pointing to cuda_sim, without a driver or GPU
     load(drv);
     std::lock_guard<std::mutex> lock(run_mutex_);
+    last_ms_.reset();  // a call that fails has no time, and must not report its predecessor's
     HostEnv env;
     for (const auto& [var, value] : bound.scalars) env.ints[var] = value;
     struct Allocation {

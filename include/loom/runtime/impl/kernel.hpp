@@ -184,7 +184,7 @@ LOOM_DECL double Kernel::last_device_ms() const {
   if (!ms)
     throw Error(cat("kernel '", s.func.name, "': last_device_ms() is for kernels built for Target::cuda()",
                     " and called at least once on a GPU; this one is built for ", s.target.str(),
-                    s.target.kind() == TargetKind::CUDA ? " and was not called yet" : ""));
+                    s.target.kind() == TargetKind::CUDA ? " and has no completed call yet" : ""));
   return *ms;
 }
 
