@@ -1,6 +1,7 @@
 // Schedule mistakes end in a loom::ScheduleError that names the primitive, the stage and the
 // axis, says what happened to a stale handle, and lists the legal choices where there are some.
 #include <loom/core.hpp>
+#include <loom/sim/interpreter.hpp>
 
 #include <doctest/doctest.h>
 
@@ -373,6 +374,40 @@ TEST_CASE("errors: parallel or vectorize of a scan's time axis, which is ordered
   test::interpret_checked(f, {x, out});
   for (int t = 0; t < m; ++t)
     for (int i = 0; i < n; ++i) CHECK(out(t, i) == static_cast<float>(t + 1));
+}
+
+TEST_CASE("errors: a refused tile names tile and leaves the stage as it was") {
+  // Before, tile(i, j, 4, -4) split i and then threw about j, so a retry found i "already split".
+  Graph g;
+  Schedule s = create_schedule(g.D);
+  IterVar i = g.D.axis(0), j = g.D.axis(1);
+  CHECK_THROWS_WITH_AS(s[g.D].tile(i, j, 4, -4),
+                       Contains("tile: the factor for axis 'j' of stage 'D' must be positive, got -4"),
+                       loom::ScheduleError);
+  CHECK_THROWS_WITH_AS(
+      s[g.D].tile(i, i, 4, 4),
+      Contains("tile: stage 'D' was asked to tile axis 'i' with itself; pass two different axes"),
+      loom::ScheduleError);
+  s[g.D].parallel(j);
+  CHECK_THROWS_WITH_AS(
+      s[g.D].tile(i, j, 4, 4),
+      Contains("tile: axis 'j' of stage 'D' is already marked parallel, which its split parts "
+               "would not inherit; tile it first, then annotate the outer or inner part"),
+      loom::ScheduleError);
+  CHECK(s[g.D]->leaf_iter_vars.size() == 2);  // i and j, neither split
+  CHECK(s[g.D]->relations.empty());
+  // The same schedule takes the corrected call, and computes the right values.
+  Schedule t = create_schedule(g.D);
+  CHECK_THROWS_AS(t[g.D].tile(i, j, 4, -4), loom::ScheduleError);
+  auto [io, jo, ii, ji] = t[g.D].tile(i, j, 5, 7);  // factors that do not divide n = 12
+  CHECK(t[g.D]->leaf_iter_vars.size() == 4);
+  CHECK(io.name() == "i.outer");
+  CHECK(ji.name() == "j.inner");
+  Buffer<float> a({Graph::n, Graph::n}), tiled({Graph::n, Graph::n}), reference({Graph::n, Graph::n});
+  for (int64_t e = 0; e < a.num_elements(); ++e) a.at_flat(e) = static_cast<float>((e * 37) % 11) - 5.0f;
+  interpret(lower(t, {g.A, g.D}, "tiled"), {a, tiled});
+  interpret(lower(create_schedule(g.D), {g.A, g.D}, "reference"), {a, reference});
+  for (int64_t e = 0; e < a.num_elements(); ++e) CHECK(tiled.at_flat(e) == reference.at_flat(e));
 }
 
 TEST_CASE("errors: splitting a loop that is already bound or annotated") {

@@ -35,22 +35,28 @@ inline void replace_leaf(StageNode& s, const IterVar& old_iv, const std::vector<
   s.all_iter_vars.insert(s.all_iter_vars.end(), with.begin(), with.end());
 }
 
-inline std::pair<IterVar, IterVar> split_impl(StageNode& s, const IterVar& parent, Expr factor, Expr nparts) {
+/// What split refuses about the axis itself; checked before anything changes, so that a refused
+/// split (or tile, which splits two axes) leaves the stage as it was.
+inline void check_splittable(const StageNode& s, const IterVar& parent, const char* primitive) {
   // The annotation belongs to the replaced loop, which is no longer emitted: TVM drops it
   // silently; Loom says so, since which part should inherit it is the user's choice.
   if (const IterVarAttr* a = s.attr(parent);
       a && (a->bind_thread.defined() || a->for_kind != ForKind::Serial)) {
     std::string what = a->bind_thread.defined() ? cat("bound to '", a->bind_thread->thread_tag, "'")
                                                 : cat("marked ", for_kind_name(a->for_kind));
-    throw ScheduleError(cat("split: axis '", parent.name(), "' of stage '", s.name(), "' is already ", what,
-                            ", which its split parts would not inherit; split it first, then annotate "
-                            "the outer or inner part"));
+    throw ScheduleError(cat(primitive, ": axis '", parent.name(), "' of stage '", s.name(), "' is already ",
+                            what, ", which its split parts would not inherit; ", primitive,
+                            " it first, then annotate the outer or inner part"));
   }
   // The scan's update stage is computed once per step of this very loop (its attach point).
   if (parent.kind() == IterVarKind::Ordered)
-    throw ScheduleError(cat("split: axis '", parent.name(), "' of stage '", s.name(),
+    throw ScheduleError(cat(primitive, ": axis '", parent.name(), "' of stage '", s.name(),
                             "' is the time axis of a scan, whose update is computed once per step of it; it "
                             "cannot be split. Schedule the loops of the scan's update stage instead"));
+}
+
+/// Splits a leaf axis that check_splittable accepted.
+inline std::pair<IterVar, IterVar> split_impl(StageNode& s, const IterVar& parent, Expr factor, Expr nparts) {
   IterVarKind kind = parent.kind() == IterVarKind::ThreadIndex ? IterVarKind::DataPar : parent.kind();
   bool reduce = parent.var()->is_reduce_axis;
   DType t = parent.var().dtype();
@@ -68,12 +74,14 @@ inline std::pair<IterVar, IterVar> split_impl(StageNode& s, const IterVar& paren
 LOOM_DECL std::pair<IterVar, IterVar> Stage::split(const IterVar& parent_in, Factor factor) {
   IterVar parent = resolve(parent_in, "split");
   detail::check_positive(factor.value, "split", "factor", *node_, parent);
+  detail::check_splittable(*node_, parent, "split");
   return detail::split_impl(*node_, parent, factor.value, Expr());
 }
 
 LOOM_DECL std::pair<IterVar, IterVar> Stage::split(const IterVar& parent_in, NParts nparts) {
   IterVar parent = resolve(parent_in, "split");
   detail::check_positive(nparts.value, "split", "nparts", *node_, parent);
+  detail::check_splittable(*node_, parent, "split");
   return detail::split_impl(*node_, parent, Expr(), nparts.value);
 }
 
@@ -147,8 +155,18 @@ LOOM_DECL Stage& Stage::reorder(const std::vector<IterVar>& order_in) {
 
 LOOM_DECL std::tuple<IterVar, IterVar, IterVar, IterVar> Stage::tile(const IterVar& x, const IterVar& y,
                                                                      Expr x_factor, Expr y_factor) {
-  auto [xo, xi] = split(x, Factor{x_factor});
-  auto [yo, yi] = split(y, Factor{y_factor});
+  // Every check first: a refused tile leaves the stage as it was (not with x already split).
+  const IterVar px = resolve(x, "tile"), py = resolve(y, "tile");
+  StageNode& s = *node_;
+  if (px.same_as(py))
+    throw ScheduleError(cat("tile: stage '", s.name(), "' was asked to tile axis '", px.name(),
+                            "' with itself; pass two different axes"));
+  detail::check_positive(x_factor, "tile", "factor", s, px);
+  detail::check_positive(y_factor, "tile", "factor", s, py);
+  detail::check_splittable(s, px, "tile");
+  detail::check_splittable(s, py, "tile");
+  auto [xo, xi] = detail::split_impl(s, px, x_factor, Expr());
+  auto [yo, yi] = detail::split_impl(s, py, y_factor, Expr());
   reorder({xo, yo, xi, yi});
   return {xo, yo, xi, yi};
 }
