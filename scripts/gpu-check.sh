@@ -35,6 +35,13 @@ bench="${LOOM_GPU_CHECK_BENCH:-1}"
 programs=(loom_device_tests loom_tests_cuda)
 if [ "$bench" = 1 ]; then programs+=(bench_gpu_gemm); fi
 
+# Without a GPU there is nothing to run: say so before spending minutes on a build.
+if [ "$mode" != build ] && ! { command -v nvidia-smi > /dev/null 2>&1 && nvidia-smi -L 2> /dev/null | grep -q '^GPU '; }; then
+  echo "gpu-check: no NVIDIA GPU here (nvidia-smi lists none); nothing to check. The simulator-based"
+  echo "gpu-check: CUDA tests run in the normal test suite (bash scripts/test.sh)."
+  exit 0
+fi
+
 if [ "$mode" != run ]; then
   bash scripts/install-deps.sh
   # Without the LLVM backend: the programs then need only the C++ runtime, so --build-only's
@@ -51,11 +58,6 @@ if [ "$mode" != run ]; then
   fi
 fi
 
-if ! { command -v nvidia-smi > /dev/null 2>&1 && nvidia-smi -L 2> /dev/null | grep -q '^GPU '; }; then
-  echo "gpu-check: no NVIDIA GPU here (nvidia-smi lists none); nothing to check. The simulator-based"
-  echo "gpu-check: CUDA tests run in the normal test suite (bash scripts/test.sh)."
-  exit 0
-fi
 nvidia-smi -L
 
 # Loom dlopens NVRTC (and the bench cuBLAS): put the toolkit's libraries, or those of the pip
