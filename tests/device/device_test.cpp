@@ -32,6 +32,24 @@ double worst_error(const Buffer<T>& x, const Buffer<U>& y) {
   return worst;
 }
 
+/// C = A B accumulated in double: the reference for GEMMs at sizes where running the same kernel
+/// through the simulator, or the interpreter's loop nest, would be too slow.
+template <typename T>
+void reference_gemm(const Buffer<T>& a, const Buffer<T>& b, Buffer<float>& c) {
+  const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < k; ++p) s += static_cast<double>(a(i, p)) * static_cast<double>(b(p, j));
+      c(i, j) = static_cast<float>(s);
+    }
+}
+
+/// NaN in every element, so that one the kernel does not write fails the comparison.
+void poison(Buffer<float>& c) {
+  for (int64_t i = 0; i < c.num_elements(); ++i) c.at_flat(i) = std::numeric_limits<float>::quiet_NaN();
+}
+
 /// Runs a two-buffer case (in, out) on the GPU and through the interpreter.
 template <typename T>
 void check_unary(const Case& c, int64_t n, double tolerance) {
@@ -95,20 +113,11 @@ TEST_CASE("device: Stream-K GEMM, every decomposition, f32 and f16, the grid siz
       auto run = [&](auto a, auto b) {
         fill(a, 11);
         fill(b, 12);
-        // The reference: the same kernel through the simulator is too slow at this size, so
-        // the interpreter runs a plain loop nest.
-        for (int64_t i = 0; i < 1000; ++i)
-          for (int64_t j = 0; j < 1100; ++j) {
-            double s = 0;
-            for (int64_t k = 0; k < 777; ++k)
-              s += static_cast<double>(a(i, k)) * static_cast<double>(b(k, j));
-            expected(i, j) = static_cast<float>(s);
-          }
+        reference_gemm(a, b, expected);
         for (int launch = 0; launch < 3; ++launch) {  // flags and partials must reset per launch
           CAPTURE(launch);
           Buffer<float> c({1000, 1100});
-          for (int64_t i = 0; i < c.num_elements(); ++i)
-            c.at_flat(i) = std::numeric_limits<float>::quiet_NaN();
+          poison(c);
           f(a, b, c);
           CHECK(worst_error(c, expected) <= 1e-4);
           CHECK(f.last_device_ms() > 0);  // CUDA events around the launches, not a host clock
@@ -136,14 +145,9 @@ TEST_CASE("device: Stream-K GEMM at a small size, all four decompositions") {
     Buffer<float> a({150, 301}), b({301, 133}), c({150, 133}), expected({150, 133});
     fill(a, 21);
     fill(b, 22);
-    for (int64_t i = 0; i < 150; ++i)
-      for (int64_t j = 0; j < 133; ++j) {
-        double s = 0;
-        for (int64_t k = 0; k < 301; ++k) s += static_cast<double>(a(i, k)) * static_cast<double>(b(k, j));
-        expected(i, j) = static_cast<float>(s);
-      }
+    reference_gemm(a, b, expected);
     for (int launch = 0; launch < 2; ++launch) {
-      for (int64_t i = 0; i < c.num_elements(); ++i) c.at_flat(i) = std::numeric_limits<float>::quiet_NaN();
+      poison(c);
       f(a, b, c);
       CHECK(worst_error(c, expected) <= 1e-4);
     }
@@ -180,12 +184,12 @@ TEST_CASE("device: Stream-K GEMM on device-resident DLTensors, and mixed with ho
   DeviceTensor da(d, {m, k}), db(d, {k, n}), dc(d, {m, n});
   d.check(d.memcpy_htod(da.ptr, a.data(), da.bytes()), "copying A");
   d.check(d.memcpy_htod(db.ptr, b.data(), db.bytes()), "copying B");
-  for (int64_t i = 0; i < c.num_elements(); ++i) c.at_flat(i) = std::numeric_limits<float>::quiet_NaN();
+  poison(c);
   d.check(d.memcpy_htod(dc.ptr, c.data(), dc.bytes()), "poisoning C");
   f(&da.t, &db.t, &dc.t);
   d.check(d.memcpy_dtoh(c.data(), dc.ptr, dc.bytes()), "copying C back");
   CHECK(worst_error(c, expected) == 0);  // the same kernel on the same data: bit for bit
-  for (int64_t i = 0; i < c.num_elements(); ++i) c.at_flat(i) = std::numeric_limits<float>::quiet_NaN();
+  poison(c);
   f(&da.t, b, c);  // A on the device, B and C on the host
   CHECK(worst_error(c, expected) == 0);
 }
