@@ -1,8 +1,11 @@
-// Loom's GPU GEMMs on a real GPU against cuBLAS (scripts/gpu-check.sh runs it): the Stream-K GEMM
-// (hybrid, and data-parallel with the same tile, grid sized by the driver's occupancy) and the
-// shared-memory tiled GEMM, f32 and f16 inputs, square and skinny shapes (LOOM_GPU_GEMM_SWEEP=1:
-// a sweep of mid-size f32 shapes over every decomposition, with the occupancy grid and one block
-// per SM). Prints
+// Loom's GPU GEMMs on a real GPU against cuBLAS (scripts/gpu-check.sh runs it): the tensor-core
+// GEMM (lib::gpu_gemm, f16 inputs), the Stream-K GEMM (hybrid, and data-parallel with the same tile, grid
+// sized by the driver's occupancy) and the shared-memory tiled GEMM, f32 and f16 inputs, square and skinny
+// shapes (LOOM_GPU_GEMM_SWEEP=1: a sweep of mid-size f32 shapes over every decomposition, with the occupancy
+// grid and one block per SM; LOOM_GPU_GEMM_ONLY=f16: only the f16 shapes). Prints
+//   loom-bench gpu_mma_peak dtype=f16 device= ... tflops= peak_dense_tflops= ratio=<of that peak>
+// first: what mma.sync m16n8k16 (Loom's warp intrinsic) reaches when nothing but it runs, the
+// ceiling of a GEMM built on it; then
 //   loom-bench gpu_gemm kernel=<name> dtype= m= n= k= device=<sm_XY> peer=cublas-<version>:<routine>
 //     loom_kernel_ms= peer_kernel_ms= loom_call_ms= loom_resident_call_ms= tflops= max_rel_err=
 //     [peer_tf32_kernel_ms= ratio_tf32=] ratio=<peer/loom kernel>
@@ -28,9 +31,11 @@
 #include <vector>
 
 #include <loom/backend/cuda/driver.hpp>
+#include <loom/lib/gpu_gemm.hpp>
 #include <loom/lib/gpu_tiled_gemm.hpp>
 #include <loom/lib/streamk_gemm.hpp>
 #include <loom/loom.hpp>
+#include <loom/te/ptx_intrinsics.hpp>
 
 using namespace loom;
 using Clock = std::chrono::steady_clock;
@@ -116,6 +121,7 @@ struct Variant {
   lib::Decomposition decomposition = lib::Decomposition::StreamKHybrid;
   int blocks_per_sm = 0;  // 0: the driver's occupancy
   bool tiled = false;
+  bool tensor_cores = false;  // lib::gpu_gemm (mma.sync, ldmatrix, cp.async); 16-bit inputs only
 };
 
 struct Shape {
@@ -190,7 +196,12 @@ void bench_shape(const runtime::cuda::Driver& d, Cublas& cublas, const Shape s,
   for (const Variant& v : variants) {
     Kernel f;
     std::string name;
-    if (v.tiled) {
+    if (v.tensor_cores) {
+      lib::GpuGemm g = lib::gpu_gemm(s.m, s.n, s.k, input);
+      f = build(g.func, Target::cuda());
+      name = cat("gpu_gemm_", g.config.block_m, "x", g.config.block_n, "x", g.config.block_k, "_",
+                 g.config.stages, "stage", g.async_copies ? "_cp_async" : "_element_copies");
+    } else if (v.tiled) {
       lib::TiledGemm t = lib::gpu_tiled_gemm(static_cast<int>(s.n), 16, input);
       f = build(t.schedule, {t.A, t.B, t.C}, Target::cuda(), "tiled_gemm");
       name = "tiled_16";
@@ -248,6 +259,63 @@ void bench_shape(const runtime::cuda::Driver& d, Cublas& cublas, const Shape s,
   d.mem_free(dc);
 }
 
+/// Tensor-core throughput of mma.sync m16n8k16 f16 -> f32 through Loom's warp intrinsic: every
+/// warp of 8 blocks per SM issues `iters` x 4 independent mma on register fragments. The peak it
+/// is compared with is the dense f16 tensor rate: SMs x the maximum SM clock x flops per clock
+/// and SM (4096 on sm_90, 2048 on sm_80 and sm_86/89 data-center parts: the published H100/A100
+/// figures divided by their SMs and boost clocks).
+void bench_mma_peak(const runtime::cuda::Driver& d) {
+  const int iters = 4096, threads = 128, blocks = d.multiprocessors * 8;
+  Var bx("bx", i32), tx("tx", i32), it("it", i32), j("j", i32), out("out", handle_type);
+  Var af("a_frag", handle_type), bf("b_frag", handle_type), acc("acc", handle_type);
+  std::vector<Stmt> body;
+  for (int i = 0; i < 8; ++i)
+    body.push_back(StoreNode::make(af, cast(f16, cast(f32, tx % 7 + i) * make_const(f32, 0.0625)), Expr(i)));
+  for (int i = 0; i < 4; ++i) body.push_back(StoreNode::make(bf, make_const(f16, 0.001), Expr(i)));
+  for (int i = 0; i < 16; ++i) body.push_back(StoreNode::make(acc, make_const(f32, 0.0), Expr(i)));
+  Stmt mma = warp_intrinsic_call(
+      ptx::mma_f16, {{acc, f32, j * 4}, {af, f16, Expr(0)}, {bf, f16, Expr(0)}, {acc, f32, j * 4}});
+  mma = ForNode::make(j, 0, 4, ForKind::Unrolled, mma);
+  body.push_back(ForNode::make(it, 0, iters, ForKind::Serial, mma));
+  body.push_back(StoreNode::make(out,
+                                 LoadNode::make(f32, acc, Expr(0)) + LoadNode::make(f32, acc, Expr(5)) +
+                                     LoadNode::make(f32, acc, Expr(10)) + LoadNode::make(f32, acc, Expr(15)),
+                                 bx * threads + tx));
+  Stmt k = SeqNode::make(body);
+  k = AllocateNode::make(acc, f32, {Expr(16)}, scope::local, k);
+  k = AllocateNode::make(bf, f16, {Expr(4)}, scope::local, k);
+  k = AllocateNode::make(af, f16, {Expr(8)}, scope::local, k);
+  k = ForNode::make(tx, 0, threads, ForKind::ThreadBinding, k, thread_tag::threadIdx_x);
+  k = ForNode::make(bx, 0, blocks, ForKind::ThreadBinding, k, thread_tag::blockIdx_x);
+  LoweredFunc f;
+  f.name = "mma_peak";
+  FuncParam p;
+  p.buffer = BufferParam{"out", out, f32, {Expr(blocks * threads)}, {Expr(1)}};
+  f.params.push_back(p);
+  f.body = k;
+  Kernel kernel = build(lower_from(std::move(f), Phase::Loops), Target::cuda());
+  Buffer<float> o({static_cast<int64_t>(blocks) * threads});
+  std::vector<double> times;
+  for (int r = 0; r <= kRepeats; ++r) {
+    kernel(o);
+    if (r > 0) times.push_back(kernel.last_device_ms());
+  }
+  const double ms = median(times);
+  const double flops = 2.0 * 16 * 8 * 16 * 4 * iters * (threads / 32) * blocks;
+  int clock_khz = 0;
+  d.device_get_attribute(&clock_khz, 13 /* CU_DEVICE_ATTRIBUTE_CLOCK_RATE */, d.device);
+  const int per_sm_clock = d.cc_major >= 9 ? 4096 : 2048;
+  const double peak = d.multiprocessors * (clock_khz * 1e3) * per_sm_clock / 1e12;
+  const double tflops = flops / (ms * 1e-3) / 1e12;
+  std::printf(
+      "loom-bench gpu_mma_peak dtype=f16 device=%s sms=%d clock_mhz=%d warps=%d mma_per_warp=%d "
+      "kernel_ms=%.3f "
+      "tflops=%.1f peak_dense_tflops=%.1f peak_source=sms*clock*%d ratio=%.3f\n",
+      d.arch().c_str(), d.multiprocessors, clock_khz / 1000, blocks * threads / 32, 4 * iters, ms, tflops,
+      peak, per_sm_clock, tflops / peak);
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main() {
@@ -263,6 +331,7 @@ int main() {
     return 0;
   }
   const runtime::cuda::Driver& d = runtime::cuda::driver();
+  bench_mma_peak(d);
   using lib::Decomposition;
   if (const char* sweep = std::getenv("LOOM_GPU_GEMM_SWEEP"); sweep && std::string(sweep) == "1") {
     // Which decomposition and grid win where: small and mid-size shapes whose tile counts fall
@@ -279,18 +348,25 @@ int main() {
       bench_shape<float>(d, cublas, s, variants);
     return 0;
   }
+  const char* only = std::getenv("LOOM_GPU_GEMM_ONLY");  // "f16": the tensor-core shapes only
+  const bool f32_shapes = !only || std::string(only) != "f16";
   for (const Shape s : {Shape{1024, 1024, 1024}, Shape{2048, 2048, 2048}, Shape{4096, 4096, 4096},
                         Shape{1000, 1000, 1000}, Shape{1024, 1024, 8192}, Shape{4096, 11008, 4096}}) {
+    if (!f32_shapes) break;
     std::vector<Variant> variants = {{Decomposition::StreamKHybrid, 0, false},
                                      {Decomposition::DataParallel, 0, false}};
     if (s.m == s.n && s.n == s.k) variants.push_back({Decomposition::DataParallel, 0, true});
     bench_shape<float>(d, cublas, s, variants);
   }
-  // f16 inputs (f32 accumulation) against cuBLAS on tensor cores: Loom's kernels use none yet.
-  for (const Shape s : {Shape{2048, 2048, 2048}, Shape{4096, 4096, 4096}, Shape{4096, 11008, 4096}}) {
-    std::vector<Variant> variants = {{Decomposition::StreamKHybrid, 0, false},
-                                     {Decomposition::DataParallel, 0, false}};
-    if (s.m == s.n && s.n == s.k) variants.push_back({Decomposition::DataParallel, 0, true});
+  // f16 inputs (f32 accumulation) against cuBLAS on tensor cores: lib::gpu_gemm (mma.sync) and
+  // the Stream-K kernels (no tensor cores yet).
+  for (const Shape s : {Shape{2048, 2048, 2048}, Shape{4096, 4096, 4096}, Shape{4096, 11008, 4096},
+                        Shape{8192, 8192, 8192}, Shape{1000, 999, 37}}) {
+    std::vector<Variant> variants = {{Decomposition::DataParallel, 0, false, true}};
+    if (s.k < 8192 && s.k % 8 == 0)
+      variants.insert(variants.end(),
+                      {{Decomposition::StreamKHybrid, 0, false}, {Decomposition::DataParallel, 0, false}});
+    if (s.m == s.n && s.n == s.k && s.k <= 4096) variants.push_back({Decomposition::DataParallel, 0, true});
     bench_shape<half>(d, cublas, s, variants);
   }
   return 0;

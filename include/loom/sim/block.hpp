@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loom/interp/frame.hpp"
@@ -84,6 +86,7 @@ class BlockState {
     waited_cycles = 0;
     waiting.address = nullptr;
     live_shared_bytes_ = 0;
+    async_pending_.clear();
     for (SharedMemory& m : shared_) m.release();
     planned_.release();
   }
@@ -119,9 +122,22 @@ class BlockState {
     return m.data();
   }
 
+  /// A cp.async of thread `thread` will write `size` bytes at byte `offset` of a shared buffer when
+  /// it lands (sim/async_copy.hpp); until end_async_write, any other access to them is reported.
+  void begin_async_write(int buffer, int64_t offset, int size, int thread) {
+    SharedMemory& m = memory_of(buffer, offset);
+    if (!async_pending_.empty()) check_async(buffer, m, offset, size, thread, true);
+    async_pending_[{&m, offset}] = AsyncPending{offset + size, thread};
+  }
+  void end_async_write(int buffer, int64_t offset, int) {
+    SharedMemory& m = memory_of(buffer, offset);
+    async_pending_.erase({&m, offset});
+  }
+
   /// Thread `thread` (linear in the block) reads `size` bytes at byte `offset` of a shared buffer.
   void read_shared(int buffer, int64_t offset, int size, int thread) {
     SharedMemory& m = memory_of(buffer, offset);
+    if (!async_pending_.empty()) check_async(buffer, m, offset, size, thread, false);
     for (int64_t e = m.first_element(offset), last = m.last_element(offset, size); e <= last; ++e) {
       ShadowFinding f = m.read(e, thread, interval, buffer);
       if (f.kind != ShadowFinding::None) report(buffer, m, e, f, thread, false);
@@ -130,6 +146,7 @@ class BlockState {
 
   void write_shared(int buffer, int64_t offset, int size, int thread) {
     SharedMemory& m = memory_of(buffer, offset);
+    if (!async_pending_.empty()) check_async(buffer, m, offset, size, thread, true);
     for (int64_t e = m.first_element(offset), last = m.last_element(offset, size); e <= last; ++e) {
       ShadowFinding f = m.write(e, thread, interval, buffer);
       if (f.kind != ShadowFinding::None) report(buffer, m, e, f, thread, true);
@@ -177,6 +194,29 @@ class BlockState {
         thread_at(f.other), thread_at(thread), is_write);
   }
 
+  /// Refuses an access to bytes [offset, offset + size) of memory `m` while a cp.async to them is
+  /// in flight: the access would see (or be overwritten by) data that has not landed yet.
+  void check_async(int buffer, const SharedMemory& m, int64_t offset, int size, int thread, bool is_write) {
+    auto it = async_pending_.upper_bound({&m, offset + size - 1});
+    if (it == async_pending_.begin()) return;
+    --it;
+    if (it->first.first != &m || it->second.end <= offset) return;
+    const int64_t planned = std::max<int64_t>(info(buffer).planned_offset, 0);
+    throw Error(
+        cat("kernel ", kernel.name, ": ", thread_at(thread).str(), " ", is_write ? "writes" : "reads",
+            " bytes ", offset - planned, " to ", offset - planned + size - 1, " of shared buffer '",
+            info(buffer).name, "' while a cp.async of ", thread_at(it->second.thread).str(), " to bytes ",
+            it->first.second - planned, " to ", it->second.end - planned - 1,
+            " is in flight: the copy lands only at that thread's cp.async.wait_group for its group. "
+            "Wait for the group (and pass a barrier, for other threads' copies) before using the bytes"));
+  }
+
+  struct AsyncPending {
+    int64_t end = 0;  // one past the last byte
+    int thread = 0;
+  };
+  /// cp.async destinations in flight, by (memory, first byte).
+  std::map<std::pair<const SharedMemory*, int64_t>, AsyncPending> async_pending_;
   std::vector<SharedMemory> shared_;  // by KernelInfo::shared_buffers index
   SharedMemory planned_;              // the buffers with a planned_offset
   int64_t live_shared_bytes_ = 0;

@@ -96,7 +96,10 @@ class BlockContext {
     linear = linear_index;
     slot = slot_index;
     start = start_cycle;
-    for (const std::unique_ptr<Warp>& w : warps) w->clock = start_cycle;
+    for (const std::unique_ptr<Warp>& w : warps) {
+      w->clock = start_cycle;
+      w->async.reset();
+    }
   }
 
   /// The cycle the block's last warp finished.

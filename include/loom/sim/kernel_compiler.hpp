@@ -22,6 +22,8 @@
 #include "loom/sim/launch.hpp"
 #include "loom/sim/op_count.hpp"
 #include "loom/sim/shared_load.hpp"
+#include "loom/sim/warp_intrinsic_stmt.hpp"
+#include "loom/te/ptx_intrinsics.hpp"
 
 namespace loom::sim {
 
@@ -286,6 +288,7 @@ class KernelCompiler {
   WarpStmtPtr evaluate(const Expr& value) {
     if (const CallNode* call = value.as<CallNode>()) {
       if (call->name == intrinsic::thread_allreduce) return allreduce(call);
+      if (call->name == intrinsic::warp_intrinsic) return warp_intrinsic(call);
       if (is_grid_flag_call(call)) return grid_flag(call);
       if (call->name == intrinsic::extern_stage)
         throw Error(cat("kernel ", name_,
@@ -300,6 +303,59 @@ class KernelCompiler {
       return counted(std::make_unique<WarpEvaluate<V>>(std::move(lanes)), {&value});
     };
     return value.dtype().is_float() ? make(double{}) : make(int64_t{});
+  }
+
+  WarpStmtPtr warp_intrinsic(const CallNode* call) {
+    const WarpIntrinsicCall decoded = WarpIntrinsicCall::decode(call);
+    const WarpIntrinsic* w = find_warp_intrinsic(decoded.name);
+    if (!w)
+      throw Error(
+          cat("kernel ", name_, " calls warp intrinsic '", decoded.name, "', which is not registered"));
+    if (decoded.operands.size() != w->operands.size())
+      throw Error(cat("kernel ", name_, " calls warp intrinsic '", decoded.name, "' with ",
+                      decoded.operands.size(), " operands; it takes ", w->operands.size()));
+    std::vector<WarpIntrinsicStmt::Operand> operands;
+    for (size_t i = 0; i < decoded.operands.size(); ++i) {
+      const WarpOperand& o = decoded.operands[i];
+      WarpIntrinsicStmt::Operand op;
+      op.spec = &w->operands[i];
+      if (op.spec->value != !o.buffer.defined())
+        throw Error(cat("kernel ", name_, ": operand ", op.spec->name, " of warp intrinsic ", decoded.name,
+                        " is ", op.spec->value ? "a value, not an address" : "an address, not a value"));
+      if (op.spec->value) {
+        op.index = c_.compile_int(o.index, 0);
+        operands.push_back(std::move(op));
+        continue;
+      }
+      op.slot = c_.buffer_slot(o.buffer);
+      op.index = c_.compile_int(o.index, 0);
+      op.site = c_.site_of(o.buffer, o.index, op.spec->writes);
+      op.element_bytes = o.dtype.bytes();
+      op.shared = c_.lookup(o.buffer.get()).shared_id;
+      const WarpOperandSpace space = op.shared >= 0                ? WarpOperandSpace::Shared
+                                     : local_slots_.count(op.slot) ? WarpOperandSpace::Local
+                                                                   : WarpOperandSpace::Global;
+      if (space != op.spec->space)
+        throw Error(cat("kernel ", name_, ": operand ", op.spec->name, " of warp intrinsic ", decoded.name,
+                        " is buffer '", o.buffer.name(), "', in ", space_name(space),
+                        " memory; the instruction's ", op.spec->name, " is in ", space_name(op.spec->space),
+                        " memory (",
+                        op.spec->space == WarpOperandSpace::Local    ? "a \"local\" allocation: registers"
+                        : op.spec->space == WarpOperandSpace::Shared ? "a \"shared\" allocation"
+                                                                     : "a kernel parameter",
+                        ")"));
+      // The instruction's accesses are numbered like Load and Store nodes; its read and its write
+      // of one operand are two instructions, keyed by two addresses inside the call node.
+      const char* key = reinterpret_cast<const char*>(call) + 2 * i;
+      if (op.shared >= 0) {
+        if (op.spec->reads) op.read_access = kernel_->access_id(key, op.shared, false);
+        if (op.spec->writes) op.write_access = kernel_->access_id(key + 1, op.shared, true);
+      } else if (space == WarpOperandSpace::Global) {
+        op.read_access = kernel_->global_access_id(key);
+      }
+      operands.push_back(std::move(op));
+    }
+    return std::make_unique<WarpIntrinsicStmt>(*w, std::move(operands), name_);
   }
 
   WarpStmtPtr grid_flag(const CallNode* call) {

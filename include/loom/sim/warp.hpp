@@ -9,6 +9,7 @@
 #include "loom/interp/frame.hpp"
 #include "loom/runtime/sim_clock_model.hpp"
 #include "loom/sim/access_recorder.hpp"
+#include "loom/sim/async_copy.hpp"
 #include "loom/sim/block.hpp"
 #include "loom/sim/coroutine.hpp"
 #include "loom/sim/global_access_recorder.hpp"
@@ -67,6 +68,8 @@ class Warp {
   int64_t clock = 0;
   const SimClockModel* costs = nullptr;
   Coroutine* coroutine = nullptr;  // null: the warp runs alone, without switching stacks
+  /// Its lanes' cp.async copies in flight (sim/warp_intrinsic_stmt.hpp).
+  AsyncCopyState async;
   const SyncPoint* waiting_at = nullptr;
   /// Scratch for warp-wide stores: per (lane, vector lane) index, value and mask.
   std::vector<int64_t> store_index, store_ints, store_active;

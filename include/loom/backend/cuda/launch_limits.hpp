@@ -174,7 +174,14 @@ inline LaunchDims static_dims(const KernelCode& k) {
 
 /// Checks every kernel whose dimensions are known at build time.
 inline void validate_module(const CudaModule& m, const ArchLimits& limits, const std::string& where) {
-  for (const KernelCode& k : m.kernels) check_launch(k, static_dims(k), limits, where);
+  for (const KernelCode& k : m.kernels) {
+    if (k.min_sm > arch_number(limits.arch))
+      throw Error(cat(where, ": kernel ", k.kernel.name, " uses warp intrinsic ", k.min_sm_reason,
+                      ", which needs sm_", k.min_sm,
+                      " or newer; build for a newer architecture (Target::cuda(\"sm_", k.min_sm,
+                      "\")) or leave the instruction out"));
+    check_launch(k, static_dims(k), limits, where);
+  }
 }
 
 }  // namespace loom::cuda

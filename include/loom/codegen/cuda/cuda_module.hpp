@@ -31,6 +31,10 @@ struct KernelCode {
   int64_t threads_per_block = -1;
   /// Shared memory the planner saved by letting buffers with disjoint live ranges overlap.
   int64_t shared_bytes_saved = 0;
+  /// The oldest architecture the kernel's warp intrinsics exist on (80: sm_80), and the first
+  /// intrinsic that needs it; 0 when it uses none.
+  int min_sm = 0;
+  std::string min_sm_reason;
 };
 
 /// The CUDA translation of one lowered function.

@@ -165,7 +165,15 @@ inline void KernelEmitter::allocate(const AllocateNode* op) {
       line(cat("__shared__ __align__(16) ", type, " ", name, "[", *n, "];"));
       code_.static_shared_bytes += *n * op->dtype.bytes();
     } else {
-      line(cat(*n * op->dtype.bytes() % 16 == 0 ? "__align__(16) " : "", type, " ", name, "[", *n, "];"));
+      // 16-byte arrays may be read as vectors; arrays of 16-bit elements are also read in 32-bit
+      // pairs (the register fragments of warp intrinsics), so they are aligned to 4 bytes at least.
+      const int64_t bytes = *n * op->dtype.bytes();
+      const int align = bytes % 16 == 0          ? 16
+                        : op->dtype.bytes() >= 4 ? 0
+                        : bytes % 8 == 0         ? 8
+                        : bytes % 4 == 0         ? 4
+                                                 : 0;
+      line(cat(align ? cat("__align__(", align, ") ") : std::string(), type, " ", name, "[", *n, "];"));
     }
   }
   stmt(op->body);
@@ -208,11 +216,32 @@ inline bool KernelEmitter::is_zero(const Expr& e) {
 inline void KernelEmitter::evaluate(const Expr& value) {
   if (const CallNode* call = value.as<CallNode>()) {
     if (call->name == loom::intrinsic::thread_allreduce) return allreduce(call);
+    if (call->name == loom::intrinsic::warp_intrinsic) return warp_intrinsic(call);
     if (call->name == loom::intrinsic::extern_stage)
       fail("it calls an extern stage, which runs on the host only");
   }
   if (value.as<IntImmNode>()) return;
   line(cat("(void)", paren(emit(value, -1)), ";"));
+}
+
+/// The intrinsic's CUDA text for the operands' addresses (pointers of the buffers' own types).
+inline void KernelEmitter::warp_intrinsic(const CallNode* call) {
+  const WarpIntrinsicCall decoded = WarpIntrinsicCall::decode(call);
+  const WarpIntrinsic* w = find_warp_intrinsic(decoded.name);
+  if (!w) fail(cat("it calls warp intrinsic '", decoded.name, "', which is not registered"));
+  if (decoded.operands.size() != w->operands.size())
+    fail(cat("it calls warp intrinsic '", decoded.name, "' with ", decoded.operands.size(),
+             " operands; it takes ", w->operands.size()));
+  if (w->min_sm > code_.min_sm) {
+    code_.min_sm = w->min_sm;
+    code_.min_sm_reason = w->name;
+  }
+  std::vector<std::string> addresses;
+  for (const WarpOperand& o : decoded.operands)
+    addresses.push_back(o.buffer.defined() ? cat("(&", name_of(o.buffer), "[", emit(o.index, -1), "])")
+                                           : emit(o.index, -1));  // a value operand
+  std::istringstream text(w->cuda(addresses));
+  for (std::string l; std::getline(text, l);) line(l);
 }
 
 inline void KernelEmitter::allreduce(const CallNode* call) {

@@ -26,6 +26,7 @@
 #include "loom/ir/simplify.hpp"
 #include "loom/ir/thread_allreduce.hpp"
 #include "loom/lower/split_host_device.hpp"
+#include "loom/te/ptx_intrinsics.hpp"
 
 namespace loom::cuda::detail {
 
@@ -284,6 +285,7 @@ class KernelEmitter {
   void evaluate(const Expr& value);
 
   void allreduce(const CallNode* call);
+  void warp_intrinsic(const CallNode* call);
 
  public:
   /// Records which launch index each loop variable of the kernel is bound to (for allreduce).

@@ -1,0 +1,127 @@
+// One-warp kernels around the built-in tensor-core intrinsics (te/ptx_intrinsics.hpp), shared by
+// the simulator tests (tests/cuda) and the GPU check (tests/device): C (16 x 8, f32) = A (16 x K)
+// B (K x 8), computed twice into one accumulator, so C = 2 A B. The fragments are loaded either
+// element by element with the PTX ISA's layout tables transcribed here, independently of
+// te/ptx_fragments.hpp, or with ldmatrix from shared memory.
+#pragma once
+
+#include <loom/core.hpp>
+#include <loom/te/ptx_intrinsics.hpp>
+
+namespace loom::cuda_test {
+
+/// An element of a fragment as the PTX ISA's figures give it: row = rg * groupID + rt *
+/// threadID_in_group + r0, col likewise (groupID = lane / 4, threadID_in_group = lane % 4).
+struct LayoutEntry {
+  int rg, rt, r0, cg, ct, c0;
+};
+
+// m16n8k16, 16-bit A (row-major): a0..a7.
+inline const LayoutEntry kA16[8] = {{1, 0, 0, 0, 2, 0}, {1, 0, 0, 0, 2, 1}, {1, 0, 8, 0, 2, 0},
+                                    {1, 0, 8, 0, 2, 1}, {1, 0, 0, 0, 2, 8}, {1, 0, 0, 0, 2, 9},
+                                    {1, 0, 8, 0, 2, 8}, {1, 0, 8, 0, 2, 9}};
+// m16n8k16 B (k x n): b0..b3.
+inline const LayoutEntry kB16[4] = {
+    {0, 2, 0, 1, 0, 0}, {0, 2, 1, 1, 0, 0}, {0, 2, 8, 1, 0, 0}, {0, 2, 9, 1, 0, 0}};
+// m16n8k8 tf32 A: a0..a3, and B: b0, b1.
+inline const LayoutEntry kA8[4] = {
+    {1, 0, 0, 0, 1, 0}, {1, 0, 8, 0, 1, 0}, {1, 0, 0, 0, 1, 4}, {1, 0, 8, 0, 1, 4}};
+inline const LayoutEntry kB8[2] = {{0, 1, 0, 1, 0, 0}, {0, 1, 4, 1, 0, 0}};
+// C and D (16 x 8, f32): c0..c3.
+inline const LayoutEntry kC[4] = {
+    {1, 0, 0, 0, 2, 0}, {1, 0, 0, 0, 2, 1}, {1, 0, 8, 0, 2, 0}, {1, 0, 8, 0, 2, 1}};
+
+enum class FragmentLoad {
+  Scalar,       // element by element from global memory, with the tables above
+  WrongLayout,  // the same with A's a2 and a4 swapped: the result must be wrong
+  Ldmatrix,     // A with ldmatrix.x4, B with ldmatrix.x2.trans from shared memory (16-bit types)
+};
+
+/// The kernel `mma_<dtype>`: parameters A (16 x K), B (K x 8), C (16 x 8) of `in`, `in`, f32.
+inline LoweredFunc mma_kernel(DType in, FragmentLoad load) {
+  const bool tf32 = in == f32;
+  const int k = tf32 ? 8 : 16;
+  const char* name = tf32 ? ptx::mma_tf32 : in == bf16 ? ptx::mma_bf16 : ptx::mma_f16;
+  Var a("A", handle_type), b("B", handle_type), c("C", handle_type), tx("tx", i32), bx("bx", i32);
+  Var af("a_frag", handle_type), bf("b_frag", handle_type), cf("c_frag", handle_type);
+  Var as("A_shared", handle_type), bs("B_shared", handle_type);
+  const Expr g = tx / 4, t = tx % 4;
+  auto at = [&](const LayoutEntry& e, int cols) {
+    return (g * e.rg + t * e.rt + e.r0) * cols + (g * e.cg + t * e.ct + e.c0);
+  };
+  const int a_elems = 16 * k / 32, b_elems = 8 * k / 32;
+  std::vector<Stmt> body;
+  std::vector<Stmt> copy_in;
+  if (load == FragmentLoad::Ldmatrix) {
+    for (int j = 0; j < 8; ++j)
+      copy_in.push_back(StoreNode::make(as, LoadNode::make(in, a, tx * 8 + j), tx * 8 + j));
+    for (int j = 0; j < 4; ++j)
+      copy_in.push_back(StoreNode::make(bs, LoadNode::make(in, b, tx * 4 + j), tx * 4 + j));
+    copy_in.push_back(BarrierNode::make(scope::shared));
+    body.insert(body.end(), copy_in.begin(), copy_in.end());
+    // Lane l addresses row l % 8 of matrix l / 8: A's matrices are its four 8x8 quarters in
+    // the order of a0-a1, a2-a3, a4-a5, a6-a7; B's two are its k rows 0-7 and 8-15, transposed.
+    body.push_back(
+        warp_intrinsic_call(ptx::ldmatrix(4, false),
+                            {{af, in, Expr(0)}, {as, in, (tx % 8 + (tx / 8) % 2 * 8) * 16 + tx / 16 * 8}}));
+    body.push_back(warp_intrinsic_call(ptx::ldmatrix(2, true), {{bf, in, Expr(0)}, {bs, in, tx % 16 * 8}}));
+  } else {
+    for (int i = 0; i < a_elems; ++i) {
+      LayoutEntry e = tf32 ? kA8[i] : kA16[i];
+      if (load == FragmentLoad::WrongLayout && (i == 2 || i == 4)) e = kA16[6 - i];
+      body.push_back(StoreNode::make(af, LoadNode::make(in, a, at(e, k)), Expr(i)));
+    }
+    for (int i = 0; i < b_elems; ++i)
+      body.push_back(StoreNode::make(bf, LoadNode::make(in, b, at(tf32 ? kB8[i] : kB16[i], 8)), Expr(i)));
+  }
+  for (int i = 0; i < 4; ++i) body.push_back(StoreNode::make(cf, make_const(f32, 0.0), Expr(i)));
+  for (int rep = 0; rep < 2; ++rep)
+    body.push_back(warp_intrinsic_call(
+        name, {{cf, f32, Expr(0)}, {af, in, Expr(0)}, {bf, in, Expr(0)}, {cf, f32, Expr(0)}}));
+  for (int i = 0; i < 4; ++i)
+    body.push_back(StoreNode::make(c, LoadNode::make(f32, cf, Expr(i)), at(kC[i], 8)));
+  Stmt s = SeqNode::make(body);
+  s = AllocateNode::make(cf, f32, {Expr(4)}, scope::local, s);
+  s = AllocateNode::make(bf, in, {Expr(b_elems)}, scope::local, s);
+  s = AllocateNode::make(af, in, {Expr(a_elems)}, scope::local, s);
+  if (load == FragmentLoad::Ldmatrix) {
+    s = AllocateNode::make(bs, in, {Expr(16 * 8)}, scope::shared, s);
+    s = AllocateNode::make(as, in, {Expr(16 * 16)}, scope::shared, s);
+  }
+  s = ForNode::make(tx, 0, 32, ForKind::ThreadBinding, s, thread_tag::threadIdx_x);
+  s = ForNode::make(bx, 0, 1, ForKind::ThreadBinding, s, thread_tag::blockIdx_x);
+  LoweredFunc f;
+  f.name = cat("mma_", in.str(), load == FragmentLoad::Ldmatrix ? "_ldmatrix" : "");
+  auto param = [&](const char* pname, Var& data, DType dt, int rows, int cols) {
+    FuncParam p;
+    p.buffer = BufferParam{pname, data, dt, {Expr(rows), Expr(cols)}, {Expr(cols), Expr(1)}};
+    f.params.push_back(p);
+  };
+  param("A", a, in, 16, k);
+  param("B", b, in, k, 8);
+  param("C", c, f32, 16, 8);
+  f.body = s;
+  return lower_from(std::move(f), Phase::Loops);
+}
+
+/// Small integers (exact in every input type and in any order of f32 additions), different per
+/// element so that a misplaced element changes the result.
+template <typename T>
+void fill_small_integers(const Buffer<T>& x, int seed) {
+  for (int64_t i = 0; i < x.num_elements(); ++i)
+    x.at_flat(i) = static_cast<T>(static_cast<float>((i * 7 + seed * 13) % 9 - 4));
+}
+
+/// 2 A B in double.
+template <typename T>
+void mma_reference(const Buffer<T>& a, const Buffer<T>& b, Buffer<float>& c) {
+  for (int64_t i = 0; i < 16; ++i)
+    for (int64_t j = 0; j < 8; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < a.shape()[1]; ++p)
+        s += static_cast<double>(a(i, p)) * static_cast<double>(b(p, j));
+      c(i, j) = static_cast<float>(2 * s);
+    }
+}
+
+}  // namespace loom::cuda_test
