@@ -122,6 +122,7 @@ struct Variant {
   int blocks_per_sm = 0;  // 0: the driver's occupancy
   bool tiled = false;
   bool tensor_cores = false;  // lib::gpu_gemm (mma.sync, ldmatrix, cp.async); 16-bit inputs only
+  lib::GpuGemmConfig tc{};    // its tiles and stages
 };
 
 struct Shape {
@@ -197,10 +198,11 @@ void bench_shape(const runtime::cuda::Driver& d, Cublas& cublas, const Shape s,
     Kernel f;
     std::string name;
     if (v.tensor_cores) {
-      lib::GpuGemm g = lib::gpu_gemm(s.m, s.n, s.k, input);
+      lib::GpuGemm g = lib::gpu_gemm(s.m, s.n, s.k, input, v.tc);
       f = build(g.func, Target::cuda());
-      name = cat("gpu_gemm_", g.config.block_m, "x", g.config.block_n, "x", g.config.block_k, "_",
-                 g.config.stages, "stage", g.async_copies ? "_cp_async" : "_element_copies");
+      name = cat("gpu_gemm_", g.config.block_m, "x", g.config.block_n, "x", g.config.block_k, "_warp",
+                 g.config.warp_m, "x", g.config.warp_n, "_", g.config.stages, "stage",
+                 g.async_copies ? "_cp_async" : "_element_copies");
     } else if (v.tiled) {
       lib::TiledGemm t = lib::gpu_tiled_gemm(static_cast<int>(s.n), 16, input);
       f = build(t.schedule, {t.A, t.B, t.C}, Target::cuda(), "tiled_gemm");
@@ -348,7 +350,23 @@ int main() {
       bench_shape<float>(d, cublas, s, variants);
     return 0;
   }
-  const char* only = std::getenv("LOOM_GPU_GEMM_ONLY");  // "f16": the tensor-core shapes only
+  const char* only = std::getenv("LOOM_GPU_GEMM_ONLY");  // "f16": the f16 shapes only
+  if (only && std::string(only) == "tc_sweep") {
+    // lib::gpu_gemm's block, warp and stage choices at two large shapes.
+    auto config = [](int bm, int bn, int bk, int wm, int wn, int stages) {
+      lib::GpuGemmConfig c;
+      c.block_m = bm, c.block_n = bn, c.block_k = bk, c.warp_m = wm, c.warp_n = wn, c.stages = stages;
+      return c;
+    };
+    std::vector<Variant> variants;
+    for (const lib::GpuGemmConfig& c :
+         {config(128, 128, 32, 64, 64, 3), config(128, 128, 32, 64, 64, 4), config(128, 128, 64, 64, 64, 3),
+          config(128, 256, 32, 64, 64, 3), config(256, 128, 32, 64, 64, 3), config(128, 256, 64, 64, 64, 3),
+          config(128, 128, 32, 32, 64, 4), config(64, 128, 32, 32, 64, 4), config(128, 128, 64, 64, 32, 3)})
+      variants.push_back({Decomposition::DataParallel, 0, false, true, c});
+    for (const Shape s : {Shape{4096, 4096, 4096}, Shape{8192, 8192, 8192}}) bench_shape<half>(d, cublas, s, variants);
+    return 0;
+  }
   const bool f32_shapes = !only || std::string(only) != "f16";
   for (const Shape s : {Shape{1024, 1024, 1024}, Shape{2048, 2048, 2048}, Shape{4096, 4096, 4096},
                         Shape{1000, 1000, 1000}, Shape{1024, 1024, 8192}, Shape{4096, 11008, 4096}}) {

@@ -12,8 +12,9 @@
 
 namespace loom::lib {
 
+/// The defaults measured best of nine tile and stage choices on an H200 (docs/gpu-measurements.md).
 struct GpuGemmConfig {
-  int block_m = 128, block_n = 128, block_k = 32;
+  int block_m = 128, block_n = 128, block_k = 64;
   int warp_m = 64, warp_n = 64;
   /// Shared-memory stages of the k loop: 2 is double buffering; 3-4 hide global latency.
   int stages = 3;
