@@ -364,7 +364,8 @@ int main() {
           config(128, 256, 32, 64, 64, 3), config(256, 128, 32, 64, 64, 3), config(128, 256, 64, 64, 64, 3),
           config(128, 128, 32, 32, 64, 4), config(64, 128, 32, 32, 64, 4), config(128, 128, 64, 64, 32, 3)})
       variants.push_back({Decomposition::DataParallel, 0, false, true, c});
-    for (const Shape s : {Shape{4096, 4096, 4096}, Shape{8192, 8192, 8192}}) bench_shape<half>(d, cublas, s, variants);
+    for (const Shape s : {Shape{4096, 4096, 4096}, Shape{8192, 8192, 8192}})
+      bench_shape<half>(d, cublas, s, variants);
     return 0;
   }
   const bool f32_shapes = !only || std::string(only) != "f16";
