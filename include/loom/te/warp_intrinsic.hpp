@@ -23,8 +23,8 @@
 namespace loom {
 
 namespace intrinsic {
-/// Evaluate(call): args are a StringImm naming the warp intrinsic, then one
-/// address_of(Load(buffer, index)) per operand, in the intrinsic's operand order.
+/// Evaluate(call): args are a StringImm naming the warp intrinsic, then per operand, in the
+/// intrinsic's order, address_of(Load(buffer, index)) or, for a value operand, the value.
 inline constexpr const char* warp_intrinsic = "loom.warp_intrinsic";
 }  // namespace intrinsic
 
@@ -52,8 +52,8 @@ struct WarpOperandSpec {
   std::vector<DType> dtypes;     // the buffer's element type: one of these (empty: any)
   uint32_t lanes = 0xffffffffu;  // the lanes whose address is used (ldmatrix.x1: 0-7)
   bool value = false;            // an integer value, not an address
-  int bytes_from =
-      -1;  // >= 0: the value operand that says how many of `bytes` are used (cp.async's src-size)
+  /// >= 0: the value operand that says how many of `bytes` are used (cp.async's src-size).
+  int bytes_from = -1;
 };
 
 /// What an instruction does beyond its semantics function, for the simulator: cp.async copies
@@ -89,7 +89,7 @@ class WarpLanes {
 };
 
 struct WarpIntrinsic {
-  std::string name;  // "ptx.mma.m16n8k16.f32.f16.f16.f32"
+  std::string name;  // "ptx.mma.m16n8k16.row.col.f32.f16.f16.f32"
   std::vector<WarpOperandSpec> operands;
   /// The oldest architecture with the instruction (sm_80: 80).
   int min_sm = 0;
@@ -101,7 +101,8 @@ struct WarpIntrinsic {
   /// Cycles the simulator's clock charges the warp beyond its memory accesses (issue and latency
   /// of the math units; shared and global accesses are charged by the memory model).
   int cycles = 1;
-  /// Whether all 32 lanes must execute it together (.sync.aligned); else each active lane alone.
+  /// Whether all 32 lanes must execute it together (.sync.aligned); else each active lane alone,
+  /// and `simulate` sees null addresses for the inactive lanes.
   bool collective = true;
   WarpAsyncRole async = WarpAsyncRole::None;  // built-in cp.async only
   int wait_groups = 0;                        // for Wait: the groups that may stay in flight
