@@ -114,6 +114,28 @@ inline bool have_nvrtc() {
   return false;
 }
 
+/// A hand-built kernel: `body` run by `blocks` blocks (bx) of `threads` threads (tx), with flat
+/// buffer parameters (data variable, element type, element count).
+struct FlatParam {
+  Var data;
+  DType dtype;
+  int64_t elements;
+};
+inline LoweredFunc flat_kernel(const std::string& name, const Var& bx, const Var& tx, int blocks, int threads,
+                               Stmt body, const std::vector<FlatParam>& params) {
+  body = ForNode::make(tx, 0, threads, ForKind::ThreadBinding, body, thread_tag::threadIdx_x);
+  body = ForNode::make(bx, 0, blocks, ForKind::ThreadBinding, body, thread_tag::blockIdx_x);
+  LoweredFunc f;
+  f.name = name;
+  for (const FlatParam& q : params) {
+    FuncParam p;
+    p.buffer = BufferParam{q.data.name(), q.data, q.dtype, {Expr(q.elements)}, {Expr(1)}};
+    f.params.push_back(p);
+  }
+  f.body = body;
+  return f;
+}
+
 /// Two blocks: one signals flags[0] = 1, the other waits for it.
 inline LoweredFunc flag_pair(bool waiter_first) {
   Var flags("flags", handle_type), bx("bx", i32), tx("tx", i32), out("out", handle_type);

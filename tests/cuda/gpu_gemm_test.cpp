@@ -45,19 +45,8 @@ LoweredFunc async_copy_kernel(bool wait, bool read_neighbour) {
   if (wait) s.push_back(warp_intrinsic_call(ptx::cp_async_wait(0), {}));
   const Expr from = read_neighbour ? (tx + 1) % 32 * 8 : tx * 8;
   s.push_back(StoreNode::make(out, LoadNode::make(f16, tile, from), tx));
-  Stmt body = SeqNode::make(s);
-  body = AllocateNode::make(tile, f16, {Expr(256)}, scope::shared, body);
-  body = ForNode::make(tx, 0, 32, ForKind::ThreadBinding, body, thread_tag::threadIdx_x);
-  body = ForNode::make(bx, 0, 1, ForKind::ThreadBinding, body, thread_tag::blockIdx_x);
-  LoweredFunc f;
-  f.name = "async_copy";
-  FuncParam p;
-  p.buffer = BufferParam{"src", src, f16, {Expr(256)}, {Expr(1)}};
-  f.params.push_back(p);
-  p.buffer = BufferParam{"out", out, f16, {Expr(32)}, {Expr(1)}};
-  f.params.push_back(p);
-  f.body = body;
-  return f;
+  const Stmt body = AllocateNode::make(tile, f16, {Expr(256)}, scope::shared, SeqNode::make(s));
+  return flat_kernel("async_copy", bx, tx, 1, 32, body, {{src, f16, 256}, {out, f16, 32}});
 }
 
 }  // namespace

@@ -45,12 +45,7 @@ LoweredFunc mma_with_threads(int threads) {
   s = AllocateNode::make(cf, f32, {Expr(4)}, scope::local, s);
   s = AllocateNode::make(bf, f16, {Expr(4)}, scope::local, s);
   s = AllocateNode::make(af, f16, {Expr(8)}, scope::local, s);
-  s = ForNode::make(tx, 0, threads, ForKind::ThreadBinding, s, thread_tag::threadIdx_x);
-  s = ForNode::make(bx, 0, 1, ForKind::ThreadBinding, s, thread_tag::blockIdx_x);
-  LoweredFunc f;
-  f.name = "mma_partial";
-  f.body = s;
-  return f;
+  return flat_kernel("mma_partial", bx, tx, 1, threads, s, {});
 }
 
 /// One warp calling ldmatrix.x1 from buffer `src` of scope `src_scope` at element `index`.
@@ -59,12 +54,7 @@ LoweredFunc ldmatrix_from(const std::string& src_scope, const Expr& index) {
   Stmt s = warp_intrinsic_call(ptx::ldmatrix(1, false), {{dst, f16, Expr(0)}, {src, f16, index}});
   s = AllocateNode::make(dst, f16, {Expr(2)}, scope::local, s);
   s = AllocateNode::make(src, f16, {Expr(64)}, src_scope, s);
-  s = ForNode::make(tx, 0, 32, ForKind::ThreadBinding, s, thread_tag::threadIdx_x);
-  s = ForNode::make(bx, 0, 1, ForKind::ThreadBinding, s, thread_tag::blockIdx_x);
-  LoweredFunc f;
-  f.name = "ldmatrix_case";
-  f.body = s;
-  return f;
+  return flat_kernel("ldmatrix_case", bx, tx, 1, 32, s, {});
 }
 
 }  // namespace
@@ -234,14 +224,7 @@ TEST_CASE("warp intrinsics: a user registers one (lane reversal) and both backen
                           StoreNode::make(out, LoadNode::make(f32, y, Expr(0)), bx * 64 + tx)});
   s = AllocateNode::make(y, f32, {Expr(1)}, scope::local,
                          AllocateNode::make(x, f32, {Expr(1)}, scope::local, s));
-  s = ForNode::make(tx, 0, 64, ForKind::ThreadBinding, s, thread_tag::threadIdx_x);
-  s = ForNode::make(bx, 0, 2, ForKind::ThreadBinding, s, thread_tag::blockIdx_x);
-  LoweredFunc f;
-  f.name = "reverse";
-  FuncParam p;
-  p.buffer = BufferParam{"out", out, f32, {Expr(128)}, {Expr(1)}};
-  f.params.push_back(p);
-  f.body = s;
+  const LoweredFunc f = flat_kernel("reverse", bx, tx, 2, 64, s, {{out, f32, 128}});
   Buffer<float> o({128});
   simulate(f, {o});
   for (int i = 0; i < 128; ++i) CHECK(o.at_flat(i) == static_cast<float>(((i % 64) ^ 31) * 10));
