@@ -49,6 +49,13 @@ inline std::string asm_operands(const std::string& constraint, const std::string
   for (int i = 0; i < count; ++i) s += cat(i ? ", " : "", "\"", constraint, "\"(", array, "[", i, "])");
   return s;
 }
+/// The 32-bit shared-window address of a generic pointer into shared memory. The compiler's own
+/// conversion, not inline PTX: it sees through it, so addresses that differ by a constant share
+/// one register plus an immediate offset (an asm cvta per operand cost a third of the GEMM's
+/// main-loop instructions).
+inline std::string shared_address(const std::string& pointer) {
+  return cat("static_cast<unsigned>(__cvta_generic_to_shared(", pointer, "))");
+}
 
 /// The value of a 32-bit register's element as the tensor core reads it. The tensor core reads a
 /// tf32 operand's sign, exponent and 10 high mantissa bits and ignores the 13 low bits; convert
@@ -129,13 +136,11 @@ inline WarpIntrinsic ldmatrix_op(int matrices, bool trans) {
   const std::string ptx_name =
       cat("ldmatrix.sync.aligned.m8n8.x", matrices, trans ? ".trans" : "", ".shared.b16");
   w.cuda = [ptx_name, matrices](const std::vector<std::string>& p) {
-    return cat(
-        "{\n  unsigned* loom_d = reinterpret_cast<unsigned*>(", p[0],
-        ");\n  unsigned loom_s;\n  asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }\" : "
-        "\"=r\"(loom_s) : \"l\"(",
-        p[1], "));\n  asm volatile(\"", ptx_name, " ", reg_list(0, matrices), ", [%", matrices,
-        "];\\n\"\n      : ", asm_operands("=r", "loom_d", matrices),
-        "\n      : \"r\"(loom_s) : \"memory\");\n}");
+    return cat("{\n  unsigned* loom_d = reinterpret_cast<unsigned*>(", p[0],
+               ");\n  const unsigned loom_s = ", shared_address(p[1]), ";\n  asm volatile(\"", ptx_name, " ",
+               reg_list(0, matrices), ", [%", matrices,
+               "];\\n\"\n      : ", asm_operands("=r", "loom_d", matrices),
+               "\n      : \"r\"(loom_s) : \"memory\");\n}");
   };
   w.simulate = [matrices, trans](const WarpLanes& lanes) {
     uint16_t got[32][8];
@@ -164,11 +169,9 @@ inline WarpIntrinsic cp_async_op(int bytes, bool cache_global) {
                 {"src_bytes", WarpOperandSpace::Local, false, false, 0, 1, {}, 0xffffffffu, true}};
   const std::string ptx_name = cat("cp.async.", cache_global ? "cg" : "ca", ".shared.global");
   w.cuda = [ptx_name, bytes](const std::vector<std::string>& p) {
-    return cat(
-        "{\n  unsigned loom_s;\n  asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }\" : "
-        "\"=r\"(loom_s) : \"l\"(",
-        p[0], "));\n  asm volatile(\"", ptx_name, " [%0], [%1], ", bytes,
-        ", %2;\\n\" :: \"r\"(loom_s), \"l\"(", p[1], "), \"r\"((unsigned)(", p[2], ")) : \"memory\");\n}");
+    return cat("{\n  const unsigned loom_s = ", shared_address(p[0]), ";\n  asm volatile(\"", ptx_name,
+               " [%0], [%1], ", bytes, ", %2;\\n\" :: \"r\"(loom_s), \"l\"(", p[1], "), \"r\"((unsigned)(",
+               p[2], ")) : \"memory\");\n}");
   };
   w.simulate = [](const WarpLanes&) {};
   return w;

@@ -6,6 +6,7 @@
 #include "loom/support/config.hpp"
 LOOM_IMPLEMENTATION_FILE("loom/lib/gpu_gemm.hpp");
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,7 @@ class GpuGemmBuilder {
     af_ = Var("a_frag", handle_type);
     bf_ = Var("b_frag", handle_type);
     kt_ = Var("kt", i32);
+    stage_ = Var("stage", handle_type);
     lane_ = tx_ % 32;
     const Expr warp = tx_ / 32;
     warp_row_ = warp / warps_n_ * c_.warp_m;
@@ -53,31 +55,47 @@ class GpuGemmBuilder {
     m0_ = by_ * c_.block_m;
     n0_ = bx_ * c_.block_n;
 
-    const int64_t k_tiles = (g_.k + c_.block_k - 1) / c_.block_k;
+    k_tiles_ = static_cast<int>((g_.k + c_.block_k - 1) / c_.block_k);
     std::vector<Stmt> body;
     const int acc_elems = m_tiles_ * n_tiles_ * 4;
     Var i("i", i32);
     body.push_back(
         ForNode::make(i, 0, acc_elems, ForKind::Unrolled, StoreNode::make(acc_, make_const(f32, 0.0), i)));
-    // Prologue: stages - 1 tiles in flight.
+    // Prologue: stages - 1 tiles in flight (a group per stage even when K has fewer tiles, so that
+    // the loop's wait_group counts stay right).
     for (int s = 0; s < c_.stages - 1; ++s) {
-      body.push_back(load_tile(Expr(s), Expr(s)));
+      if (s < k_tiles_)
+        body.push_back(load_tile(Expr(s), Expr(s), s == k_tiles_ - 1 && g_.k % c_.block_k != 0));
       if (g_.async_copies) body.push_back(warp_intrinsic_call(ptx::cp_async_commit, {}));
     }
+    // The stage that step kt multiplies, kept in a register: kt % stages would cost a division
+    // per step.
+    body.push_back(StoreNode::make(stage_, Expr(0), Expr(0)));
     // Each step: wait for tile kt, let every thread see it, refill the stage that step kt - 1 read
     // (all threads are past it: they passed the barrier), multiply tile kt.
+    const Expr stage = LoadNode::make(i32, stage_, Expr(0));
     std::vector<Stmt> step;
     if (g_.async_copies) step.push_back(warp_intrinsic_call(ptx::cp_async_wait(c_.stages - 2), {}));
     step.push_back(BarrierNode::make(scope::shared));
     const Expr next = kt_ + (c_.stages - 1);
-    step.push_back(load_tile(next % c_.stages, next));
+    const Expr refill = select(stage == 0, Expr(c_.stages - 1), stage - 1);
+    // Only the last tile can reach past K: the others copy without a k bound.
+    Stmt load = load_tile(refill, next, false);
+    if (g_.k % c_.block_k != 0)
+      load = IfThenElseNode::make(next < k_tiles_ - 1, load,
+                                  IfThenElseNode::make(next == k_tiles_ - 1, load_tile(refill, next, true)));
+    else
+      load = IfThenElseNode::make(next < k_tiles_, load);
+    step.push_back(load);
     if (g_.async_copies) step.push_back(warp_intrinsic_call(ptx::cp_async_commit, {}));
-    step.push_back(multiply(kt_ % c_.stages));
-    body.push_back(ForNode::make(kt_, 0, static_cast<int>(k_tiles), ForKind::Serial, SeqNode::make(step)));
+    step.push_back(multiply(stage));
+    step.push_back(StoreNode::make(stage_, select(stage == c_.stages - 1, Expr(0), stage + 1), Expr(0)));
+    body.push_back(ForNode::make(kt_, 0, k_tiles_, ForKind::Serial, SeqNode::make(step)));
     if (g_.async_copies) body.push_back(warp_intrinsic_call(ptx::cp_async_wait(0), {}));
     body.push_back(store_c());
 
     Stmt s = SeqNode::make(body);
+    s = AllocateNode::make(stage_, i32, {Expr(1)}, scope::local, s);
     s = AllocateNode::make(bf_, g_.input, {Expr(n_tiles_ * 4)}, scope::local, s);
     s = AllocateNode::make(af_, g_.input, {Expr(m_tiles_ * 8)}, scope::local, s);
     s = AllocateNode::make(acc_, f32, {Expr(acc_elems)}, scope::local, s);
@@ -105,22 +123,26 @@ class GpuGemmBuilder {
     f.params.push_back(p);
   }
 
-  /// Copies the tiles of k-step `kt` (zeros past K, M and N) into stage `stage`.
-  Stmt load_tile(const Expr& stage, const Expr& kt) {
+  /// Copies the tiles of k-step `kt` (zeros past M and N, and past K where `past_k`) into stage
+  /// `stage`.
+  Stmt load_tile(const Expr& stage, const Expr& kt, bool past_k) {
     const Expr k0 = kt * c_.block_k;
+    const int64_t no_bound = std::numeric_limits<int32_t>::max();
+    const int64_t k_bound = past_k ? g_.k : no_bound;
     std::vector<Stmt> copies;
     // A: block_m x block_k of rows m0.., columns k0..; B: block_k x block_n of rows k0.., columns n0...
     copies.push_back(copy_tile(a_, as_, stage * (c_.block_m * pitch_a_), c_.block_m, c_.block_k, pitch_a_,
-                               m0_, k0, g_.m, g_.k));
+                               m0_, k0, g_.m, k_bound, g_.k));
     copies.push_back(copy_tile(b_, bs_, stage * (c_.block_k * pitch_b_), c_.block_k, c_.block_n, pitch_b_, k0,
-                               n0_, g_.k, g_.n));
+                               n0_, k_bound, g_.n, g_.n));
     return SeqNode::make(copies);
   }
 
-  /// rows x cols elements of `src` (row-major, `src_rows` x `src_cols`) from (row0, col0) into
-  /// `dst` at `dst_base` with row pitch `pitch`; elements outside `src` become 0.
+  /// rows x cols elements of `src` (row-major with `src_cols` columns) from (row0, col0) into `dst`
+  /// at `dst_base` with row pitch `pitch`; elements at or past row `row_bound` or column
+  /// `col_bound` become 0 (a bound of 2^31 - 1 is no check).
   Stmt copy_tile(const Var& src, const Var& dst, const Expr& dst_base, int rows, int cols, int pitch,
-                 const Expr& row0, const Expr& col0, int64_t src_rows, int64_t src_cols) {
+                 const Expr& row0, const Expr& col0, int64_t row_bound, int64_t col_bound, int64_t src_cols) {
     const int per_copy = g_.async_copies ? 8 : 1;  // elements per copy
     const int copies = rows * cols / per_copy;
     const int per_thread = (copies + threads_ - 1) / threads_;
@@ -128,7 +150,10 @@ class GpuGemmBuilder {
     const Expr c = tx_ + i * threads_;
     const Expr r = c / (cols / per_copy), col = c % (cols / per_copy) * per_copy;
     const Expr grow = row0 + r, gcol = col0 + col;
-    const Expr inside = grow < static_cast<int>(src_rows) && gcol < static_cast<int>(src_cols);
+    const int64_t no_bound = std::numeric_limits<int32_t>::max();
+    Expr inside = make_const(boolean, 1.0);
+    if (row_bound != no_bound) inside = grow < static_cast<int>(row_bound);
+    if (col_bound != no_bound) inside = inside && gcol < static_cast<int>(col_bound);
     const Expr src_index = select(inside, grow * static_cast<int>(src_cols) + gcol, Expr(0));
     const Expr dst_index = dst_base + r * pitch + col;
     Stmt copy;
@@ -197,8 +222,8 @@ class GpuGemmBuilder {
 
   const GpuGemm& g_;
   const GpuGemmConfig& c_;
-  int warps_n_ = 0, threads_ = 0, pitch_a_ = 0, pitch_b_ = 0, m_tiles_ = 0, n_tiles_ = 0;
-  Var a_, b_, out_, bx_, by_, tx_, as_, bs_, acc_, af_, bf_, kt_;
+  int warps_n_ = 0, threads_ = 0, pitch_a_ = 0, pitch_b_ = 0, m_tiles_ = 0, n_tiles_ = 0, k_tiles_ = 0;
+  Var a_, b_, out_, bx_, by_, tx_, as_, bs_, acc_, af_, bf_, kt_, stage_;
   Expr lane_, warp_row_, warp_col_, m0_, n0_;
 };
 
