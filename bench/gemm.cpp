@@ -1,12 +1,14 @@
-// GEMM: loom::lib::gemm against OpenBLAS's cblas_sgemm/dgemm in the same process, square and skinny
-// shapes, 1 and all threads: `loom-bench gemm ... peak_frac=<loom/FMA peak> ratio=<loom/openblas>`.
+// GEMM: loom::lib::gemm against every BLAS it can load in the same process (Debian's OpenBLAS
+// always; MKL and the newest OpenBLAS when scripts/bench-peers.sh installed them: blas_peers.hpp),
+// square and skinny shapes, 1 and all threads. One line per shape and peer:
+//   loom-bench gemm m= n= k= dtype= threads= loom_gflops= peer=<library>-<version>:<kernel>
+//     peer_gflops= fma_peak_gflops= peak_frac=<loom/FMA peak> [cpu_peak_frac=] ratio=<loom/peer>
 // The full set takes minutes; with LOOM_BENCH_QUICK=1 (ctest's smoke run) only the small sizes run.
 #include <loom/lib/gemm.hpp>
 #include <loom/loom.hpp>
 #include <loom/runtime/thread_pool.hpp>
 
 #include <benchmark/benchmark.h>
-#include <cblas.h>
 
 #include <algorithm>
 #include <chrono>
@@ -18,9 +20,11 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
+#include "blas_peers.hpp"
 #include "fma_peak.hpp"
 
 using namespace loom;
@@ -39,7 +43,8 @@ struct Shape {
 };
 
 struct Result {
-  double loom_seconds = 0, openblas_seconds = 0;
+  double loom_seconds = 0;
+  std::map<std::string, double> peer_seconds;  // by BlasPeer::label()
   double fma_peak_gflops = 0;   // float32, with the shape's thread count, measured after Loom's run
   double loom_cpu_seconds = 0;  // the calling thread's CPU time (all of the work with one thread)
 };
@@ -48,11 +53,17 @@ std::map<Shape, Result>& results() {
   return r;
 }
 
+const std::vector<loom_bench::BlasPeer>& peers() {
+  static const std::vector<loom_bench::BlasPeer> p =
+      loom_bench::load_blas_peers(loom_bench::blas_peers_venv(LOOM_BENCH_PEERS_VENV));
+  return p;
+}
+
 int all_threads() { return runtime::ThreadPool::global().pool_threads(); }
 
 void set_threads(int n) {
   runtime::ThreadPool::global().set_num_threads(n);
-  openblas_set_num_threads(n);
+  for (const loom_bench::BlasPeer& p : peers()) p.set_threads(n);
 }
 
 template <typename T>
@@ -67,14 +78,9 @@ struct Operands {
 };
 
 template <typename T>
-void blas(const Operands<T>& d, const Shape& s, Buffer<T>& c) {
-  const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
-  if constexpr (sizeof(T) == 4)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, d.a.data(), k, d.b.data(), n, 0.0f,
-                c.data(), n);
-  else
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, d.a.data(), k, d.b.data(), n, 0.0,
-                c.data(), n);
+void blas(const loom_bench::BlasPeer& peer, const Operands<T>& d, const Shape& s, Buffer<T>& c) {
+  peer.gemm(static_cast<int>(s.m), static_cast<int>(s.n), static_cast<int>(s.k), d.a.data(), d.b.data(),
+            c.data());
 }
 
 /// The CPU time of the calling thread: with one thread the whole product runs on it, and the time
@@ -107,19 +113,23 @@ double timed(benchmark::State& state, Run&& run, double* cpu_seconds = nullptr) 
   return times.empty() ? 0 : *std::min_element(times.begin(), times.end());
 }
 
+/// Times Loom (peer == nullptr) or one peer on shape s.
 template <typename T>
-void run_shape(benchmark::State& state, Shape s, bool loom_side) {
+void run_shape(benchmark::State& state, Shape s, const loom_bench::BlasPeer* peer) {
   set_threads(s.threads);
   static std::map<std::tuple<int64_t, int64_t, int64_t>, std::shared_ptr<Operands<T>>> cache;
   auto& slot = cache[{s.m, s.n, s.k}];
   if (!slot) {
     cache.clear();  // one shape's operands at a time: 4096^2 matrices are 64 MB each
     slot = std::make_shared<Operands<T>>(s.m, s.n, s.k);
-    blas(*slot, s, slot->reference);
+    blas(peers().front(), *slot, s, slot->reference);
   }
   Operands<T>& d = *slot;
+  // Idle BLAS threads spin a while before they sleep (OpenBLAS about 0.1 s, MKL's OpenMP 0.2 s):
+  // let the previous library's threads fall asleep before timing the next one.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   double seconds = 0;
-  if (loom_side) {
+  if (!peer) {
     lib::GemmProblem p;
     p.m = s.m;
     p.n = s.n;
@@ -133,15 +143,15 @@ void run_shape(benchmark::State& state, Shape s, bool loom_side) {
     for (int64_t i = 0; i < d.c.num_elements(); ++i)
       error = std::max(error, std::abs(static_cast<double>(d.c.at_flat(i)) - d.reference.at_flat(i)));
     const double tolerance = (s.f64 ? 1e-10 : 1e-4) * std::sqrt(static_cast<double>(s.k));
-    if (error > tolerance) state.SkipWithError(cat("loom differs from OpenBLAS by ", error).c_str());
+    if (error > tolerance) state.SkipWithError(cat("loom differs from Debian's OpenBLAS by ", error).c_str());
     state.SetLabel(g.config.str());
     results()[s].loom_seconds = seconds;
     // The peak now, with the same threads: a share of it is comparable across a loaded machine's
     // moods in a way that GFLOP/s alone is not.
     results()[s].fma_peak_gflops = loom_bench::measure_fma_peak(s.threads, 100);
   } else {
-    seconds = timed(state, [&] { blas(d, s, d.c); });
-    results()[s].openblas_seconds = seconds;
+    seconds = timed(state, [&] { blas(*peer, d, s, d.c); });
+    results()[s].peer_seconds[peer->label()] = seconds;
   }
   state.counters["GFLOP/s"] =
       benchmark::Counter(s.flops() * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
@@ -173,14 +183,16 @@ void register_all() {
   for (const Shape& s : shapes()) {
     const std::string name =
         cat("gemm/", s.f64 ? "f64" : "f32", "/m=", s.m, "/n=", s.n, "/k=", s.k, "/threads=", s.threads);
-    for (bool loom_side : {true, false}) {
-      auto fn = [s, loom_side](benchmark::State& state) {
+    std::vector<const loom_bench::BlasPeer*> sides{nullptr};
+    for (const loom_bench::BlasPeer& p : peers()) sides.push_back(&p);
+    for (const loom_bench::BlasPeer* side : sides) {
+      auto fn = [s, side](benchmark::State& state) {
         if (s.f64)
-          run_shape<double>(state, s, loom_side);
+          run_shape<double>(state, s, side);
         else
-          run_shape<float>(state, s, loom_side);
+          run_shape<float>(state, s, side);
       };
-      benchmark::RegisterBenchmark((std::string(loom_side ? "loom_" : "openblas_") + name).c_str(), fn)
+      benchmark::RegisterBenchmark(cat(side ? side->name : "loom", "_", name).c_str(), fn)
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond);
     }
@@ -190,29 +202,38 @@ void register_all() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::string names;
+  for (const loom_bench::BlasPeer& p : peers()) names += " " + p.label();
+  std::printf("bench_gemm peers:%s%s\n", names.c_str(),
+              peers().size() == 1 ? " (bash scripts/bench-peers.sh adds MKL and the newest OpenBLAS)" : "");
+  for (const loom_bench::BlasPeer& p : peers())
+    if (const std::string note = loom_bench::weak_kernel_note(p); !note.empty())
+      std::printf("bench_gemm: %s\n", note.c_str());
   register_all();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  for (const auto& [s, r] : results()) {
-    if (r.loom_seconds <= 0 || r.openblas_seconds <= 0) continue;
-    const double loom_gflops = s.flops() / r.loom_seconds / 1e9,
-                 blas_gflops = s.flops() / r.openblas_seconds / 1e9;
-    // A double-precision FMA does half the lanes' work.
-    const double peak = r.fma_peak_gflops / (s.f64 ? 2.0 : 1.0);
-    // With one thread, also the share of the peak in CPU time: what the kernel does while it has
-    // the core, which a loaded machine does not change much (wall-clock shares fall with the load).
-    std::string cpu_frac;
-    if (s.threads == 1 && r.loom_cpu_seconds > 0)
-      cpu_frac =
-          cat(" cpu_peak_frac=", std::to_string(s.flops() / r.loom_cpu_seconds / 1e9 / peak).substr(0, 5));
-    std::printf(
-        "loom-bench gemm m=%lld n=%lld k=%lld dtype=%s threads=%d loom_gflops=%.2f openblas_gflops=%.2f "
-        "fma_peak_gflops=%.2f peak_frac=%.3f%s ratio=%.3f\n",
-        static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k),
-        s.f64 ? "float64" : "float32", s.threads, loom_gflops, blas_gflops, peak, loom_gflops / peak,
-        cpu_frac.c_str(), loom_gflops / blas_gflops);
-  }
+  for (const auto& [s, r] : results())
+    for (const auto& [peer, peer_seconds] : r.peer_seconds) {
+      if (r.loom_seconds <= 0 || peer_seconds <= 0) continue;
+      const double loom_gflops = s.flops() / r.loom_seconds / 1e9,
+                   peer_gflops = s.flops() / peer_seconds / 1e9;
+      // A double-precision FMA does half the lanes' work.
+      const double peak = r.fma_peak_gflops / (s.f64 ? 2.0 : 1.0);
+      // With one thread, also the share of the peak in CPU time: what the kernel does while it has
+      // the core, which a loaded machine does not change much (wall-clock shares fall with the load).
+      std::string cpu_frac;
+      if (s.threads == 1 && r.loom_cpu_seconds > 0)
+        cpu_frac =
+            cat(" cpu_peak_frac=", std::to_string(s.flops() / r.loom_cpu_seconds / 1e9 / peak).substr(0, 5));
+      std::printf(
+          "loom-bench gemm m=%lld n=%lld k=%lld dtype=%s threads=%d loom_gflops=%.2f peer=%s "
+          "peer_gflops=%.2f "
+          "fma_peak_gflops=%.2f peak_frac=%.3f%s ratio=%.3f\n",
+          static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k),
+          s.f64 ? "float64" : "float32", s.threads, loom_gflops, peer.c_str(), peer_gflops, peak,
+          loom_gflops / peak, cpu_frac.c_str(), loom_gflops / peer_gflops);
+    }
   return 0;
 }
