@@ -1,5 +1,7 @@
 // The flagship demo: TVM's "How to optimize GEMM on CPU" tutorial, step by step on 1024^3 f32
-// (blocking, vectorization, permutation, packing, write cache, parallel), then Loom's library GEMM.
+// (blocking, vectorization, permutation, packing, write cache, parallel), then Loom's library GEMM
+// against every BLAS this machine has (Debian's OpenBLAS; MKL and the newest OpenBLAS when
+// scripts/bench-peers.sh installed them), each named with its version and the kernel it runs here.
 #include <loom/lib/gemm.hpp>
 #include <loom/loom.hpp>
 #include <loom/runtime/thread_pool.hpp>
@@ -14,6 +16,7 @@
 #include <iostream>
 #include <string>
 
+#include "blas_peers.hpp"  // bench/: the same peers as bench_gemm
 #include "example_util.hpp"
 
 using namespace loom;
@@ -64,7 +67,7 @@ class Demo {
  public:
   explicit Demo(Data& d) : d_(d) {}
 
-  /// Builds and times one schedule; checks it against OpenBLAS; prints one line.
+  /// Builds and times one schedule; checks it against Debian's OpenBLAS; prints one line.
   Kernel run(const std::string& name, const Schedule& s, const std::vector<LowerArg>& args) {
     Kernel f = build(s, args, Target::cpu(), "gemm");
     d_.c.fill(0.0f);
@@ -80,25 +83,38 @@ class Demo {
       std::exit(1);
     }
     if (gflops > best_.gflops) best_ = Step{name, gflops, f.lowered()};
+    last_gflops_ = gflops;
     return f;
   }
 
-  /// The peer, timed the same way: OpenBLAS's cblas_sgemm with its own threads.
-  void run_openblas() {
-    double seconds = seconds_per_call([&] {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kM, kN, kK, 1.0f, d_.a.data(), kK, d_.b.data(),
-                  kN, 0.0f, d_.c.data(), kN);
-    });
-    const double gflops = kFlops / seconds / 1e9;
-    std::printf("%-22s %9.2f ms %8.2f GFLOP/s  speedup %7.1fx  (the reference)\n", "OpenBLAS cblas_sgemm",
-                seconds * 1e3, gflops, gflops / baseline_gflops_);
+  /// The peers, timed the same way, each with its own threads; returns the fastest's GFLOP/s.
+  double run_peers(double loom_gflops) {
+    double strongest = 0;
+    std::string strongest_label;
+    for (const loom_bench::BlasPeer& p :
+         loom_bench::load_blas_peers(loom_bench::blas_peers_venv(LOOM_BENCH_PEERS_VENV))) {
+      p.set_threads(runtime::ThreadPool::global().num_threads());
+      const double seconds =
+          seconds_per_call([&] { p.gemm(kM, kN, kK, d_.a.data(), d_.b.data(), d_.c.data()); });
+      const double gflops = kFlops / seconds / 1e9;
+      std::printf("%-22s %9.2f ms %8.2f GFLOP/s  speedup %7.1fx  (%s %s, %s kernel)\n",
+                  (p.name + " sgemm").c_str(), seconds * 1e3, gflops, gflops / baseline_gflops_,
+                  p.name.c_str(), p.version.c_str(), p.kernel.c_str());
+      if (gflops > strongest) strongest = gflops, strongest_label = p.label();
+      if (const std::string note = loom_bench::weak_kernel_note(p); !note.empty())
+        std::printf("  note: %s\n", note.c_str());
+    }
+    std::printf("loom::lib::gemm runs at %.2fx the fastest BLAS here (%s)\n", loom_gflops / strongest,
+                strongest_label.c_str());
+    return strongest;
   }
 
   const Step& best() const { return best_; }
+  double last_gflops() const { return last_gflops_; }
 
  private:
   Data& d_;
-  double baseline_gflops_ = 0;
+  double baseline_gflops_ = 0, last_gflops_ = 0;
   Step best_;
 };
 
@@ -215,7 +231,7 @@ int main() {
     lib::Gemm g = lib::gemm(p);
     std::printf("\nloom::lib::gemm chose %s\n", g.config.str().c_str());
     Kernel f = demo.run("loom::lib::gemm", g.schedule, g.args());
-    demo.run_openblas();
+    demo.run_peers(demo.last_gflops());
     // The micro-kernel, as the CPU runs it: fused multiply-adds on 512-bit registers (zmm) whose
     // accumulators stay in registers across k.
     const std::string& assembly = f.assembly();
