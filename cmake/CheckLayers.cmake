@@ -43,7 +43,8 @@ set(LOOM_PUBLIC_HEADERS
   loom/runtime/sim_report.hpp
   loom/sim/interpreter.hpp loom/sim/simulator.hpp
   loom/backend/build.hpp
-  loom/lib/gemm.hpp loom/lib/gemm_config.hpp loom/lib/gpu_gemm.hpp loom/lib/gpu_tiled_gemm.hpp
+  loom/lib/gemm.hpp loom/lib/gemm_config.hpp loom/lib/gemm_epilogue.hpp loom/lib/gpu_gemm.hpp
+  loom/lib/gpu_tiled_gemm.hpp
   loom/lib/streamk_decomposition.hpp loom/lib/streamk_gemm.hpp)
 set(LOOM_PUBLIC_ROOTS loom/loom.hpp loom/lib/gemm.hpp loom/lib/gpu_gemm.hpp loom/lib/gpu_tiled_gemm.hpp loom/lib/streamk_gemm.hpp)
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "loom/lib/gemm_config.hpp"
+#include "loom/lib/gemm_epilogue.hpp"
 #include "loom/lib/streamk_decomposition.hpp"
 #include "loom/lower/lower.hpp"
 #include "loom/schedule/schedule.hpp"
@@ -27,6 +28,8 @@ struct GemmProblem {
   bool transpose_a = false;  // A is stored as the k x m matrix A^T
   bool transpose_b = false;  // B is stored as the n x k matrix B^T
   Layout layout = Layout::RowMajor;
+  /// Applied to each element of the product as C is written (bias, activation, ...); none when empty.
+  GemmEpilogue epilogue;
 };
 
 /// The result of gemm(): the placeholders to pass (A, B), the output C and its schedule.
@@ -36,8 +39,13 @@ struct Gemm {
   Schedule schedule;
   GemmProblem problem;
   GemmConfig config;
-  /// The arguments of lower()/build(), in the order A, B, C.
-  std::vector<LowerArg> args() const { return {A, B, C}; }
+  /// The arguments of lower()/build(): A, B, the epilogue's inputs, C.
+  std::vector<LowerArg> args() const {
+    std::vector<LowerArg> a{A, B};
+    for (const Tensor& t : problem.epilogue.inputs) a.emplace_back(t);
+    a.emplace_back(C);
+    return a;
+  }
 };
 
 /// The Stream-K work split of a problem with tile sizes `cfg` (after gemm()'s adjustments): the

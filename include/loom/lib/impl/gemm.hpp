@@ -98,8 +98,11 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
         "packedA");
   }
 
-  // The accumulation, over the padded domain when M or N is padded (then C copies its corner).
-  const bool padded = pad_m || pad_n;
+  // The accumulation, over the padded domain when M or N is padded; C is then a stage of its own
+  // that copies the corner. With an epilogue C is a stage of its own as well: it applies the
+  // epilogue as it writes each element.
+  const bool padded = pad_m || pad_n, epilogue = !p.epilogue.empty();
+  const bool separate_c = padded || epilogue;
   IterVar kk = reduce_axis(0, static_cast<int>(Kp), "k");
   std::vector<Expr> acc_shape = matrix_shape(nb, padded ? Mp : M, padded ? Np : N);
   Tensor acc = compute(
@@ -116,10 +119,12 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
         Expr bv = cfg.pack_b ? PB(pb_idx) : bm(b, kk->var, j);
         return sum(av * bv, {kk});
       },
-      padded ? "C_padded" : "C");
+      padded       ? "C_padded"
+      : separate_c ? "C_product"
+                   : "C");
   const int o = batched ? 1 : 0;
   Tensor C = acc;
-  if (padded) {
+  if (separate_c) {
     C = compute(
         matrix_shape(nb, M, N),
         [&](const std::vector<Var>& v) {
@@ -129,7 +134,13 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
           Expr &i = idx[o], &j = idx[o + 1];
           if (pad_m) i = select(i < static_cast<int>(M), i, Expr(static_cast<int>(Mp - 1)));
           if (pad_n) j = select(j < static_cast<int>(N), j, Expr(static_cast<int>(Np - 1)));
-          return acc(idx);
+          if (!epilogue) return acc(idx);
+          const Expr value = p.epilogue.apply(acc(idx), std::vector<Expr>(v.begin(), v.end()));
+          if (value.dtype() != p.dtype)
+            throw Error(cat("lib::gemm: the epilogue '", p.epilogue.name, "' gives ", value.dtype().str(),
+                            " but C is ", p.dtype.str(), "; cast its result with cast(", p.dtype.str(),
+                            ", ...)"));
+          return value;
         },
         "C");
   }
@@ -190,8 +201,8 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
     if (!p.transpose_a) sa.reorder({PA.axis(o), PA.axis(o + 2), PA.axis(o + 1)});
     sa.unroll(PA.axis(o + 2));
   }
-  if (padded) {
-    // The copy of the valid corner: rows in parallel, columns as vectors.
+  if (separate_c) {
+    // The copy of the valid corner (and the epilogue): rows in parallel, columns as vectors.
     Stage sc = s[C];
     auto [cjo, cji] = sc.split(C.axis(o + 1), cfg.lanes);
     sc.vectorize(cji);
@@ -210,6 +221,7 @@ LOOM_DECL Gemm gemm(const GemmProblem& problem, const GemmConfig& config) {
     throw Error(cat("lib::gemm: every tile size must be at least 1, got ", config.str()));
   detail::check_streamk_config(problem, config);
   const bool stream_k = config.decomposition == Decomposition::StreamK;
+  detail::check_epilogue(problem, stream_k);
   if (problem.layout == Layout::RowMajor)
     return stream_k ? detail::gemm_streamk_row_major(problem, config)
                     : detail::gemm_row_major(problem, config);
@@ -219,6 +231,12 @@ LOOM_DECL Gemm gemm(const GemmProblem& problem, const GemmConfig& config) {
   t.layout = Layout::RowMajor;
   std::swap(t.m, t.n);
   std::swap(t.transpose_a, t.transpose_b);
+  if (!problem.epilogue.empty())  // the epilogue still sees the user's (i, j)
+    t.epilogue.apply = [apply = problem.epilogue.apply](const Expr& product, const std::vector<Expr>& index) {
+      std::vector<Expr> user = index;
+      std::swap(user[user.size() - 2], user[user.size() - 1]);
+      return apply(product, user);
+    };
   Gemm g = stream_k ? detail::gemm_streamk_row_major(t, config) : detail::gemm_row_major(t, config);
   std::swap(g.A, g.B);
   g.problem = problem;

@@ -50,6 +50,27 @@ inline void check_problem(const GemmProblem& p) {
                     "split the product into smaller ones"));
 }
 
+/// The epilogue's inputs must be placeholders (arguments of the kernel); the Stream-K schedule has
+/// no epilogue stage.
+inline void check_epilogue(const GemmProblem& p, bool stream_k) {
+  if (p.epilogue.empty()) {
+    if (!p.epilogue.inputs.empty())
+      throw Error(cat("lib::gemm: the epilogue '", p.epilogue.name, "' has ", p.epilogue.inputs.size(),
+                      " input tensors but no apply function; set GemmEpilogue::apply"));
+    return;
+  }
+  for (const Tensor& t : p.epilogue.inputs)
+    if (!t.defined() || t.op()->kind != OpKind::Placeholder)
+      throw Error(cat("lib::gemm: the epilogue '", p.epilogue.name, "' input '",
+                      t.defined() ? t.name() : "(undefined)",
+                      "' is not a placeholder; its inputs are the kernel's arguments: compute the tensor "
+                      "beforehand and pass it as a placeholder"));
+  if (stream_k)
+    throw Error(cat("lib::gemm: the epilogue '", p.epilogue.name,
+                    "' needs the data-parallel decomposition; the Stream-K schedule has no epilogue stage "
+                    "yet (set config.decomposition = Decomposition::DataParallel)"));
+}
+
 /// Prepends the batch index (when batched) to a matrix index.
 inline std::vector<Expr> at(const std::vector<Expr>& batch, Expr r, Expr c) {
   std::vector<Expr> idx = batch;
