@@ -159,9 +159,17 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   auto [ic, i1] = st.split(i_axis, cfg.mc);
   auto [ir, ii] = st.split(i1, mr);
   auto [ko, ki] = st.split(kk, cfg.kc);
+  // With K in a single kc block, ko moves inside the register tile: the reduction's zero
+  // initialisation is then emitted per register tile, right before its k loop, where LLVM keeps
+  // it in registers, instead of as a pass of its own over C (which made C cross memory three
+  // times, the largest cost when K is short).
+  const bool one_k_block = Kp == cfg.kc;
   std::vector<IterVar> order;
   if (batched) order.push_back(acc.axis(0));
-  order.insert(order.end(), {jc, ko, ic, jr, ir, ki, ii, jv, jl});
+  if (one_k_block)
+    order.insert(order.end(), {jc, ic, jr, ir, ko, ki, ii, jv, jl});
+  else
+    order.insert(order.end(), {jc, ko, ic, jr, ir, ki, ii, jv, jl});
   st.reorder(order);
   st.unroll(ii);
   st.unroll(jv);
@@ -180,10 +188,11 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
       st.parallel(jr);
   }
 
-  // Packed B block (kc x nc) per (jc, pc), packed A block (mc x kc) per ic: in cache when used.
+  // Packed B block (kc x nc) per (jc, pc) (per jc with one kc block), packed A block (mc x kc)
+  // per ic: in cache when used.
   if (cfg.pack_b) {
     Stage sb = s[PB];
-    sb.compute_at(st, ko);
+    sb.compute_at(st, one_k_block ? jc : ko);
     if (cfg.parallel) sb.parallel(PB.axis(o));
     IterVar pj = PB.axis(o + 2);
     if (nr % cfg.lanes == 0 && nr > cfg.lanes) {
