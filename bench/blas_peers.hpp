@@ -140,7 +140,8 @@ inline std::vector<BlasPeer> load_blas_peers(const std::string& venv) {
     BlasPeer p;
     p.name = "mkl";
     char text[256] = {};
-    detail::symbol<void (*)(char*, int)>(mkl, "MKL_Get_Version_String")(text, sizeof text);
+    if (auto version = detail::symbol<void (*)(char*, int)>(mkl, "MKL_Get_Version_String"))
+      version(text, sizeof text);
     // "Intel(R) oneAPI Math Kernel Library Version 2026.2-Product Build ...": the version word.
     const char* v = std::strstr(text, "Version ");
     p.version = v ? std::string(v + 8, std::strcspn(v + 8, "- ")) : "unknown";
@@ -164,8 +165,10 @@ inline std::vector<BlasPeer> load_blas_peers(const std::string& venv) {
       if (!h) continue;
       BlasPeer p;
       p.name = "openblas-scipy";
-      p.version = detail::openblas_version(detail::symbol<char* (*)()>(h, "scipy_openblas_get_config")());
-      p.kernel = detail::symbol<char* (*)()>(h, "scipy_openblas_get_corename")();
+      auto config = detail::symbol<char* (*)()>(h, "scipy_openblas_get_config");
+      auto corename = detail::symbol<char* (*)()>(h, "scipy_openblas_get_corename");
+      p.version = config ? detail::openblas_version(config()) : "unknown";
+      p.kernel = corename ? corename() : "unknown";
       p.sgemm = detail::symbol<BlasPeer::Sgemm>(h, "scipy_cblas_sgemm");
       p.dgemm = detail::symbol<BlasPeer::Dgemm>(h, "scipy_cblas_dgemm");
       p.set_threads = detail::symbol<void (*)(int)>(h, "scipy_openblas_set_num_threads");
