@@ -10,23 +10,16 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "../runtime/interp_test_util.hpp"
 #include "lib_gemm_test_util.hpp"
 
 using namespace loom;
 using namespace loom::test;
 
 namespace {
-
-template <typename T>
-void fill(Buffer<T>& b, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  for (int64_t i = 0; i < b.num_elements(); ++i) b.at_flat(i) = static_cast<T>(dist(rng));
-}
 
 /// op(A) op(B) for batch t at (i, j), in double, from storage as lib::gemm reads it.
 template <typename T>
@@ -40,14 +33,6 @@ double product(const lib::GemmProblem& p, const Buffer<T>& a, const Buffer<T>& b
   for (int64_t k = 0; k < p.k; ++k)
     s += static_cast<double>(a_swapped ? pa[k * p.m + i] : pa[i * p.k + k]) *
          static_cast<double>(b_swapped ? pb[j * p.k + k] : pb[k * p.n + j]);
-  return s;
-}
-
-std::vector<int64_t> storage(int64_t batch, int64_t rows, int64_t cols) {
-  std::vector<int64_t> s;
-  if (batch > 0) s.push_back(batch);
-  s.push_back(rows);
-  s.push_back(cols);
   return s;
 }
 
@@ -67,9 +52,9 @@ double bias_error(int64_t m, int64_t n, int64_t k, const std::string& act) {
   lib::Gemm g = lib::gemm(p);
   Kernel f = build(g.schedule, g.args(), Target::cpu(), "gemm_bias");
   Buffer<float> a{m, k}, b{k, n}, bv{n}, c{m, n};
-  fill(a, 1);
-  fill(b, 2);
-  fill(bv, 3);
+  fill_random(a, 1);
+  fill_random(b, 2);
+  fill_random(bv, 3);
   c.fill(12345.0f);
   f(a, b, bv, c);
   double worst = 0;
@@ -126,14 +111,14 @@ TEST_CASE("lib::gemm epilogue: a per-row scale and a residual, both layouts, tra
     auto run = [&](auto zero) {
       using T = decltype(zero);
       const bool a_swapped = cs.ta != cs.col, b_swapped = cs.tb != cs.col;
-      Buffer<T> a(a_swapped ? storage(cs.batch, cs.k, cs.m) : storage(cs.batch, cs.m, cs.k));
-      Buffer<T> b(b_swapped ? storage(cs.batch, cs.n, cs.k) : storage(cs.batch, cs.k, cs.n));
-      Buffer<T> s({cs.m}), r(storage(cs.batch, cs.m, cs.n));
-      Buffer<T> c(cs.col ? storage(cs.batch, cs.n, cs.m) : storage(cs.batch, cs.m, cs.n));
-      fill(a, 4);
-      fill(b, 5);
-      fill(s, 6);
-      fill(r, 7);
+      Buffer<T> a(a_swapped ? shape_of(cs.batch, cs.k, cs.m) : shape_of(cs.batch, cs.m, cs.k));
+      Buffer<T> b(b_swapped ? shape_of(cs.batch, cs.n, cs.k) : shape_of(cs.batch, cs.k, cs.n));
+      Buffer<T> s({cs.m}), r(shape_of(cs.batch, cs.m, cs.n));
+      Buffer<T> c(cs.col ? shape_of(cs.batch, cs.n, cs.m) : shape_of(cs.batch, cs.m, cs.n));
+      fill_random(a, 4);
+      fill_random(b, 5);
+      fill_random(s, 6);
+      fill_random(r, 7);
       c.fill(static_cast<T>(12345));
       f(a, b, s, r, c);
       double worst = 0;

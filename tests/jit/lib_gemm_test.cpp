@@ -9,32 +9,16 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "../runtime/interp_test_util.hpp"
 #include "lib_gemm_test_util.hpp"
 
 using namespace loom;
 using namespace loom::test;
 
 namespace {
-
-/// Storage shape of an r x c matrix stored as described (batch first when batched).
-std::vector<int64_t> shape_of(int64_t batch, int64_t rows, int64_t cols) {
-  std::vector<int64_t> s;
-  if (batch > 0) s.push_back(batch);
-  s.push_back(rows);
-  s.push_back(cols);
-  return s;
-}
-
-template <typename T>
-void fill(Buffer<T>& b, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  for (int64_t i = 0; i < b.num_elements(); ++i) b.at_flat(i) = static_cast<T>(dist(rng));
-}
 
 /// Builds lib::gemm(p) (or with cfg), runs it, and compares every element of C with the naive
 /// product of the same storage.
@@ -58,8 +42,8 @@ void check_gemm(const lib::GemmProblem& p, const lib::GemmConfig* cfg = nullptr)
   Buffer<T> a(a_swapped ? shape_of(p.batch, K, M) : shape_of(p.batch, M, K));
   Buffer<T> b(b_swapped ? shape_of(p.batch, N, K) : shape_of(p.batch, K, N));
   Buffer<T> c(col ? shape_of(p.batch, N, M) : shape_of(p.batch, M, N));
-  fill(a, 1);
-  fill(b, 2);
+  fill_random(a, 1);
+  fill_random(b, 2);
   c.fill(static_cast<T>(12345));  // every element must be written
   f(a, b, c);
 

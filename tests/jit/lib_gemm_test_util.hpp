@@ -6,6 +6,7 @@
 #include <loom/runtime/thread_pool.hpp>
 
 #include <cstdint>
+#include <vector>
 
 namespace loom::test {
 
@@ -16,6 +17,15 @@ inline lib::GemmProblem problem(int64_t m, int64_t n, int64_t k, DType t = f32) 
   p.k = k;
   p.dtype = t;
   return p;
+}
+
+/// Storage shape of an r x c matrix (batch first when batched).
+inline std::vector<int64_t> shape_of(int64_t batch, int64_t rows, int64_t cols) {
+  std::vector<int64_t> s;
+  if (batch > 0) s.push_back(batch);
+  s.push_back(rows);
+  s.push_back(cols);
+  return s;
 }
 
 /// Runs the body with the thread pool limited to n threads, then restores the previous limit.
