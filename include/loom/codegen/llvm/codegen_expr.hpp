@@ -8,6 +8,7 @@
 #include <string>
 
 #include "loom/codegen/llvm/codegen_llvm.hpp"
+#include "loom/codegen/llvm/vector_math.hpp"
 
 namespace loom::codegen {
 
@@ -439,7 +440,11 @@ inline llvm::Value* CodeGenLLVM::emit_math(const CallNode* op) {
   std::vector<llvm::Value*> args;
   for (const Expr& a : op->args) args.push_back(emit(a));
   llvm::Value* r = nullptr;
-  if (auto it = intrinsics.find(op->name); it != intrinsics.end()) {
+  // Float exp, log, tanh, erf: inline polynomials, so that vectors stay vectors (and a loop's
+  // scalar remainder computes what its vector body does).
+  if (VectorMath::handles(op->name, args[0]->getType())) {
+    r = VectorMath(builder_).emit(op->name, args[0]);
+  } else if (auto it = intrinsics.find(op->name); it != intrinsics.end()) {
     r = builder_.CreateIntrinsic(it->second, {args[0]->getType()}, args);
   } else {
     internal_check(libm.count(op->name) != 0, "emit_math: ", op->name);

@@ -1,0 +1,165 @@
+// Inline polynomial IR for exp, log, tanh and erf on float (scalar or vector): the CPU backend
+// emits these instead of LLVM's math intrinsics, which a vector lowers to one libm call per lane.
+// Everything is branch-free (selects, integer bit tricks, fused multiply-adds where the target has
+// them), so a vectorized loop stays vectorized. The coefficients are our own weighted least-squares
+// fits on Chebyshev nodes (near minimax), rounded to float.
+//
+// Accuracy against the correctly rounded result, every float input checked (bench/vector_math.cpp,
+// docs/vector-math.md): exp <= 1 ulp, log <= 1 ulp, tanh <= 2 ulp, erf <= 2 ulp; NaN, +-inf, +-0,
+// subnormal inputs and results behave as libm's. Double keeps libm (one call per lane).
+#pragma once
+
+#include "loom/codegen/llvm/llvm_includes.hpp"
+
+#include <initializer_list>
+#include <string>
+
+namespace loom::codegen {
+
+class VectorMath {
+ public:
+  explicit VectorMath(llvm::IRBuilder<>& b) : b_(b) {}
+
+  /// Whether `name` has a polynomial version for values of IR type `type`.
+  static bool handles(const std::string& name, llvm::Type* type) {
+    return type->getScalarType()->isFloatTy() &&
+           (name == "exp" || name == "log" || name == "tanh" || name == "erf");
+  }
+
+  llvm::Value* emit(const std::string& name, llvm::Value* x) {
+    // The reductions below rely on the exact order of their roundings: no reassociation, no
+    // assumptions about NaN or infinity, whatever the surrounding code's fast-math flags.
+    llvm::IRBuilderBase::FastMathFlagGuard keep_flags(b_);
+    b_.clearFastMathFlags();
+    if (name == "exp") return exp(x);
+    if (name == "log") return log(x);
+    if (name == "tanh") return tanh(x);
+    return erf(x);
+  }
+
+  /// e^x: x = n ln2 + r with |r| <= ln2/2 (ln2 in two parts, so r carries no rounding of n ln2), e^r by a degree-6
+  /// polynomial, then times 2^n in two halves so that subnormal and overflowing results round once.
+  llvm::Value* exp(llvm::Value* x) {
+    llvm::Value* xc = clamp(x, -104.0f, 89.0f);  // e^-104 rounds to 0, e^89 to inf
+    llvm::Value* n = round_to_integer(b_.CreateFMul(xc, f(x, 1.44269504088896341f)));
+    llvm::Value* r = fma(n, f(x, -0.693359375f), xc);
+    r = fma(n, f(x, 2.12194440e-4f), r);  // ln2 = 0.693359375 - 2.12194440e-4 + O(1e-12)
+    llvm::Value* p = horner(r, {0.49999988595112802f, 0.16666518459980375f, 0.04166953310922325f,
+                                0.0083689163413751267f, 0.0013751407895822139f});
+    p = b_.CreateFAdd(fma(b_.CreateFMul(r, r), p, r), f(x, 1.0f));
+    llvm::Value* ni = b_.CreateFPToSI(n, i32(x));  // in [-150, 129]
+    llvm::Value* n1 = b_.CreateAShr(ni, c32(x, 1));
+    llvm::Value* n2 = b_.CreateSub(ni, n1);
+    llvm::Value* result = b_.CreateFMul(b_.CreateFMul(p, power_of_two(n1)), power_of_two(n2));
+    return b_.CreateSelect(is_nan(x), x, result);
+  }
+
+  /// log x: x = m 2^e with m in [sqrt(1/2), sqrt(2)); log(1 + f) = f + f^2 (-1/2 + f P(f)), f = m - 1.
+  llvm::Value* log(llvm::Value* x) {
+    // Subnormal x: scale into the normal range first.
+    llvm::Value* tiny = b_.CreateFCmpOLT(x, f(x, 1.17549435e-38f));
+    llvm::Value* xs = b_.CreateSelect(tiny, b_.CreateFMul(x, f(x, 8388608.0f)), x);
+    llvm::Value* bits = b_.CreateBitCast(xs, i32(x));
+    llvm::Value* e = b_.CreateSIToFP(
+        b_.CreateSub(b_.CreateAnd(b_.CreateLShr(bits, c32(x, 23)), c32(x, 0xff)), c32(x, 127)), x->getType());
+    e = b_.CreateSelect(tiny, b_.CreateFSub(e, f(x, 23.0f)), e);
+    llvm::Value* m =
+        b_.CreateBitCast(b_.CreateOr(b_.CreateAnd(bits, c32(x, 0x7fffff)), c32(x, 0x3f800000)), x->getType());
+    llvm::Value* above = b_.CreateFCmpOGT(m, f(x, 1.41421356f));
+    m = b_.CreateSelect(above, b_.CreateFMul(m, f(x, 0.5f)), m);
+    e = b_.CreateSelect(above, b_.CreateFAdd(e, f(x, 1.0f)), e);
+    llvm::Value* fr = b_.CreateFSub(m, f(x, 1.0f));
+    llvm::Value* f2 = b_.CreateFMul(fr, fr);
+    llvm::Value* p = horner(
+        fr, {0.33333354047279121f, -0.25000851943542837f, 0.19999826572957434f, -0.16621369910242969f,
+             0.14227114035864636f, -0.13202104208880273f, 0.12620327488929574f, -0.073628678714710166f});
+    // f + f^2 (-1/2 + f P): as with erf, the last operation adds a small correction to f.
+    llvm::Value* log_m = fma(f2, fma(fr, p, f(x, -0.5f)), fr);
+    // e ln2 with ln2 in two parts, the first short enough that e times it is exact (|e| <= 150).
+    llvm::Value* result = fma(e, f(x, 0.693359375f), fma(e, f(x, -2.12194440e-4f), log_m));
+    // log 0 = -inf, log of a negative or NaN is NaN, log inf = inf.
+    result = b_.CreateSelect(b_.CreateFCmpOEQ(x, f(x, 0.0f)), f(x, -INFINITY), result);
+    result = b_.CreateSelect(b_.CreateFCmpOEQ(x, f(x, INFINITY)), x, result);
+    return b_.CreateSelect(b_.CreateFCmpOGE(x, f(x, 0.0f)), result, f(x, NAN));
+  }
+
+  /// tanh x: an odd polynomial below |x| = 0.625, 1 - 2 / (e^(2|x|) + 1) with x's sign above.
+  llvm::Value* tanh(llvm::Value* x) {
+    llvm::Value* a = fabs(x);
+    llvm::Value* x2 = b_.CreateFMul(x, x);
+    llvm::Value* p = horner(x2, {-0.3333328521960245f, 0.13331512665829802f, -0.053744657959036463f,
+                                 0.020653124681708542f, -0.0057189627268747183f});
+    // x + x^3 P rounds -0 to +0: tanh is odd, so take x's sign.
+    llvm::Value* small = copysign(fma(b_.CreateFMul(x2, x), p, x), x);
+    llvm::Value* e = exp(b_.CreateFMul(a, f(x, 2.0f)));
+    llvm::Value* large =
+        copysign(b_.CreateFSub(f(x, 1.0f), b_.CreateFDiv(f(x, 2.0f), b_.CreateFAdd(e, f(x, 1.0f)))), x);
+    return b_.CreateSelect(b_.CreateFCmpOLT(a, f(x, 0.625f)), small, large);
+  }
+
+  /// erf x: x P(x^2) below |x| = 0.875; above, 1 - e^Q(|x|) with Q fitted to log erfc on
+  /// [0.875, 4] (erf rounds to 1 beyond 4), with x's sign.
+  llvm::Value* erf(llvm::Value* x) {
+    llvm::Value* a = fabs(x);
+    // x + x (P(x^2) - 1): the last operation adds a small correction to x, so it rounds once.
+    llvm::Value* small = fma(x,
+                             horner(b_.CreateFMul(x, x), {0.1283791628326126f, -0.37612569153994247f,
+                                                          0.11282608233803425f, -0.026796305042379505f,
+                                                          0.0050387377036569219f, -0.0006235155625274758f}),
+                             x);
+    llvm::Value* q =
+        horner(clamp(a, 0.875f, 4.0f), {0.00016660624724877069f, -1.1294770148569375f, -0.63342134535904216f,
+                                        -0.10820093983876195f, 0.025070258730037898f, -0.0041532374228719723f,
+                                        0.0004309741551188414f, -2.0811062949714764e-5f});
+    llvm::Value* large = copysign(b_.CreateFSub(f(x, 1.0f), exp(q)), x);
+    // NaN fails both comparisons' "less than" and takes `large`, whose clamp dropped it: keep x.
+    llvm::Value* result = b_.CreateSelect(b_.CreateFCmpOLT(a, f(x, 0.875f)), small, large);
+    return b_.CreateSelect(is_nan(x), x, result);
+  }
+
+ private:
+  /// `t` with the lane count of v.
+  static llvm::Type* like(llvm::Value* v, llvm::Type* t) {
+    if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(v->getType()))
+      return llvm::FixedVectorType::get(t, vt->getNumElements());
+    return t;
+  }
+  llvm::Type* i32(llvm::Value* v) { return like(v, b_.getInt32Ty()); }
+  llvm::Value* c32(llvm::Value* v, uint32_t value) { return llvm::ConstantInt::get(i32(v), value); }
+  llvm::Value* f(llvm::Value* v, float value) { return llvm::ConstantFP::get(v->getType(), value); }
+  llvm::Value* fabs(llvm::Value* v) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v); }
+  llvm::Value* copysign(llvm::Value* magnitude, llvm::Value* sign) {
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, magnitude, sign);
+  }
+  /// a * b + c, fused where the target has an FMA instruction.
+  llvm::Value* fma(llvm::Value* a, llvm::Value* b, llvm::Value* c) {
+    return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {a->getType()}, {a, b, c});
+  }
+  llvm::Value* is_nan(llvm::Value* v) { return b_.CreateFCmpUNO(v, v); }
+  /// v limited to [lo, hi]; NaN becomes lo (callers that must return NaN select it back).
+  llvm::Value* clamp(llvm::Value* v, float lo, float hi) {
+    llvm::Value* below_hi = b_.CreateSelect(b_.CreateFCmpOLT(v, f(v, hi)), v, f(v, hi));
+    return b_.CreateSelect(b_.CreateFCmpOGT(below_hi, f(v, lo)), below_hi, f(v, lo));
+  }
+  /// The nearest integer (ties to even) of |v| < 2^22, without a rounding instruction: adding
+  /// 1.5 * 2^23 pushes the fraction bits out of the float's mantissa.
+  llvm::Value* round_to_integer(llvm::Value* v) {
+    llvm::Value* shift = f(v, 12582912.0f);
+    return b_.CreateFSub(b_.CreateFAdd(v, shift), shift);
+  }
+  /// 2^n for integer n in [-126, 127], built from its exponent bits.
+  llvm::Value* power_of_two(llvm::Value* n) {
+    return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(n, c32(n, 127)), c32(n, 23)), like(n, b_.getFloatTy()));
+  }
+  /// c[0] + x (c[1] + x (c[2] + ...)).
+  llvm::Value* horner(llvm::Value* x, std::initializer_list<float> c) {
+    const float* last = c.end() - 1;
+    llvm::Value* p = f(x, *last);
+    for (const float* k = last; k != c.begin();) p = fma(p, x, f(x, *--k));
+    return p;
+  }
+
+  llvm::IRBuilder<>& b_;
+};
+
+}  // namespace loom::codegen
