@@ -5,7 +5,7 @@
 //   loom-bench vector_math fn=exp ... peer=glibc-<ver>-libmvec:avx512 peer_ms= ratio=
 //   (ratio = peer time / Loom time), with the largest ulp error of each over a sample of every 257th
 // float bit pattern. LOOM_VECTOR_MATH_EXHAUSTIVE=1 checks Loom on every float, compiled for this CPU
-// and for baseline x86-64 without FMA (libmvec stays on the sample): about ten minutes on 2 cores.
+// and for baseline x86-64 without FMA (libmvec stays on the sample): about 14 minutes on 2 cores.
 #include <loom/loom.hpp>
 
 #include <dlfcn.h>
