@@ -40,11 +40,13 @@ class VectorMath {
     return erf(x);
   }
 
-  /// e^x: x = n ln2 + r with |r| <= ln2/2 (ln2 in two parts, so r carries no rounding of n ln2), e^r by a
-  /// degree-6 polynomial, then times 2^n in two halves so that subnormal and overflowing results round once.
+  /// e^x: x = n ln2 + r with |r| <= ln2/2 (ln2 in two parts, so r carries no rounding of n ln2),
+  /// e^r by a degree-6 polynomial, then times 2^n in two halves so that subnormal and overflowing
+  /// results round once.
   llvm::Value* exp(llvm::Value* x) {
     llvm::Value* xc = clamp(x, -104.0f, 89.0f);  // e^-104 rounds to 0, e^89 to inf
-    llvm::Value* n = round_to_integer(b_.CreateFMul(xc, f(x, 1.44269504088896341f)));
+    llvm::Value* ni = round_to_integer(b_.CreateFMul(xc, f(x, 1.44269504088896341f)));  // in [-150, 129]
+    llvm::Value* n = b_.CreateSIToFP(ni, x->getType());
     llvm::Value* r = fma(n, f(x, -0.693359375f), xc);
     r = fma(n, f(x, 2.12194440e-4f), r);  // ln2 = 0.693359375 - 2.12194440e-4 + O(1e-12)
     llvm::Value* p = horner(r, {0.49999988595112802f, 0.16666518459980375f, 0.04166953310922325f,
@@ -59,7 +61,6 @@ class VectorMath {
                               b_.getInt32(4 /* the current rounding mode */)});
       return b_.CreateSelect(is_nan(x), x, result);
     }
-    llvm::Value* ni = b_.CreateFPToSI(n, i32(x));  // in [-150, 129]
     llvm::Value* n1 = b_.CreateAShr(ni, c32(x, 1));
     llvm::Value* n2 = b_.CreateSub(ni, n1);
     llvm::Value* result = b_.CreateFMul(b_.CreateFMul(p, power_of_two(n1)), power_of_two(n2));
@@ -153,11 +154,11 @@ class VectorMath {
     llvm::Value* below_hi = b_.CreateSelect(b_.CreateFCmpOLT(v, f(v, hi)), v, f(v, hi));
     return b_.CreateSelect(b_.CreateFCmpOGT(below_hi, f(v, lo)), below_hi, f(v, lo));
   }
-  /// The nearest integer (ties to even) of |v| < 2^22, without a rounding instruction: adding
-  /// 1.5 * 2^23 pushes the fraction bits out of the float's mantissa.
+  /// The integer nearest v (ties away from zero), as i32, for |v| < 2^30. Not the shorter
+  /// (v + 1.5 * 2^23) - 1.5 * 2^23: on a fast-math target the code generator may reassociate that
+  /// back to v (LLVM 19 did not in our tests, but nothing forbids it).
   llvm::Value* round_to_integer(llvm::Value* v) {
-    llvm::Value* shift = f(v, 12582912.0f);
-    return b_.CreateFSub(b_.CreateFAdd(v, shift), shift);
+    return b_.CreateFPToSI(b_.CreateFAdd(v, copysign(f(v, 0.5f), v)), i32(v));
   }
   /// 2^n for integer n in [-126, 127], built from its exponent bits.
   llvm::Value* power_of_two(llvm::Value* n) {
