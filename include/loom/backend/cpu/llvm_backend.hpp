@@ -26,7 +26,7 @@ class LlvmCpuBackend final : public runtime::CpuBackend {
  public:
   /// Bump when generated code changes for the same IR: it is part of every cache key, so old
   /// entries on disk stop matching instead of running stale code.
-  static constexpr int kCodegenVersion = 3;  // 2, 3: float exp, log, tanh, erf as inline polynomials
+  static constexpr int kCodegenVersion = 4;  // 2-4: float exp, log, tanh, erf as inline polynomials
 
   static LlvmCpuBackend& instance() {
     static LlvmCpuBackend* backend = new LlvmCpuBackend();

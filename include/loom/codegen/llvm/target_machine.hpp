@@ -36,6 +36,9 @@ struct ResolvedTarget {
   std::string missing_host_features;
   bool has_f16c = false;  // float16 <-> float32 conversions in hardware
   int vector_bits = 128;  // the widest vector register
+  /// AVX-512 instructions on 512-bit registers (avx512f with evex512): not so on an AVX10/256-style
+  /// target, where LLVM cannot lower a 512-bit x86 intrinsic.
+  bool has_avx512_zmm = false;
 
   /// The cache-key description: LLVM version, triple, CPU, features, options.
   std::string description() const {
@@ -118,6 +121,7 @@ inline ResolvedTarget resolve_uncached(const Target& t) {
   auto enabled = [&](const char* feature) { return sti->checkFeatures(std::string("+") + feature); };
   r.has_f16c = enabled("f16c");
   r.vector_bits = enabled("avx512f") ? 512 : enabled("avx") ? 256 : 128;
+  r.has_avx512_zmm = enabled("avx512f") && enabled("evex512");
   std::string missing;
   for (const std::string& f : known) {
     auto h = host.find(f);

@@ -13,6 +13,7 @@
 
 #include <llvm/IR/IntrinsicsX86.h>
 
+#include <cmath>
 #include <initializer_list>
 #include <string>
 
@@ -20,8 +21,9 @@ namespace loom::codegen {
 
 class VectorMath {
  public:
-  /// has_avx512: the target has AVX-512F, so exp scales 16-lane vectors with one vscalefps.
-  VectorMath(llvm::IRBuilder<>& b, bool has_avx512) : b_(b), has_avx512_(has_avx512) {}
+  /// has_avx512_zmm: the target has AVX-512F on 512-bit registers, so exp scales 16-lane vectors
+  /// with one vscalefps.
+  VectorMath(llvm::IRBuilder<>& b, bool has_avx512_zmm) : b_(b), has_avx512_zmm_(has_avx512_zmm) {}
 
   /// Whether `name` has a polynomial version for values of IR type `type`.
   static bool handles(const std::string& name, llvm::Type* type) {
@@ -53,7 +55,7 @@ class VectorMath {
                                 0.0083689163413751267f, 0.0013751407895822139f});
     p = b_.CreateFAdd(fma(b_.CreateFMul(r, r), p, r), f(x, 1.0f));
     auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(x->getType());
-    if (has_avx512_ && vector && vector->getNumElements() == 16) {
+    if (has_avx512_zmm_ && vector && vector->getNumElements() == 16) {
       // p * 2^n rounded once, subnormal and overflowing results included: the same bits as below.
       llvm::Value* result =
           b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
@@ -90,10 +92,11 @@ class VectorMath {
     llvm::Value* log_m = fma(f2, fma(fr, p, f(x, -0.5f)), fr);
     // e ln2 with ln2 in two parts, the first short enough that e times it is exact (|e| <= 150).
     llvm::Value* result = fma(e, f(x, 0.693359375f), fma(e, f(x, -2.12194440e-4f), log_m));
-    // log 0 = -inf, log of a negative or NaN is NaN, log inf = inf.
+    // log 0 = -inf, log inf = inf, log of a negative number is NaN, log NaN is that NaN.
     result = b_.CreateSelect(b_.CreateFCmpOEQ(x, f(x, 0.0f)), f(x, -INFINITY), result);
     result = b_.CreateSelect(b_.CreateFCmpOEQ(x, f(x, INFINITY)), x, result);
-    return b_.CreateSelect(b_.CreateFCmpOGE(x, f(x, 0.0f)), result, f(x, NAN));
+    result = b_.CreateSelect(b_.CreateFCmpOGE(x, f(x, 0.0f)), result, f(x, NAN));
+    return b_.CreateSelect(is_nan(x), x, result);
   }
 
   /// tanh x: an odd polynomial below |x| = 0.625, 1 - 2 / (e^(2|x|) + 1) with x's sign above.
@@ -149,7 +152,7 @@ class VectorMath {
     return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {a->getType()}, {a, b, c});
   }
   llvm::Value* is_nan(llvm::Value* v) { return b_.CreateFCmpUNO(v, v); }
-  /// v limited to [lo, hi]; NaN becomes lo (callers that must return NaN select it back).
+  /// v limited to [lo, hi]; NaN becomes hi (callers that must return NaN select it back).
   llvm::Value* clamp(llvm::Value* v, float lo, float hi) {
     llvm::Value* below_hi = b_.CreateSelect(b_.CreateFCmpOLT(v, f(v, hi)), v, f(v, hi));
     return b_.CreateSelect(b_.CreateFCmpOGT(below_hi, f(v, lo)), below_hi, f(v, lo));
@@ -173,7 +176,7 @@ class VectorMath {
   }
 
   llvm::IRBuilder<>& b_;
-  bool has_avx512_;
+  bool has_avx512_zmm_;
 };
 
 }  // namespace loom::codegen
