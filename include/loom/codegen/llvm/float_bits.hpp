@@ -8,6 +8,13 @@
 
 namespace loom::codegen {
 
+/// `t` with the lane count of v (t itself for a scalar v).
+inline llvm::Type* like(llvm::Value* v, llvm::Type* t) {
+  if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(v->getType()))
+    return llvm::FixedVectorType::get(t, vt->getNumElements());
+  return t;
+}
+
 class FloatBits {
  public:
   FloatBits(llvm::IRBuilder<>& b, bool has_f16c) : b_(b), has_f16c_(has_f16c) {}
@@ -106,12 +113,6 @@ class FloatBits {
   }
 
  private:
-  /// `t` with the lane count of v.
-  static llvm::Type* like(llvm::Value* v, llvm::Type* t) {
-    if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(v->getType()))
-      return llvm::FixedVectorType::get(t, vt->getNumElements());
-    return t;
-  }
   llvm::Type* i32(llvm::Value* v) { return like(v, b_.getInt32Ty()); }
   llvm::Value* c32(llvm::Value* v, uint32_t value) { return llvm::ConstantInt::get(i32(v), value); }
   llvm::Value* round_even(llvm::Value* v) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, v); }

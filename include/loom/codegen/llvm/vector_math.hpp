@@ -9,6 +9,7 @@
 // subnormal inputs and results behave as libm's. Double keeps libm (one call per lane).
 #pragma once
 
+#include "loom/codegen/llvm/float_bits.hpp"
 #include "loom/codegen/llvm/llvm_includes.hpp"
 
 #include <llvm/IR/IntrinsicsX86.h>
@@ -134,12 +135,6 @@ class VectorMath {
   }
 
  private:
-  /// `t` with the lane count of v.
-  static llvm::Type* like(llvm::Value* v, llvm::Type* t) {
-    if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(v->getType()))
-      return llvm::FixedVectorType::get(t, vt->getNumElements());
-    return t;
-  }
   llvm::Type* i32(llvm::Value* v) { return like(v, b_.getInt32Ty()); }
   llvm::Value* c32(llvm::Value* v, uint32_t value) { return llvm::ConstantInt::get(i32(v), value); }
   llvm::Value* f(llvm::Value* v, float value) { return llvm::ConstantFP::get(v->getType(), value); }
