@@ -132,7 +132,7 @@ TEST_CASE("cuda host program: an extern stage between launches copies its buffer
   };
   ops.free = [](uint64_t) {};
   ops.launch = [&](size_t kernel, const runtime::cuda::LaunchDims&, const std::vector<uint64_t>&,
-                   const std::vector<int64_t>&) {
+                   const std::vector<uint64_t>&) {
     events.push_back(cat("launch ", kernel));
     if (kernel == 0) {  // stands in for B = 2 * A: B[i] = i
       float* b = reinterpret_cast<float*>(device.at(scratch.at("B")));

@@ -30,7 +30,7 @@ struct Launch {
   size_t kernel;
   runtime::cuda::LaunchDims dims;
   std::vector<uint64_t> buffers;
-  std::vector<int64_t> ints;
+  std::vector<uint64_t> scalars;  // each scalar's bytes in its C type
 };
 
 }  // namespace
@@ -64,7 +64,7 @@ TEST_CASE("cuda host program: a global intermediate is allocated, both kernels l
   };
   ops.synchronize = [&] { events += 's'; };
   ops.launch = [&](size_t k, const runtime::cuda::LaunchDims& d, const std::vector<uint64_t>& b,
-                   const std::vector<int64_t>& i) {
+                   const std::vector<uint64_t>& i) {
     launches.push_back({k, d, b, i});
     events += 'l';
   };
@@ -83,7 +83,7 @@ TEST_CASE("cuda host program: a global intermediate is allocated, both kernels l
   CHECK(launches[0].buffers == std::vector<uint64_t>{0x1000, 0x9000});  // reads A, writes B
   CHECK(launches[1].buffers ==
         std::vector<uint64_t>{0x2000, 0x9000});  // writes C (a parameter first), reads B
-  CHECK(launches[0].ints == std::vector<int64_t>{1000});
+  CHECK(launches[0].scalars == std::vector<uint64_t>{1000});
 }
 
 TEST_CASE("cuda host program: a launch only known at run time is checked then") {
@@ -107,12 +107,62 @@ TEST_CASE("cuda host program: a launch only known at run time is checked then") 
   ops.allocate = [](int64_t, const std::string&) { return uint64_t{0}; };
   ops.free = [](uint64_t) {};
   ops.launch = [](size_t, const runtime::cuda::LaunchDims&, const std::vector<uint64_t>&,
-                  const std::vector<int64_t>&) {};
+                  const std::vector<uint64_t>&) {};
   CHECK_THROWS_WITH_AS(
       runtime::cuda::run_host_program(m, m.host, env, ops, cuda::arch_limits("sm_80")),
       doctest::Contains("launch of kernel nparts_kernel0: kernel nparts_kernel0 has threadIdx.x = "), Error);
   env.ints[n.get()] = 4096;
   CHECK_NOTHROW(runtime::cuda::run_host_program(m, m.host, env, ops, cuda::arch_limits("sm_80")));
+}
+
+TEST_CASE("cuda host program: float scalar arguments launch as the bytes of their C types") {
+  Var alpha("alpha", f32), beta("beta", f64), h("h", f16), n("n");
+  Tensor A = placeholder({n}, f32, "A");
+  Tensor B = compute(
+      {n}, [&](Expr i) { return A(i) * alpha + cast(f32, beta) + cast(f32, Expr(h)); }, "B");
+  Schedule s = create_schedule(B);
+  auto [xo, xi] = s[B].split(B.axis(0), 64);
+  s[B].bind(xo, thread_axis("blockIdx.x"));
+  s[B].bind(xi, thread_axis("threadIdx.x"));
+  LoweredFunc f = lower(s, {A, beta, B, alpha, n, h}, "scaled");
+  cuda::CudaModule m = cuda::codegen_cuda(f);
+  MESSAGE(m.source);
+  CHECK(m.source.find("float alpha") != std::string::npos);
+  CHECK(m.source.find("double beta") != std::string::npos);
+  CHECK(m.source.find("__half h") != std::string::npos);
+  if (have_nvrtc())
+    CHECK(
+        runtime::cuda::nvrtc_compile(m.source, "scaled", "sm_80", false).ptx.find(".entry scaled_kernel0") !=
+        std::string::npos);
+
+  runtime::cuda::HostEnv env;
+  env.ints[n.get()] = 100;
+  env.floats[alpha.get()] = 0.1;    // float(0.1) = 0x3dcccccd
+  env.floats[beta.get()] = 0.1;     // double 0.1 = 0x3fb999999999999a
+  env.floats[h.get()] = 1.0 / 3.0;  // __half 0.333251953125 = 0x3555
+  env.buffers[f.params[0].buffer.data.get()] = 0x1000;
+  env.buffers[f.params[2].buffer.data.get()] = 0x2000;
+  std::vector<Launch> launches;
+  runtime::cuda::HostOps ops;
+  ops.allocate = [](int64_t, const std::string&) { return uint64_t{0}; };
+  ops.free = [](uint64_t) {};
+  ops.launch = [&](size_t k, const runtime::cuda::LaunchDims& d, const std::vector<uint64_t>& b,
+                   const std::vector<uint64_t>& scalars) {
+    launches.push_back({k, d, b, scalars});
+  };
+  runtime::cuda::run_host_program(m, m.host, env, ops, cuda::arch_limits("sm_80"));
+  REQUIRE(launches.size() == 1);
+  // The kernel's scalar parameters, in its declaration order, each as the bytes of its C type.
+  std::vector<uint64_t> want;
+  for (const cuda::KernelParam& p : m.kernels[0].kernel.params) {
+    if (p.is_buffer) continue;
+    if (p.var.same_as(alpha)) want.push_back(0x3dcccccd);
+    if (p.var.same_as(beta)) want.push_back(0x3fb999999999999a);
+    if (p.var.same_as(h)) want.push_back(0x3555);
+    if (p.var.same_as(n)) want.push_back(100);
+  }
+  CHECK(want.size() == 4);
+  CHECK(launches[0].scalars == want);
 }
 
 TEST_CASE("cuda_sim: two kernels with a global intermediate give the reference result") {

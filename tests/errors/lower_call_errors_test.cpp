@@ -48,10 +48,7 @@ TEST_CASE("errors: lower() arguments listed twice, foreign, undefined or not int
       loom::Error);
   CHECK_THROWS_WITH_AS(lower(s, {g.A, g.C, Tensor()}, "undef"),
                        Contains("lower 'undef': an argument is undefined"), loom::Error);
-  Var x("x", f32), m = size_var("m");
-  CHECK_THROWS_WITH_AS(lower(s, {g.A, g.C, x}, "float_scalar"),
-                       Contains("lower 'float_scalar': scalar argument 'x' must be an integer size variable"),
-                       loom::Error);
+  Var m = size_var("m");
   CHECK_THROWS_WITH_AS(lower(s, {g.A, g.C, m, m}, "dup_var"),
                        Contains("lower 'dup_var': variable 'm' is listed twice among the arguments"),
                        loom::Error);
@@ -161,18 +158,49 @@ TEST_CASE("errors: a buffer of the wrong shape or dtype is rejected before anyth
   CHECK(c(0, 0) == a(0, 0) + 1.0f);
 }
 
-TEST_CASE(
-    "errors: a schedule that reads outside its input is caught by the interpreter, not silently wrong") {
+TEST_CASE("errors: scalar arguments that are not one integer or float, and a float value not passed") {
   const int n = 8;
   Tensor A = placeholder({n}, f32, "A");
-  // The user forgot the padding guard: i + 1 reaches A[n].
-  Tensor C = compute(
-      {n}, [&](Expr i) { return A(i) + A(i + 1); }, "C");
-  LoweredFunc f = lower(create_schedule(C), {A, C}, "overrun");
-  Buffer<float> a({n}), c({n});
-  CHECK_THROWS_WITH_AS(
-      test::interpret_checked(f, {a, c}),
-      Contains("out-of-bounds load from buffer 'A': index 8 is outside its extent of 8 float32 "
-               "elements (valid indices are 0 to 7)"),
+  Var gamma("gamma", f32), v("v", f32.with_lanes(4)), ptr("ptr", handle_type);
+  Tensor D = compute(
+      {n}, [&](Expr i) { return A(i) * gamma; }, "D");
+  Schedule s = create_schedule(D);
+  CHECK_THROWS_WITH_AS(  // catalog: E-LOWER-UNLISTED-VALUE
+      lower(s, {A, D}, "unlisted"),
+      Contains("lower 'unlisted': the computation uses the float32 variable 'gamma', which is not an "
+               "argument; pass it as one (lower(s, {..., gamma}, ...))"),
       loom::Error);
+  CHECK_THROWS_WITH_AS(  // catalog: E-LOWER-SCALAR-TYPE
+      lower(s, {A, D, gamma, v}, "lanes"),
+      Contains("lower 'lanes': scalar argument 'v' has 4 lanes; declare it with one lane and broadcast it "
+               "in the computation"),
+      loom::Error);
+  CHECK_THROWS_WITH_AS(lower(s, {A, D, gamma, ptr}, "handle"),
+                       Contains("lower 'handle': scalar argument 'ptr' has type handle; a scalar argument is "
+                                "an integer or a float (declare it Var(\"ptr\", i32) or Var(\"ptr\", f32))"),
+                       loom::Error);
+  LoweredFunc f = lower(s, {A, D, gamma}, "listed");
+  CHECK(f.size_vars.empty());  // a float value is not a size
+}
+
+TEST_CASE("errors: an input smaller than the region the computation reads") {
+  // C reads one row and column beyond itself; an A of C's shape is too small, and nothing runs.
+  Var n = size_var("n"), m = size_var("m");
+  Tensor A = placeholder({m, m}, f32, "A");
+  Tensor C = compute(
+      {n, n}, [&](Expr i, Expr j) { return A(i + 1, j + 1) - A(i, j); }, "C");
+  LoweredFunc f = lower(create_schedule(C), {A, C}, "diff");
+  Buffer<float> a({5, 5}), c({5, 5});
+  c.fill(7.0f);
+  CHECK_THROWS_WITH_AS(  // catalog: E-ARG-INPUT-REGION
+      interpret(f, {a, c}),
+      Contains("argument 'A' of kernel 'diff': stage 'C' reads A(i + 1, j + 1), which along dimension 0 "
+               "reaches indices 1 to 5, but dimension 0 of 'A' has extent 5 (indices 0 to 4): pass a larger "
+               "'A' (at least 6 along dimension 0), or compute 'C' over fewer points"),
+      ArgumentError);
+  for (int64_t e = 0; e < c.num_elements(); ++e) REQUIRE(c.at_flat(e) == 7.0f);
+  Buffer<float> big({6, 6});
+  big.fill(1.0f);
+  test::interpret_checked(f, {big, c});
+  for (int64_t e = 0; e < c.num_elements(); ++e) REQUIRE(c.at_flat(e) == 0.0f);
 }

@@ -32,6 +32,17 @@ struct FuncParam {
   Var scalar;          // when kind == Scalar: a symbolic value passed by the caller
 };
 
+/// What one read of an input tensor needs along one dimension, over every point its stage
+/// computes (lower/input_regions.hpp): indices min to max, inclusive, in terms of the size
+/// variables. A call checks it against the buffer it is given.
+struct InputRead {
+  size_t param = 0;    // index of the buffer parameter read
+  int dim = 0;         // its dimension
+  std::string reader;  // the stage that reads it
+  std::string access;  // the read as printed, e.g. "A(i + 1)"
+  Expr min, max;
+};
+
 class LoweredFunc {
  public:
   std::string name;
@@ -43,6 +54,10 @@ class LoweredFunc {
   /// lowered for a GPU target (build() with Target::cuda()/cuda_sim()); null otherwise. The CUDA
   /// backend splits again when it is null or was made from another body.
   std::shared_ptr<const cuda::DeviceSplit> device_split;
+  /// The index ranges of the inputs that the computation reads; every call checks them against
+  /// its buffers before running (empty for functions built by hand, or lowered with
+  /// PassContext::check_input_regions off).
+  std::vector<InputRead> input_reads;
 
   /// The function as text: `primfn name(params) {` and the body as lower() prints it.
   LOOM_DECL std::string to_string() const;

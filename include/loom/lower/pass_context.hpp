@@ -90,6 +90,10 @@ class PassContext {
   bool time_passes = false;  // print each pass's time to stderr
   /// Simplify with the bound analyzer after flattening (tests may switch it off to see raw IR).
   bool simplify = true;
+  /// Record the region of each input that the computation reads (lower/input_regions.hpp), which
+  /// every call checks against its buffers. Off: the caller guarantees the buffers are large
+  /// enough (a read past the end is then undefined behaviour in compiled kernels).
+  bool check_input_regions = true;
   /// The target the function is lowered for; build() sets it. For a GPU target the Device phase
   /// splits the function into host code and kernels; without a target that phase does nothing.
   std::optional<Target> target;

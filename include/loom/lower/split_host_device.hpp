@@ -120,6 +120,8 @@ class Splitter {
   explicit Splitter(const LoweredFunc& f) : f_(f) {
     for (const FuncParam& p : f.params) {
       if (p.kind == FuncParam::Kind::Buffer) buffer_types_[p.buffer.data.get()] = p.buffer.dtype;
+      if (p.kind == FuncParam::Kind::Scalar && p.scalar.dtype().is_float())
+        float_params_.insert(p.scalar.get());
     }
   }
 
@@ -267,7 +269,7 @@ class Splitter {
     }
 
     // Parameters: buffers first (the function's in its order, then host-allocated ones), then
-    // integers in order of first use.
+    // integers and the function's float arguments in order of first use.
     RegionFreeVars free;
     free.visit_stmt(s);
     std::vector<Var> vars = free.vars();
@@ -292,11 +294,12 @@ class Splitter {
     }
     for (const Var& v : vars) {
       if (v.dtype().is_handle()) continue;
-      if (!v.dtype().is_integral() || v.dtype().is_vector())
+      const bool passed = v.dtype().is_integral() || float_params_.count(v.get());
+      if (!passed || v.dtype().is_vector())
         throw Error(cat("build '", f_.name, "' for CUDA: kernel ", k.name, " uses '", v.name(), "' of type ",
                         v.dtype().str(),
-                        ", a value the host would have to compute; only integer values "
-                        "cross into kernels"));
+                        ", a value the host would have to compute; only integers and the function's "
+                        "float arguments cross into kernels"));
       KernelParam p;
       p.var = v;
       p.element = v.dtype();
@@ -316,6 +319,7 @@ class Splitter {
 
   const LoweredFunc& f_;
   std::unordered_map<const VarNode*, DType> buffer_types_;
+  std::unordered_set<const VarNode*> float_params_;  // float scalar arguments: the host has their values
   std::vector<DeviceKernel> kernels_;
 };
 

@@ -133,6 +133,7 @@ class DriverRunner final : public DeviceRunner {
     last_ms_.reset();  // a call that fails has no time, and must not report its predecessor's
     HostEnv env;
     for (const auto& [var, value] : bound.scalars) env.ints[var] = value;
+    for (const auto& [var, value] : bound.float_scalars) env.floats[var] = value;
     struct Allocation {
       Driver::DevicePtr ptr = 0;
       const BoundBuffer* host = nullptr;
@@ -192,20 +193,14 @@ class DriverRunner final : public DeviceRunner {
     // synchronization after the host program.
     ops.synchronize = [&] { drv.ctx_synchronize(); };
     ops.launch = [&](size_t index, const LaunchDims& d, const std::vector<uint64_t>& buffers,
-                     const std::vector<int64_t>& ints) {
+                     const std::vector<uint64_t>& scalars) {
       const KernelCode& k = module_.kernels[index];
       // Parameter values in declaration order, each in the C type the kernel declares.
       std::vector<uint64_t> storage(k.kernel.params.size());
       std::vector<void*> params;
       size_t b = 0, n = 0;
       for (size_t i = 0; i < k.kernel.params.size(); ++i) {
-        const loom::cuda::KernelParam& p = k.kernel.params[i];
-        if (p.is_buffer) {
-          storage[i] = buffers[b++];
-        } else {
-          const int64_t v = ints[n++];
-          std::memcpy(&storage[i], &v, 8);  // little-endian: the low bytes are the narrower types
-        }
+        storage[i] = k.kernel.params[i].is_buffer ? buffers[b++] : scalars[n++];
         params.push_back(&storage[i]);
       }
       Driver::Function fn = functions_[index];

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <unordered_map>
@@ -13,7 +14,9 @@
 #include "loom/backend/cuda/extern_stage.hpp"
 #include "loom/backend/cuda/launch_limits.hpp"
 #include "loom/codegen/cuda/codegen_cuda.hpp"
+#include "loom/ir/dtype_arith.hpp"
 #include "loom/ir/extern_call.hpp"
+#include "loom/ir/half.hpp"
 #include "loom/ir/int_eval.hpp"
 
 namespace loom::runtime::cuda {
@@ -22,9 +25,11 @@ using loom::cuda::CudaModule;
 using loom::cuda::KernelCode;
 using loom::cuda::LaunchDims;
 
-/// Integer values of host variables, and device addresses of buffers (by their handle Var).
+/// Integer values of host variables, values of float scalar arguments, and device addresses of
+/// buffers (by their handle Var).
 struct HostEnv {
   std::unordered_map<const VarNode*, int64_t> ints;
+  std::unordered_map<const VarNode*, double> floats;
   std::unordered_map<const VarNode*, uint64_t> buffers;
 };
 
@@ -36,9 +41,10 @@ struct HostOps {
   /// before a scratch buffer is freed, which kernels still running may use. Optional.
   std::function<void()> synchronize;
   /// kernel index, its dimensions, and the values of its parameters in order: a device address
-  /// for each buffer, the integer for each scalar.
+  /// for each buffer, and for each scalar the bytes of its value in the C type the kernel declares
+  /// (scalar_bytes(), little-endian, zero-padded to 8 bytes).
   std::function<void(size_t, const LaunchDims&, const std::vector<uint64_t>& buffers,
-                     const std::vector<int64_t>& ints)>
+                     const std::vector<uint64_t>& scalars)>
       launch;
   /// An extern stage: the registered function's id and its buffers in device memory.
   std::function<void(int64_t function_id, const std::vector<DeviceBufferView>& inputs,
@@ -65,6 +71,31 @@ inline int64_t eval_host_int(const Expr& e, const HostEnv& env, const std::strin
     throw Error(cat(where, ": the host cannot evaluate ", to_string(failure.expr),
                     " (only integer arithmetic runs there)"));
   }
+}
+
+/// The bytes of a scalar kernel parameter of type `t` in its C type (int64_t, int32_t, float,
+/// double, __half, ...), zero-padded to 8: an integer from env.ints, a float argument from
+/// env.floats, rounded to `t` as the CPU backend rounds it.
+inline uint64_t scalar_bytes(const Var& v, const HostEnv& env, const std::string& where) {
+  const DType t = v.dtype();
+  uint64_t bytes = 0;
+  if (!t.is_float()) {
+    const int64_t value = eval_host_int(v, env, where);
+    std::memcpy(&bytes, &value, 8);  // little-endian: the low bytes are the narrower types
+    return bytes;
+  }
+  auto it = env.floats.find(v.get());
+  internal_check(it != env.floats.end(), where, ": float argument '", v.name(), "' has no value");
+  const double value = arith::round_double_to(it->second, arith::float_format_of(t));
+  if (t.bits == 64) {
+    std::memcpy(&bytes, &value, 8);
+  } else if (t.bits == 32) {
+    bytes = float_bits(static_cast<float>(value));
+  } else {  // float16, bfloat16: value is exact in float once rounded to the 16-bit format
+    bytes = t.is_bfloat() ? float_to_bfloat16_bits(static_cast<float>(value))
+                          : float_to_half_bits(static_cast<float>(value));
+  }
+  return bytes;
 }
 
 /// The dimensions of launching `k` in `env`.
@@ -167,7 +198,7 @@ inline void run_host_program(const CudaModule& m, const Stmt& s, HostEnv& env, c
       for (int d = 0; d < 3; ++d)
         if (dims.block[d] <= 0 || dims.grid[d] <= 0) return;  // an empty launch runs nothing
       std::vector<uint64_t> buffers;
-      std::vector<int64_t> ints;
+      std::vector<uint64_t> scalars;
       for (const loom::cuda::KernelParam& p : k.kernel.params) {
         if (p.is_buffer) {
           auto it = env.buffers.find(p.var.get());
@@ -175,10 +206,10 @@ inline void run_host_program(const CudaModule& m, const Stmt& s, HostEnv& env, c
                          p.var.name(), "'");
           buffers.push_back(it->second);
         } else {
-          ints.push_back(eval_host_int(p.var, env, where));
+          scalars.push_back(scalar_bytes(p.var, env, where));
         }
       }
-      ops.launch(index, dims, buffers, ints);
+      ops.launch(index, dims, buffers, scalars);
       return;
     }
     default: break;

@@ -15,6 +15,7 @@ LOOM_IMPLEMENTATION_FILE("loom/lower/lower.hpp");
 
 #include "loom/ir/free_vars.hpp"
 #include "loom/ir/structural_equal.hpp"
+#include "loom/lower/input_regions.hpp"
 #include "loom/lower/lower.hpp"
 #include "loom/lower/pipeline.hpp"
 #include "loom/support/file_name.hpp"
@@ -138,6 +139,7 @@ LOOM_DECL LoweredFunc lower(const Schedule& s, const std::vector<LowerArg>& args
 
   std::unordered_set<const VarNode*> scalar_seen;
   std::vector<Var> scalar_args;
+  InputParams inputs;  // the placeholders among the arguments, for the call's region checks
   for (const LowerArg& a : args) {
     if (a.tensor.defined()) {
       const Tensor& t = a.tensor;
@@ -161,14 +163,20 @@ LOOM_DECL LoweredFunc lower(const Schedule& s, const std::vector<LowerArg>& args
       for (const Expr& e : t.shape()) b.mins.push_back(make_zero(e.dtype()));
       b.strides = aligned_strides(t.shape(), {});
       state.params[TensorKey(t)] = b;
+      if (t.op()->kind == OpKind::Placeholder) inputs[TensorKey(t)] = func.params.size();
       FuncParam p;
       p.kind = FuncParam::Kind::Buffer;
       p.buffer = BufferParam{t.name(), b.data, b.dtype, b.extents, b.strides};
       func.params.push_back(p);
     } else if (a.var.defined()) {
-      if (!a.var.dtype().is_integral())
-        throw Error(
-            cat("lower '", name, "': scalar argument '", a.var.name(), "' must be an integer size variable"));
+      const DType t = a.var.dtype();
+      if (!t.is_integral() && !t.is_float())
+        throw Error(cat("lower '", name, "': scalar argument '", a.var.name(), "' has type ", t.str(),
+                        "; a scalar argument is an integer or a float (declare it Var(\"", a.var.name(),
+                        "\", i32) or Var(\"", a.var.name(), "\", f32))"));
+      if (t.lanes != 1)
+        throw Error(cat("lower '", name, "': scalar argument '", a.var.name(), "' has ", t.lanes,
+                        " lanes; declare it with one lane and broadcast it in the computation"));
       if (!scalar_seen.insert(a.var.get()).second)
         throw Error(
             cat("lower '", name, "': variable '", a.var.name(), "' is listed twice among the arguments"));
@@ -180,6 +188,13 @@ LOOM_DECL LoweredFunc lower(const Schedule& s, const std::vector<LowerArg>& args
     } else {
       throw Error(cat("lower '", name, "': an argument is undefined"));
     }
+  }
+
+  if (ctx.check_input_regions) {
+    std::vector<Operation> outputs;
+    for (const Ref<StageNode>& stage : state.schedule->stages)
+      if (stage->is_output) outputs.push_back(stage->origin_op);
+    func.input_reads = infer_input_reads(outputs, inputs);
   }
 
   detail::PassRunner(ctx, state).run_from(Phase::Schedule);
@@ -203,7 +218,15 @@ LOOM_DECL LoweredFunc lower(const Schedule& s, const std::vector<LowerArg>& args
           cat("lower '", name, "': size variable '", v.name(),
               "' appears in argument shapes only inside expressions, so a call cannot bind it; pass '",
               v.name(), "' itself as an argument (lower(s, {..., ", v.name(), "}, ...))"));
+  // Float scalar arguments are values, not sizes: the call passes them, nothing binds them.
   for (const Var& v : free_vars(func.body)) {
+    if (v.dtype().is_float()) {
+      if (!bindable.count(v.get()))
+        throw Error(cat("lower '", name, "': the computation uses the ", v.dtype().str(), " variable '",
+                        v.name(), "', which is not an argument; pass it as one (lower(s, {..., ", v.name(),
+                        "}, ...))"));
+      continue;
+    }
     if (!bindable.count(v.get()))
       throw Error(
           cat("lower '", name, "': the computation uses variable '", v.name(),
@@ -214,7 +237,7 @@ LOOM_DECL LoweredFunc lower(const Schedule& s, const std::vector<LowerArg>& args
     }
   }
   for (const Var& v : scalar_args)
-    if (seen.insert(v.get()).second) shape_vars.push_back(v);
+    if (!v.dtype().is_float() && seen.insert(v.get()).second) shape_vars.push_back(v);
   func.size_vars = shape_vars;
   return std::move(func);
 }

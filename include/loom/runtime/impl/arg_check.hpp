@@ -70,6 +70,8 @@ class ArgumentBinder {
       check_buffer_layout(f_.params[i].buffer, args_[i].buffer);
       out_.buffers[f_.params[i].buffer.data.get()].on_cuda_device = args_[i].device.type == kDLPackCUDA;
     }
+    // Pass 3: what the computation reads of each input lies inside the buffer given for it.
+    for (const InputRead& r : f_.input_reads) check_input_read(r);
     out_.scalars = values_;
     return std::move(out_);
   }
@@ -122,6 +124,34 @@ class ArgumentBinder {
                               "' (", t.str(), ", range ", lo, " to ", hi,
                               "): use smaller data or a kernel built with ", t.with_bits(64).str(),
                               " sizes"));
+  }
+
+  /// The indices `r` reads, with this call's sizes, must lie in [0, extent) of the buffer given.
+  void check_input_read(const InputRead& r) const {
+    int64_t lo = 0, hi = 0;
+    try {
+      lo = eval_shape_expr(r.min, values_);
+      hi = eval_shape_expr(r.max, values_);
+    } catch (const UnboundVariable&) {
+      return;  // a range in variables the call does not bind (none that lower() records)
+    } catch (const ArgumentError&) {
+      return;  // a division by zero: no point is computed for these sizes
+    }
+    if (lo > hi) return;  // the stage computes no point for these sizes
+    const std::string& name = f_.params.at(r.param).buffer.name;
+    const int64_t extent = args_.at(r.param).buffer.shape.at(static_cast<size_t>(r.dim));
+    const std::string what =
+        cat("argument '", name, "' of ", kernel(), ": stage '", r.reader, "' reads ", r.access,
+            ", which along dimension ", r.dim, " reaches indices ", lo, " to ", hi);
+    if (lo < 0)
+      throw ArgumentError(cat(what, ", before the start of '", name,
+                              "': guard the read with if_then_else (e.g. if_then_else(i >= 1, A(i - 1), 0)) "
+                              "or change its index"));
+    if (hi >= extent)
+      throw ArgumentError(cat(what, ", but dimension ", r.dim, " of '", name, "' has extent ", extent,
+                              " (indices 0 to ", extent - 1, "): pass a larger '", name, "' (at least ",
+                              hi + 1, " along dimension ", r.dim, "), or compute '", r.reader,
+                              "' over fewer points"));
   }
 
   void bind_scalar(const Var& v, const KernelArg& arg) {
