@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 #include "../support/interpret_checked.hpp"
+#include "../support/schedule_state.hpp"
 #include "errors_test_util.hpp"
 
 using namespace loom;
@@ -408,6 +409,116 @@ TEST_CASE("errors: a refused tile names tile and leaves the stage as it was") {
   interpret(lower(t, {g.A, g.D}, "tiled"), {a, tiled});
   interpret(lower(create_schedule(g.D), {g.A, g.D}, "reference"), {a, reference});
   for (int64_t e = 0; e < a.num_elements(); ++e) CHECK(tiled.at_flat(e) == reference.at_flat(e));
+}
+
+TEST_CASE("errors: a refused fuse of a list fuses none of its axes") {
+  // Before, fuse({...}) fused pair by pair and stopped at the first bad axis, leaving the first
+  // axes fused, and its message named the half-fused loop ('i.j.fused').
+  Graph g;
+  Schedule s = create_schedule(g.C);
+  IterVar i = g.C.axis(0), j = g.C.axis(1);
+  const std::string fresh = schedule_state(s);
+  CHECK_THROWS_WITH_AS(
+      s[g.C].fuse({i, j, g.k}),
+      Contains("fuse: stage 'C' cannot fuse the data-parallel axis 'j' with the reduce axis 'k'; fuse "
+               "data-parallel axes with each other and reduce axes with each other"),
+      loom::ScheduleError);
+  CHECK(schedule_state(s) == fresh);
+  CHECK(s[g.C].fuse({i, j}).name() == "i.j.fused");
+
+  Schedule t = create_schedule(g.D);
+  auto [io, ii] = t[g.D].split(g.D.axis(0), 4);
+  auto [jo, ji] = t[g.D].split(g.D.axis(1), 5);
+  const std::string split = schedule_state(t);
+  // catalog: E-FUSE-DUPLICATE
+  CHECK_THROWS_WITH_AS(
+      t[g.D].fuse({io, ii, io}),
+      Contains("fuse: axis 'i.outer' of stage 'D' is listed twice; list each loop once, outermost first"),
+      loom::ScheduleError);
+  CHECK(schedule_state(t) == split);
+  CHECK_THROWS_WITH_AS(
+      t[g.D].fuse({io, ii, ji}),
+      Contains("fuse: axes 'i.inner' and 'j.inner' of stage 'D' are not adjacent (loop order: "
+               "i.outer, i.inner, j.outer, j.inner); reorder them so that 'j.inner' directly "
+               "follows 'i.inner' before fusing"),
+      loom::ScheduleError);
+  CHECK(schedule_state(t) == split);
+  CHECK_THROWS_WITH_AS(t[g.D].fuse({ji, jo}),
+                       Contains("fuse: in stage 'D', 'j.outer' is outside 'j.inner'; pass the outer loop "
+                                "first: fuse(j.outer, j.inner)"),
+                       loom::ScheduleError);
+  CHECK(schedule_state(t) == split);
+  // The same schedule takes the corrected call, and computes the right values.
+  IterVar all = t[g.D].fuse({io, ii, jo, ji});
+  CHECK(all.name() == "i.outer.i.inner.fused.j.outer.fused.j.inner.fused");
+  CHECK(t[g.D]->leaf_iter_vars.size() == 1);
+  Buffer<float> a({Graph::n, Graph::n}), fused({Graph::n, Graph::n}), reference({Graph::n, Graph::n});
+  for (int64_t e = 0; e < a.num_elements(); ++e) a.at_flat(e) = static_cast<float>((e * 29) % 13) - 6.0f;
+  interpret(lower(t, {g.A, g.D}, "fused"), {a, fused});
+  interpret(lower(create_schedule(g.D), {g.A, g.D}, "reference"), {a, reference});
+  for (int64_t e = 0; e < a.num_elements(); ++e) CHECK(fused.at_flat(e) == reference.at_flat(e));
+}
+
+TEST_CASE("errors: a refused bind leaves no attribute entry on the loop") {
+  // Before, bind created the loop's attribute entry before it found the thread tag taken, so the
+  // loop looked annotated afterwards (attr(j) != nullptr).
+  Graph g;
+  Schedule s = create_schedule(g.D);
+  IterVar i = g.D.axis(0), j = g.D.axis(1);
+  s[g.D].bind(i, thread_axis("threadIdx.x"));
+  const std::string bound = schedule_state(s);
+  CHECK_THROWS_WITH_AS(
+      s[g.D].bind(j, thread_axis("threadIdx.x")),
+      Contains("bind: stage 'D' already binds another loop to 'threadIdx.x'; each thread tag "
+               "can be bound once per stage"),
+      loom::ScheduleError);
+  CHECK(s[g.D]->attr(j) == nullptr);
+  CHECK(schedule_state(s) == bound);
+  s[g.D].bind(j, thread_axis("threadIdx.y"));
+  REQUIRE(s[g.D]->attr(j) != nullptr);
+  CHECK(s[g.D]->attr(j)->bind_thread->thread_tag == "threadIdx.y");
+}
+
+TEST_CASE("errors: a group has no loops or buffer of its own") {
+  // Before, the loop and storage primitives read the group's operation, which it does not have
+  // (a crash), or set fields that nothing reads (set_scope, double_buffer, fuse({})).
+  Graph g;
+  Schedule s = create_schedule(g.D);
+  Stage group = s.create_group({g.C}, {g.A});
+  REQUIRE(group.name() == "group(C,B)");
+  const std::string grouped = schedule_state(s);
+  // catalog: E-GROUP-NO-LOOPS
+  CHECK_THROWS_WITH_AS(
+      group.split(g.C.axis(0), 4),
+      Contains("split: 'group(C,B)' is a group (create_group), which has no loops or buffer of "
+               "its own; apply split to its member stages, or place the whole group with "
+               "compute_at"),
+      loom::ScheduleError);
+  CHECK_THROWS_WITH_AS(group.fuse(std::vector<IterVar>{}), Contains("fuse: 'group(C,B)' is a group"),
+                       loom::ScheduleError);
+  CHECK_THROWS_WITH_AS(group.set_scope("shared"), Contains("set_scope: 'group(C,B)' is a group"),
+                       loom::ScheduleError);
+  CHECK_THROWS_WITH_AS(group.storage_align(g.C.axis(0), 4, 1),
+                       Contains("storage_align: 'group(C,B)' is a group"), loom::ScheduleError);
+  CHECK_THROWS_WITH_AS(group.swizzle(3, 0, 3), Contains("swizzle: 'group(C,B)' is a group"),
+                       loom::ScheduleError);
+  CHECK_THROWS_WITH_AS(group.double_buffer(), Contains("double_buffer: 'group(C,B)' is a group"),
+                       loom::ScheduleError);
+  CHECK_THROWS_WITH_AS(group.set_store_predicate(Expr(true)),
+                       Contains("set_store_predicate: 'group(C,B)' is a group"), loom::ScheduleError);
+  CHECK_THROWS_WITH_AS(
+      s[g.B].compute_at(group, g.C.axis(0)),
+      Contains("compute_at: stage 'B' cannot be computed at 'group(C,B)', a group, which has no "
+               "loops of its own; compute it at a loop of one of the group's member stages"),
+      loom::ScheduleError);
+  CHECK(schedule_state(s) == grouped);
+  // What a group is for still works: placing its members together, with the right values.
+  group.compute_at(s[g.D], g.D.axis(0));
+  Buffer<float> a({Graph::n, Graph::n}), placed({Graph::n, Graph::n}), reference({Graph::n, Graph::n});
+  for (int64_t e = 0; e < a.num_elements(); ++e) a.at_flat(e) = static_cast<float>((e * 17) % 7) - 3.0f;
+  interpret(lower(s, {g.A, g.D}, "grouped"), {a, placed});
+  interpret(lower(create_schedule(g.D), {g.A, g.D}, "reference"), {a, reference});
+  for (int64_t e = 0; e < a.num_elements(); ++e) CHECK(placed.at_flat(e) == reference.at_flat(e));
 }
 
 TEST_CASE("errors: splitting a loop that is already bound or annotated") {

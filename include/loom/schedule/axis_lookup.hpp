@@ -18,6 +18,16 @@ inline std::string loop_list(const StageNode& s) {
   return out.empty() ? "(none)" : out;
 }
 
+/// A group (create_group) has no operation, loops or buffer of its own: only compute_at,
+/// compute_root and create_group's nesting apply to it. Checked first, since the primitives read
+/// the stage's operation.
+inline void check_not_group(const StageNode& s, const char* primitive) {
+  if (s.is_group)
+    throw ScheduleError(cat(primitive, ": '", s.name(),
+                            "' is a group (create_group), which has no loops or buffer of its own; apply ",
+                            primitive, " to its member stages, or place the whole group with compute_at"));
+}
+
 /// Why `iv`, an axis of `s` that is no longer a leaf, was replaced, and by what.
 inline std::string replaced_by(const StageNode& s, const IterVar& iv) {
   for (const IterVarRelation& rel : s.relations) {

@@ -39,8 +39,8 @@ struct NParts {
 
 class Schedule;
 
-/// The schedule of one operation. Every primitive checks its arguments and throws a
-/// loom::ScheduleError that names the stage and axis and says how to fix the call.
+/// The schedule of one operation. Every primitive checks its arguments and throws a loom::ScheduleError
+/// that names the stage and axis and says how to fix the call, leaving the schedule as it was.
 class Stage {
  public:
   Stage() = default;

@@ -41,6 +41,7 @@ LOOM_DECL Tensor Schedule::cache_read(const Tensor& tensor, const std::string& s
       tensor.shape(),
       [&](const std::vector<Var>& ax) { return tensor(std::vector<Expr>(ax.begin(), ax.end())); },
       tensor.name() + "." + scope, "", names);
+  // Every check is above: a refused cache_read leaves the schedule as it was.
   StageNode* cache_stage = insert_stage(sch, cache.op(), producer, /*after=*/true);
   cache_stage->scope = scope;
   TensorReplaceMap map{{TensorKey(tensor), cache}};
@@ -101,6 +102,7 @@ LOOM_DECL std::vector<Tensor> Schedule::cache_write(const std::vector<Tensor>& t
   }
   Operation cache_op(make_ref<ComputeOpNode>(c->name + "." + scope, c->tag, axis, reduce,
                                              c->reduce_axis_origin, body, c->shape));
+  // Every check is above: a refused cache_write leaves the schedule as it was.
   StageNode* cache_stage = insert_stage(sch, cache_op, stage, /*after=*/false);
   cache_stage->scope = scope;
   for (size_t i = 0; i < c->reduce_axis.size(); ++i)

@@ -51,6 +51,7 @@ LOOM_DECL Stage Schedule::create_group(const std::vector<Tensor>& outputs, const
     names += (names.empty() ? "" : ",") + m->name();
   }
   group->group_name = "group(" + names + ")";
+  // Every check is above: a refused create_group changes no stage.
   for (StageNode* m : members) {
     m->group = group.get();
     if (m->attach_type == AttachType::Root) m->attach_type = AttachType::GroupRoot;

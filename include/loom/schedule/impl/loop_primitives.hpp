@@ -85,13 +85,15 @@ LOOM_DECL std::pair<IterVar, IterVar> Stage::split(const IterVar& parent_in, NPa
   return detail::split_impl(*node_, parent, Expr(), nparts.value);
 }
 
-LOOM_DECL IterVar Stage::fuse(const IterVar& outer_in, const IterVar& inner_in) {
-  IterVar outer = resolve(outer_in, "fuse"), inner = resolve(inner_in, "fuse");
-  StageNode& s = *node_;
+namespace detail {
+
+/// What fuse(outer, inner) refuses, judged on the loop order as it is now; checked before
+/// anything changes.
+inline void check_fusable(const StageNode& s, const IterVar& outer, const IterVar& inner) {
   if (outer.same_as(inner))
     throw ScheduleError(
         cat("fuse: stage '", s.name(), "' was asked to fuse axis '", outer.name(), "' with itself"));
-  auto& leaves = s.leaf_iter_vars;
+  const auto& leaves = s.leaf_iter_vars;
   auto po = std::find_if(leaves.begin(), leaves.end(), IterVarSameAsFn{outer}) - leaves.begin();
   auto pi = std::find_if(leaves.begin(), leaves.end(), IterVarSameAsFn{inner}) - leaves.begin();
   if (pi == po - 1)
@@ -108,26 +110,55 @@ LOOM_DECL IterVar Stage::fuse(const IterVar& outer_in, const IterVar& inner_in) 
         cat("fuse: stage '", s.name(), "' cannot fuse the ", outer.is_reduce() ? "reduce" : "data-parallel",
             " axis '", outer.name(), "' with the ", inner.is_reduce() ? "reduce" : "data-parallel", " axis '",
             inner.name(), "'; fuse data-parallel axes with each other and reduce axes with each other"));
+}
+
+/// Fuses two adjacent leaves that check_fusable accepted.
+inline IterVar fuse_impl(StageNode& s, const IterVar& outer, const IterVar& inner) {
+  auto& leaves = s.leaf_iter_vars;
+  auto po = std::find_if(leaves.begin(), leaves.end(), IterVarSameAsFn{outer}) - leaves.begin();
   IterVar fused(Range(),
                 Var(outer.name() + "." + inner.name() + ".fused", outer.var().dtype(), outer.is_reduce()),
                 outer.kind());
   s.relations.push_back(FuseRelation{outer, inner, fused});
   leaves[static_cast<size_t>(po)] = fused;
-  leaves.erase(leaves.begin() + pi);
+  leaves.erase(leaves.begin() + po + 1);
   s.all_iter_vars.push_back(fused);
   return fused;
 }
 
+}  // namespace detail
+
+LOOM_DECL IterVar Stage::fuse(const IterVar& outer_in, const IterVar& inner_in) {
+  IterVar outer = resolve(outer_in, "fuse"), inner = resolve(inner_in, "fuse");
+  detail::check_fusable(*node_, outer, inner);
+  return detail::fuse_impl(*node_, outer, inner);
+}
+
 LOOM_DECL IterVar Stage::fuse(const std::vector<IterVar>& axes) {
   if (axes.empty()) {
+    detail::check_not_group(*node_, "fuse");
     IterVar single(Range(), Var("singleton"), IterVarKind::DataPar);
     node_->relations.push_back(SingletonRelation{single});
     node_->all_iter_vars.push_back(single);
     node_->leaf_iter_vars.insert(node_->leaf_iter_vars.begin(), single);
     return single;
   }
-  IterVar fused = resolve(axes[0], "fuse");
-  for (size_t i = 1; i < axes.size(); ++i) fused = fuse(fused, axes[i]);
+  // Every check first, on the loop order as it is now: a refused list fuses nothing (fusing
+  // pair by pair and stopping at the first bad axis would leave the first axes fused). The list
+  // fuses in one go exactly when each axis directly follows the one before it and all are of one
+  // kind, since the fused loop takes the place of the first.
+  std::vector<IterVar> resolved;
+  std::unordered_set<const IterVarNode*> seen;
+  for (const IterVar& iv_in : axes) {
+    IterVar iv = resolve(iv_in, "fuse");
+    if (!seen.insert(iv.get()).second)
+      throw ScheduleError(cat("fuse: axis '", iv.name(), "' of stage '", name(),
+                              "' is listed twice; list each loop once, outermost first"));
+    resolved.push_back(iv);
+  }
+  for (size_t i = 1; i < resolved.size(); ++i) detail::check_fusable(*node_, resolved[i - 1], resolved[i]);
+  IterVar fused = resolved[0];
+  for (size_t i = 1; i < resolved.size(); ++i) fused = detail::fuse_impl(*node_, fused, resolved[i]);
   return fused;
 }
 
@@ -237,10 +268,10 @@ LOOM_DECL Stage& Stage::bind(const IterVar& iv_in, const IterVar& thread) {
             thread->thread_tag,
             "': only the threads of one block can combine partial results. "
             "Bind it to threadIdx.*, or rfactor the reduction and bind the factored axis instead"));
-  IterVarAttr& a = node_->attr_mut(iv);
-  if (a.for_kind != ForKind::Serial)
+  // attr(), not attr_mut(), until every check passed: a refused bind adds no attribute entry.
+  if (const IterVarAttr* a = node_->attr(iv); a && a->for_kind != ForKind::Serial)
     throw ScheduleError(cat("bind: axis '", iv.name(), "' of stage '", name(), "' is already ",
-                            for_kind_name(a.for_kind),
+                            for_kind_name(a->for_kind),
                             "; a loop is either bound to a thread or annotated, not both"));
   for (const auto& [other_iv, other_attr] : node_->iter_var_attrs) {
     if (other_iv != iv.get() && other_attr.bind_thread.defined() &&
@@ -248,7 +279,7 @@ LOOM_DECL Stage& Stage::bind(const IterVar& iv_in, const IterVar& thread) {
       throw ScheduleError(cat("bind: stage '", name(), "' already binds another loop to '",
                               thread->thread_tag, "'; each thread tag can be bound once per stage"));
   }
-  a.bind_thread = thread;
+  node_->attr_mut(iv).bind_thread = thread;
   return *this;
 }
 

@@ -28,6 +28,7 @@ inline void check_scope(const std::string& scope, const std::string& where) {
 }  // namespace detail
 
 LOOM_DECL Stage& Stage::set_scope(const std::string& scope) {
+  detail::check_not_group(*node_, "set_scope");
   detail::check_scope(scope, cat("set_scope on stage '", name(), "'"));
   if (node_->is_placeholder())
     throw ScheduleError(cat("set_scope: '", name(), "' is a placeholder, whose storage the caller owns"));
@@ -37,6 +38,7 @@ LOOM_DECL Stage& Stage::set_scope(const std::string& scope) {
 
 LOOM_DECL Stage& Stage::storage_align(const IterVar& axis_in, int64_t factor, int64_t offset) {
   StageNode& s = *node_;
+  detail::check_not_group(s, "storage_align");
   if (s.op->kind != OpKind::Compute)
     throw ScheduleError(
         cat("storage_align: stage '", s.name(), "' is not a compute; only computed buffers are laid out"));
@@ -65,6 +67,7 @@ LOOM_DECL Stage& Stage::storage_align(const IterVar& axis_in, int64_t factor, in
 }
 
 LOOM_DECL Stage& Stage::double_buffer() {
+  detail::check_not_group(*node_, "double_buffer");
   if (node_->is_placeholder())
     throw ScheduleError(
         cat("double_buffer: '", name(), "' is a placeholder; only computed buffers can be doubled"));
@@ -73,6 +76,7 @@ LOOM_DECL Stage& Stage::double_buffer() {
 }
 
 LOOM_DECL Stage& Stage::set_store_predicate(Expr predicate) {
+  detail::check_not_group(*node_, "set_store_predicate");
   if (!predicate.defined() || !predicate.dtype().is_bool() || predicate.dtype().lanes != 1)
     throw ScheduleError(cat("set_store_predicate: stage '", name(), "' needs a scalar boolean predicate"));
   node_->store_predicate = predicate;

@@ -30,6 +30,10 @@ LOOM_DECL Stage& Stage::compute_at(const Stage& parent, const IterVar& scope_in)
     throw ScheduleError(cat("compute_at: stage '", parent.name(),
                             "' belongs to another schedule than stage '", s.name(),
                             "'; use the stages of one schedule (s[", parent.name(), "] of the same s)"));
+  if (parent->is_group)
+    throw ScheduleError(cat("compute_at: stage '", s.name(), "' cannot be computed at '", parent.name(),
+                            "', a group, which has no loops of its own; compute it at a loop of one of the "
+                            "group's member stages"));
   if (parent.get() == &s)
     throw ScheduleError(cat("compute_at: stage '", s.name(), "' cannot be computed inside its own loops"));
   IterVar scope = parent.resolve(scope_in, "compute_at");

@@ -125,6 +125,8 @@ LOOM_DECL std::vector<Tensor> Schedule::rfactor_all(const Tensor& tensor, const 
     rf_body.push_back(ReduceNode::make(r0->combiner, source, rf_reduce, condition, k));
   std::string rf_name = c->name + ".rf";
   Operation rf_op(make_ref<ComputeOpNode>(rf_name, c->tag, rf_axis, rf_reduce, rf_reduce, rf_body, shape));
+  // Every check is above, and nothing so far changed the schedule: a refused rfactor leaves it
+  // as it was.
   insert_stage(sch, rf_op, stage, /*after=*/false);
 
   // The original stage now reduces the partial results over the rfactor axis.

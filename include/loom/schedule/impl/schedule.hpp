@@ -98,6 +98,7 @@ LOOM_DECL Schedule create_schedule(const Tensor& output) {
 
 LOOM_DECL IterVar Stage::resolve(const IterVar& iv_in, const char* primitive) const {
   const StageNode& s = *node_;
+  detail::check_not_group(s, primitive);
   if (!iv_in.defined())
     throw ScheduleError(cat(primitive, ": stage '", s.name(), "' was given an undefined axis"));
   IterVar iv = iv_in;

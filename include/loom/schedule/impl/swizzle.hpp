@@ -7,6 +7,7 @@
 LOOM_IMPLEMENTATION_FILE("loom/schedule/schedule.hpp");
 
 #include "loom/ir/gpu_vocabulary.hpp"
+#include "loom/schedule/axis_lookup.hpp"
 #include "loom/schedule/graph.hpp"
 #include "loom/schedule/schedule.hpp"
 
@@ -14,6 +15,7 @@ namespace loom {
 
 LOOM_DECL Stage& Stage::swizzle(int bits, int base, int shift) {
   StageNode& s = *node_;
+  detail::check_not_group(s, "swizzle");
   const std::string where = cat("swizzle(", bits, ", ", base, ", ", shift, ") on stage '", s.name(), "'");
   if (s.op->kind != OpKind::Compute)
     throw ScheduleError(cat(
