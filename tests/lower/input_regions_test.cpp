@@ -156,3 +156,30 @@ TEST_CASE("input regions: reads through data are not checked; the check can be s
   CHECK(lower(create_schedule(C), {A, C}, "unchecked", off).input_reads.empty());
   CHECK(lower(create_schedule(C), {A, C}, "checked").input_reads.size() == 1);
 }
+
+TEST_CASE("input regions: a guard narrows reads of inputs, not of intermediates computed whole") {
+  // P is computed over all of C's points (bound inference ignores the guard), so it reads A over
+  // [0, n): an A of m < n elements must be refused although C reads P only where i < m.
+  Var n = size_var("n"), m = size_var("m");
+  Tensor A = placeholder({m}, f32, "A");
+  Tensor P = compute(
+      {n}, [&](Expr i) { return A(i) * 2.0f; }, "P");
+  Tensor C = compute(
+      {n}, [&](Expr i) { return if_then_else(i < m, P(i), Expr(0.0f)); }, "C");
+  LoweredFunc f = lower(create_schedule(C), {A, C}, "guarded_intermediate");
+  CHECK(read_ranges(f, {{n.get(), 16}, {m.get(), 8}}) == "P:A(i)[0]=0..15");
+  Buffer<float> a({8}), c({16});
+  CHECK_THROWS_AS(interpret(f, {a, c}), ArgumentError);
+}
+
+TEST_CASE("input regions: a read with an empty dimension reads nothing") {
+  Var b = size_var("b"), m = size_var("m");
+  Tensor A = placeholder({b, m}, f32, "A");
+  Tensor C = compute(
+      {b, m}, [&](Expr r, Expr i) { return A(r, i + 1); }, "C");
+  LoweredFunc f = lower(create_schedule(C), {A, C}, "empty_rows");
+  Buffer<float> a({0, 4}), c({0, 4});
+  CHECK_NOTHROW(interpret(f, {a, c}));  // no row: dimension 1's 1..4 is never read
+  Buffer<float> a1({1, 4}), c1({1, 4});
+  CHECK_THROWS_AS(interpret(f, {a1, c1}), ArgumentError);
+}

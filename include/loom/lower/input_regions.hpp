@@ -22,6 +22,7 @@
 #include "loom/lower/interval_set.hpp"
 #include "loom/lower/lowered_func.hpp"
 #include "loom/te/compute.hpp"
+#include "loom/te/scan.hpp"
 #include "loom/te/tensor.hpp"
 
 namespace loom {
@@ -162,9 +163,18 @@ class InputRegionInference {
     if (found == regions_.end()) return;  // nothing reads it
     if (op->kind == OpKind::Placeholder) return;
     if (op->kind != OpKind::Compute) {  // extern and scan stages read their inputs whole
+      const auto* scan = op->kind == OpKind::Scan ? static_cast<const ScanOpNode*>(op.get()) : nullptr;
       for (const Tensor& t : op->input_tensors()) {
         std::vector<IntervalSet> all;
         for (const Expr& e : t.shape()) all.push_back(whole(e));
+        // A scan computes its update only over the scan axis, after the init rows.
+        if (scan && !all.empty())
+          for (const Tensor& u : scan->update)
+            if (TensorKey(u) == TensorKey(t)) {
+              const Range& r = scan->scan_axis.dom();
+              all[0] = IntervalSet{
+                  r.min, analyzer_.simplify(r.min + r.extent - make_int_const(r.extent.dtype(), 1))};
+            }
         need(t, all);
       }
       return;
@@ -220,7 +230,7 @@ class InputRegionInference {
   void need(const Tensor& t, const std::vector<IntervalSet>& region, const std::string& access = "") {
     auto [it, first] = regions_.try_emplace(t.op().get(), region);
     if (!first) {
-      IntervalEvaluator ev({}, analyzer_);
+      IntervalEvaluator ev(no_vars_, analyzer_);
       for (size_t d = 0; d < region.size() && d < it->second.size(); ++d)
         it->second[d] = ev.unite(it->second[d], region[d]);
     }
@@ -238,7 +248,8 @@ class InputRegionInference {
             InputRead{param->second, static_cast<int>(d), reader_, access, region[d].min, region[d].max});
         continue;
       }
-      IntervalSet merged = IntervalEvaluator({}, analyzer_).unite(IntervalSet{r->min, r->max}, region[d]);
+      IntervalSet merged =
+          IntervalEvaluator(no_vars_, analyzer_).unite(IntervalSet{r->min, r->max}, region[d]);
       r->min = merged.min;
       r->max = merged.max;
     }
@@ -247,14 +258,18 @@ class InputRegionInference {
   /// Visits one body, narrowing the variables' intervals inside guarded branches.
   class ReadWalker : public IRVisitor {
    public:
-    ReadWalker(InputRegionInference& self, IntervalMap vars) : self_(self), vars_(std::move(vars)) {}
+    ReadWalker(InputRegionInference& self, IntervalMap vars)
+        : self_(self), vars_(vars), plain_(std::move(vars)) {}
 
    protected:
     using IRVisitor::visit;
     void visit(const ProducerLoadNode* op) override {
       for (const Expr& index : op->indices) visit_expr(index);
       Tensor t = as_tensor(op->producer);
-      IntervalEvaluator ev(vars_, self_.analyzer_);
+      // Guards narrow only reads of inputs: the lowering computes an intermediate over
+      // everything its consumers name, guarded or not (bound_inference.hpp).
+      const bool input = self_.inputs_.count(TensorKey(t)) != 0;
+      IntervalEvaluator ev(input ? vars_ : plain_, self_.analyzer_);
       std::vector<IntervalSet> region;
       for (const Expr& index : op->indices) region.push_back(ev.eval(index));
       self_.need(t, region, access_text(t, op->indices));
@@ -266,20 +281,26 @@ class InputRegionInference {
       guarded(op->args[0], false, op->args[2]);
     }
     void visit(const ReduceNode* op) override {
-      IntervalMap outer = vars_;
+      IntervalMap outer = vars_, outer_plain = plain_;
       for (const IterVar& iv : op->axis)
-        if (!vars_.count(iv.var().get())) self_.add_domain(vars_, iv);
+        if (!vars_.count(iv.var().get())) {
+          self_.add_domain(vars_, iv);
+          self_.add_domain(plain_, iv);
+        }
       visit_expr(op->condition);
       if (op->condition.defined()) ConditionNarrower(vars_, self_.analyzer_).narrow(op->condition, true);
       for (const Expr& e : op->source) visit_expr(e);
       vars_ = std::move(outer);
+      plain_ = std::move(outer_plain);
     }
     void visit(const LetNode* op) override {
       visit_expr(op->value);
-      IntervalMap outer = vars_;
+      IntervalMap outer = vars_, outer_plain = plain_;
       vars_[op->var.get()] = IntervalEvaluator(vars_, self_.analyzer_).eval(op->value);
+      plain_[op->var.get()] = IntervalEvaluator(plain_, self_.analyzer_).eval(op->value);
       visit_expr(op->body);
       vars_ = std::move(outer);
+      plain_ = std::move(outer_plain);
     }
 
    private:
@@ -291,11 +312,13 @@ class InputRegionInference {
     }
 
     InputRegionInference& self_;
-    IntervalMap vars_;
+    IntervalMap vars_;   // narrowed by the guards around the current expression
+    IntervalMap plain_;  // the same variables, not narrowed
   };
 
   const InputParams& inputs_;
   Analyzer analyzer_;
+  const IntervalMap no_vars_;  // for unite(), which reads no variable
   std::unordered_set<const OperationNode*> seen_;
   std::vector<Operation> order_;
   std::unordered_map<const OperationNode*, std::vector<IntervalSet>> regions_;

@@ -126,6 +126,20 @@ class ArgumentBinder {
                               " sizes"));
   }
 
+  /// Whether another dimension of the same read is empty with this call's sizes (then no point
+  /// reads any element, whatever this dimension's range).
+  bool reads_nothing(const InputRead& r) const {
+    for (const InputRead& o : f_.input_reads) {
+      if (o.param != r.param || o.reader != r.reader || o.access != r.access || o.dim == r.dim) continue;
+      try {
+        if (eval_shape_expr(o.min, values_) > eval_shape_expr(o.max, values_)) return true;
+      } catch (const UnboundVariable&) {
+      } catch (const ArgumentError&) {
+      }
+    }
+    return false;
+  }
+
   /// The indices `r` reads, with this call's sizes, must lie in [0, extent) of the buffer given.
   void check_input_read(const InputRead& r) const {
     int64_t lo = 0, hi = 0;
@@ -137,7 +151,7 @@ class ArgumentBinder {
     } catch (const ArgumentError&) {
       return;  // a division by zero: no point is computed for these sizes
     }
-    if (lo > hi) return;  // the stage computes no point for these sizes
+    if (lo > hi || reads_nothing(r)) return;  // the stage computes no point for these sizes
     const std::string& name = f_.params.at(r.param).buffer.name;
     const int64_t extent = args_.at(r.param).buffer.shape.at(static_cast<size_t>(r.dim));
     const std::string what =
