@@ -272,7 +272,10 @@ class InputRegionInference {
       IntervalEvaluator ev(input ? vars_ : plain_, self_.analyzer_);
       std::vector<IntervalSet> region;
       for (const Expr& index : op->indices) region.push_back(ev.eval(index));
-      self_.need(t, region, access_text(t, op->indices));
+      // A guarded read of an input is not recorded: the narrowing understands only simple guards
+      // (one variable +- a term), and a guard it misses would refuse a valid call. Reads that
+      // no guard encloses are exact.
+      self_.need(t, region, input && guards_ > 0 ? std::string() : access_text(t, op->indices));
     }
     void visit(const CallNode* op) override {
       if (op->name != intrinsic::if_then_else) return IRVisitor::visit(op);
@@ -289,7 +292,11 @@ class InputRegionInference {
         }
       visit_expr(op->condition);
       if (op->condition.defined()) ConditionNarrower(vars_, self_.analyzer_).narrow(op->condition, true);
+      const int64_t* always = as_const_int(op->condition);
+      const int guard = op->condition.defined() && !(always && *always != 0) ? 1 : 0;  // not a where: true
+      guards_ += guard;
       for (const Expr& e : op->source) visit_expr(e);
+      guards_ -= guard;
       vars_ = std::move(outer);
       plain_ = std::move(outer_plain);
     }
@@ -307,13 +314,16 @@ class InputRegionInference {
     void guarded(const Expr& cond, bool holds, const Expr& branch) {
       IntervalMap outer = vars_;
       ConditionNarrower(vars_, self_.analyzer_).narrow(cond, holds);
+      ++guards_;
       visit_expr(branch);
+      --guards_;
       vars_ = std::move(outer);
     }
 
     InputRegionInference& self_;
     IntervalMap vars_;   // narrowed by the guards around the current expression
     IntervalMap plain_;  // the same variables, not narrowed
+    int guards_ = 0;     // if_then_else branches and where conditions around the current expression
   };
 
   const InputParams& inputs_;
