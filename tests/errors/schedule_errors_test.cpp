@@ -377,6 +377,20 @@ TEST_CASE("errors: parallel or vectorize of a scan's time axis, which is ordered
     for (int i = 0; i < n; ++i) CHECK(out(t, i) == static_cast<float>(t + 1));
 }
 
+namespace {
+
+/// Interprets the schedule `t` of g.D and the unscheduled one on the same data (element e is
+/// (e * mul) % mod - mod / 2) and checks every value is equal.
+void check_d_matches_reference(const Schedule& t, const Graph& g, int mul, int mod) {
+  Buffer<float> a({Graph::n, Graph::n}), got({Graph::n, Graph::n}), reference({Graph::n, Graph::n});
+  for (int64_t e = 0; e < a.num_elements(); ++e) a.at_flat(e) = static_cast<float>((e * mul) % mod - mod / 2);
+  interpret(lower(t, {g.A, g.D}, "scheduled"), {a, got});
+  interpret(lower(create_schedule(g.D), {g.A, g.D}, "reference"), {a, reference});
+  for (int64_t e = 0; e < a.num_elements(); ++e) CHECK(got.at_flat(e) == reference.at_flat(e));
+}
+
+}  // namespace
+
 TEST_CASE("errors: a refused tile names tile and leaves the stage as it was") {
   // Before, tile(i, j, 4, -4) split i and then threw about j, so a retry found i "already split".
   Graph g;
@@ -404,11 +418,7 @@ TEST_CASE("errors: a refused tile names tile and leaves the stage as it was") {
   CHECK(t[g.D]->leaf_iter_vars.size() == 4);
   CHECK(io.name() == "i.outer");
   CHECK(ji.name() == "j.inner");
-  Buffer<float> a({Graph::n, Graph::n}), tiled({Graph::n, Graph::n}), reference({Graph::n, Graph::n});
-  for (int64_t e = 0; e < a.num_elements(); ++e) a.at_flat(e) = static_cast<float>((e * 37) % 11) - 5.0f;
-  interpret(lower(t, {g.A, g.D}, "tiled"), {a, tiled});
-  interpret(lower(create_schedule(g.D), {g.A, g.D}, "reference"), {a, reference});
-  for (int64_t e = 0; e < a.num_elements(); ++e) CHECK(tiled.at_flat(e) == reference.at_flat(e));
+  check_d_matches_reference(t, g, 37, 11);
 }
 
 TEST_CASE("errors: a refused fuse of a list fuses none of its axes") {
@@ -452,11 +462,7 @@ TEST_CASE("errors: a refused fuse of a list fuses none of its axes") {
   IterVar all = t[g.D].fuse({io, ii, jo, ji});
   CHECK(all.name() == "i.outer.i.inner.fused.j.outer.fused.j.inner.fused");
   CHECK(t[g.D]->leaf_iter_vars.size() == 1);
-  Buffer<float> a({Graph::n, Graph::n}), fused({Graph::n, Graph::n}), reference({Graph::n, Graph::n});
-  for (int64_t e = 0; e < a.num_elements(); ++e) a.at_flat(e) = static_cast<float>((e * 29) % 13) - 6.0f;
-  interpret(lower(t, {g.A, g.D}, "fused"), {a, fused});
-  interpret(lower(create_schedule(g.D), {g.A, g.D}, "reference"), {a, reference});
-  for (int64_t e = 0; e < a.num_elements(); ++e) CHECK(fused.at_flat(e) == reference.at_flat(e));
+  check_d_matches_reference(t, g, 29, 13);
 }
 
 TEST_CASE("errors: a refused bind leaves no attribute entry on the loop") {

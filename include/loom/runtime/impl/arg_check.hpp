@@ -7,6 +7,7 @@ LOOM_IMPLEMENTATION_FILE("loom/runtime/arg_check.hpp");
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -71,7 +72,7 @@ class ArgumentBinder {
       out_.buffers[f_.params[i].buffer.data.get()].on_cuda_device = args_[i].device.type == kDLPackCUDA;
     }
     // Pass 3: what the computation reads of each input lies inside the buffer given for it.
-    for (const InputRead& r : f_.input_reads) check_input_read(r);
+    check_input_reads();
     out_.scalars = values_;
     return std::move(out_);
   }
@@ -126,32 +127,37 @@ class ArgumentBinder {
                               " sizes"));
   }
 
-  /// Whether another dimension of the same read is empty with this call's sizes (then no point
-  /// reads any element, whatever this dimension's range).
-  bool reads_nothing(const InputRead& r) const {
-    for (const InputRead& o : f_.input_reads) {
-      if (o.param != r.param || o.reader != r.reader || o.access != r.access || o.dim == r.dim) continue;
-      try {
-        if (eval_shape_expr(o.min, values_) > eval_shape_expr(o.max, values_)) return true;
-      } catch (const UnboundVariable&) {
-      } catch (const ArgumentError&) {
-      }
+  /// The indices `r` reads with this call's sizes, min to max; nullopt when they cannot be
+  /// evaluated (a division by zero: no point is computed for these sizes).
+  std::optional<std::pair<int64_t, int64_t>> indices_of(const InputRead& r) const {
+    try {
+      return std::pair{eval_shape_expr(r.min, values_), eval_shape_expr(r.max, values_)};
+    } catch (const UnboundVariable&) {
+      return std::nullopt;  // variables the call does not bind (none that lower() records)
+    } catch (const ArgumentError&) {
+      return std::nullopt;
     }
-    return false;
   }
 
-  /// The indices `r` reads, with this call's sizes, must lie in [0, extent) of the buffer given.
-  void check_input_read(const InputRead& r) const {
-    int64_t lo = 0, hi = 0;
-    try {
-      lo = eval_shape_expr(r.min, values_);
-      hi = eval_shape_expr(r.max, values_);
-    } catch (const UnboundVariable&) {
-      return;  // a range in variables the call does not bind (none that lower() records)
-    } catch (const ArgumentError&) {
-      return;  // a division by zero: no point is computed for these sizes
+  /// Every read of an input lies in [0, extent) of the buffer given for it. Each range is
+  /// evaluated once; a read with an empty dimension reads nothing, whatever its other ranges.
+  void check_input_reads() const {
+    const std::vector<InputRead>& reads = f_.input_reads;
+    std::vector<std::optional<std::pair<int64_t, int64_t>>> ranges;
+    for (const InputRead& r : reads) ranges.push_back(indices_of(r));
+    auto same_read = [](const InputRead& a, const InputRead& b) {
+      return a.param == b.param && a.reader == b.reader && a.access == b.access;
+    };
+    for (size_t i = 0; i < reads.size(); ++i) {
+      bool empty = false;
+      for (size_t j = 0; j < reads.size(); ++j)
+        if (same_read(reads[i], reads[j]) && ranges[j] && ranges[j]->first > ranges[j]->second) empty = true;
+      if (ranges[i] && !empty) check_input_read(reads[i], ranges[i]->first, ranges[i]->second);
     }
-    if (lo > hi || reads_nothing(r)) return;  // the stage computes no point for these sizes
+  }
+
+  /// One read's indices lo to hi (a non-empty range) against the extent of the buffer given.
+  void check_input_read(const InputRead& r, int64_t lo, int64_t hi) const {
     const std::string& name = f_.params.at(r.param).buffer.name;
     const int64_t extent = args_.at(r.param).buffer.shape.at(static_cast<size_t>(r.dim));
     const std::string what =
