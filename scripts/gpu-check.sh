@@ -89,6 +89,8 @@ step() {  # step NAME COMMAND...: runs a command, keeps its output in $logs/NAME
 }
 
 step device_tests "$bin/loom_device_tests"
+# The test layer reads nothing from its working directory but may write files there.
+step cuda_tests bash -c "cd \"\$(mktemp -d)\" && '$bin/loom_tests_cuda'"
 if [ "$bench" = 1 ]; then
   step bench_gpu_gemm "$bin/bench_gpu_gemm"
   grep '^loom-bench' "$logs/bench_gpu_gemm.log" || true
@@ -105,6 +107,4 @@ if [ "${LOOM_GPU_CHECK_SANITIZE:-1}" = 1 ]; then
     echo "== compute-sanitizer is not installed: memcheck, racecheck and synccheck skipped"
   fi
 fi
-# The test layer reads nothing from its working directory but may write files there.
-step cuda_tests bash -c "cd \"\$(mktemp -d)\" && '$bin/loom_tests_cuda'"
 exit "$status"
