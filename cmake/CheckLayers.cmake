@@ -42,7 +42,7 @@ set(LOOM_PUBLIC_HEADERS
   loom/runtime/arg_check.hpp loom/runtime/buffer.hpp loom/runtime/kernel.hpp loom/runtime/sim_clock_model.hpp
   loom/runtime/sim_report.hpp
   loom/sim/interpreter.hpp loom/sim/simulator.hpp
-  loom/backend/build.hpp
+  loom/backend/build.hpp loom/backend/lint.hpp
   loom/lib/gemm.hpp loom/lib/gemm_config.hpp loom/lib/gemm_epilogue.hpp loom/lib/gpu_gemm.hpp
   loom/lib/gpu_tiled_gemm.hpp
   loom/lib/streamk_decomposition.hpp loom/lib/streamk_gemm.hpp)

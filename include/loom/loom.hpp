@@ -7,6 +7,7 @@
 #include "loom/core.hpp"
 
 #include "loom/backend/build.hpp"
+#include "loom/backend/lint.hpp"
 #include "loom/runtime/kernel.hpp"
 
 #if LOOM_HEADER_ONLY

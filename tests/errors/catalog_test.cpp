@@ -344,8 +344,22 @@ TEST_CASE("E-LOWER-MISSING-INPUT: a placeholder that is read but not an argument
   SymbolicAddOne g;
   CHECK_THROWS_WITH_AS(
       lower(create_schedule(g.C), {g.C}, "no_input"),
-      Contains("lower: placeholder 'A' is read but is not an argument of lower(); add it to the "
-               "argument list"),
+      Contains("lower 'no_input': placeholder 'A' is read but is not an argument; add it to the arguments "
+               "(lower(s, {A, ...}, ...))"),
+      Error);
+}
+
+TEST_CASE("E-LOWER-THREAD-INDEX: a thread index used outside every loop bound to it") {
+  Tensor A = placeholder({64}, f32, "A");
+  IterVar tx = thread_axis("threadIdx.x");
+  Tensor C = compute(
+      {64}, [&](Expr i) { return A(i) + cast(f32, tx->var); }, "C");
+  CHECK_THROWS_WITH_AS(
+      lower(create_schedule(C), {A, C}, "free_tx"),
+      Contains("lower 'free_tx': the computation uses the thread index 'threadIdx.x' outside every loop "
+               "bound to it; bind a loop around that use to it (s[stage].bind(axis, "
+               "thread_axis(\"threadIdx.x\"))) or compute the stage that uses it inside such a loop "
+               "(compute_at)"),
       Error);
 }
 

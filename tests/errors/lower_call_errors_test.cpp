@@ -30,8 +30,8 @@ TEST_CASE("errors: a placeholder that is read but not passed to lower()") {
   Schedule s = create_schedule(g.C);
   CHECK_THROWS_WITH_AS(
       lower(s, {g.C}, "no_input"),
-      Contains("lower: placeholder 'A' is read but is not an argument of lower(); add it to the "
-               "argument list"),
+      Contains("lower 'no_input': placeholder 'A' is read but is not an argument; add it to the "
+               "arguments (lower(s, {A, ...}, ...))"),
       loom::Error);
 }
 

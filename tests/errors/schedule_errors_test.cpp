@@ -172,6 +172,25 @@ TEST_CASE("errors: compute_at a loop that does not enclose the consumer lists th
                        loom::ScheduleError);
 }
 
+TEST_CASE("errors: compute_at inside a stage that the stage feeds names the cycle") {
+  Graph g;
+  Schedule s = create_schedule(g.D);
+  const std::string fresh = schedule_state(s);
+  // catalog: E-COMPUTE-AT-CYCLE
+  CHECK_THROWS_WITH_AS(
+      s[g.C].compute_at(s[g.B], g.B.axis(0)),
+      Contains("compute_at: stage 'C' cannot be computed at loop 'i' of stage 'B': 'C' reads 'B', so 'B' "
+               "is computed first and 'C' inside its loops would be a cycle. Compute the producer inside "
+               "its consumer instead (s[B].compute_at(s[C], axis)), or place 'C' at one of: D.j, D.i, or "
+               "the root (compute_root())"),
+      loom::ScheduleError);
+  // Through an intermediate stage: D reads C, which reads B.
+  CHECK_THROWS_WITH_AS(s[g.D].compute_at(s[g.B], g.B.axis(1)),
+                       Contains("'D' reads 'B' (through 'B' -> 'C' -> 'D'), so 'B' is computed first"),
+                       loom::ScheduleError);
+  CHECK(schedule_state(s) == fresh);
+}
+
 TEST_CASE("errors: a compute_at made stale by a later split or inline is reported by lower()") {
   Graph g;
   {

@@ -18,7 +18,10 @@
 
 #include <unistd.h>
 
+#include "../support/capture_stderr.hpp"
 #include "../support/jit_harness.hpp"
+
+#include <loom/lib/gpu_gemm.hpp>
 
 using namespace loom;
 using doctest::Contains;
@@ -428,4 +431,62 @@ TEST_CASE("E-TARGET-CPU-FEATURE: a CPU feature that is misspelled or lacks its +
       Contains("feature 'avx2' must start with + (enable) or - (disable), e.g. \"+avx2,-avx512f\""), Error);
   CHECK_THROWS_WITH_AS(build(g.lowered(), Target::cpu("x86-64-v3", "+avx3000")),
                        Contains("'avx3000' is not a feature LLVM knows for"), Error);
+}
+
+TEST_CASE("E-BUILD-GPU-ONLY: a cross-thread reduction or a warp intrinsic built for the CPU") {
+  Tensor A = placeholder({8, 64}, f32, "A");
+  IterVar k = reduce_axis(0, 64, "k");
+  Tensor B = compute(
+      {8}, [&](Expr i) { return sum(A(i, k), {k}); }, "B");
+  Schedule s = create_schedule(B);
+  auto [ko, ki] = s[B].split(B.reduce_axis(0), 16);
+  s[B].bind(ki, thread_axis("threadIdx.x"));
+  CHECK_THROWS_WITH_AS(
+      build(s, {A, B}, Target::cpu(), "row_sum"),
+      Contains("kernel 'row_sum' has a cross-thread reduction (a reduce axis bound to threadIdx), which only "
+               "GPU targets run: build it for Target::cuda_sim() or Target::cuda(), or leave the reduce axis "
+               "unbound (or split it and parallelize an outer data axis) for the CPU"),
+      Error);
+  // The same schedule runs on the GPU simulator.
+  CHECK_NOTHROW(build(s, {A, B}, Target::cuda_sim(), "row_sum"));
+  CHECK_THROWS_WITH_AS(build(lib::gpu_gemm(64, 64, 64).func, Target::cpu()),
+                       Contains("kernel 'gpu_gemm_float16' calls the warp intrinsic 'ptx.cp.async.cg.shared."
+                                "global.16', which only GPU targets run: build it for Target::cuda_sim() or "
+                                "Target::cuda()"),
+                       Error);
+}
+
+TEST_CASE("errors: build() names build and the kernel in the messages of its lowering") {
+  Var n = size_var("n"), m = size_var("m");
+  Tensor A = placeholder({n}, f32, "A");
+  Tensor C = compute(
+      {n}, [&](Expr i) { return A(i) + 1.0f; }, "C");
+  CHECK_THROWS_WITH_AS(build(create_schedule(C), {C}, Target::cpu(), "no_input"),
+                       Contains("build 'no_input': placeholder 'A' is read but is not an argument; add it to "
+                                "the arguments (build(s, {A, ...}, ...))"),
+                       Error);
+  Tensor Q = placeholder({m * 2}, f32, "Q");
+  Tensor R = compute(
+      {m * 2}, [&](Expr i) { return Q(i); }, "R");
+  CHECK_THROWS_WITH_AS(
+      build(create_schedule(R), {Q, R}, Target::cpu(), "expr_only"),
+      Contains("build 'expr_only': size variable 'm' appears in argument shapes only inside "
+               "expressions, so a call cannot bind it; pass 'm' itself as an argument (build(s, "
+               "{..., m}, ...))"),
+      Error);
+  // On a GPU target too (where the unbound stage is found first).
+  CHECK_THROWS_WITH_AS(build(create_schedule(R), {Q, R}, Target::cuda_sim(), "on_sim"),
+                       Contains("build 'on_sim'"), Error);
+}
+
+TEST_CASE("jit: LOOM_JIT_REMARKS names the kernel's function instead of an unknown location") {
+  // Compiled anew (no cache can serve it), so that LLVM runs and remarks.
+  test::ScopedCacheDir dir;
+  runtime::MemoryKernelCache::global().clear();
+  Broadcast g;
+  ::setenv("LOOM_JIT_REMARKS", "1", 1);
+  const std::string err = test::capture_stderr([&] { build(g.lowered(), Target::cpu()); });
+  ::unsetenv("LOOM_JIT_REMARKS");
+  CHECK_MESSAGE(err.find("loom jit: function 'loom_bcast', ") != std::string::npos, err);
+  CHECK_MESSAGE(err.find("<unknown>") == std::string::npos, err);
 }

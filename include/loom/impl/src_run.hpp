@@ -5,6 +5,7 @@
 #include "loom/impl/src_library.hpp"
 
 #include "loom/backend/impl/build.hpp"
+#include "loom/backend/impl/lint.hpp"
 #include "loom/runtime/impl/arg_check.hpp"
 #include "loom/runtime/impl/kernel.hpp"
 #include "loom/sim/impl/interpreter.hpp"

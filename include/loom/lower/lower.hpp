@@ -25,6 +25,12 @@ struct LowerArg {
 LOOM_DECL LoweredFunc lower(const Schedule& s, const std::vector<LowerArg>& args,
                             const std::string& name = "main", PassContext ctx = PassContext());
 
+namespace detail {
+/// lower() for a caller: `entry` ("lower" or "build") is the call its messages name.
+LOOM_DECL LoweredFunc lower_for(const char* entry, const Schedule& s, const std::vector<LowerArg>& args,
+                                const std::string& name, PassContext ctx);
+}  // namespace detail
+
 /// Runs the recipe from phase `from` (loops, memory or device) on a function built by hand, such as
 /// lib's Stream-K kernel, with `ctx`'s passes after those phases; its size_vars are kept as given.
 LOOM_DECL LoweredFunc lower_from(LoweredFunc f, Phase from, PassContext ctx = PassContext());

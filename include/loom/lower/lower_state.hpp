@@ -21,6 +21,8 @@ struct LowerState {
   TensorSet param_tensors;
   BoundResult bounds;
   std::shared_ptr<const cuda::DeviceSplit> device;  // set by the Device phase for a GPU target
+  /// The call the user made, "lower" or "build": messages name it, as the user wrote it.
+  std::string entry = "lower";
 };
 
 /// A read-only view of the lowering in progress, for passes a user adds (PassContext::add_pass).

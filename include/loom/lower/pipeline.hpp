@@ -76,7 +76,7 @@ inline Stmt assert_positive_split_factors(Stmt body, LowerState& state, const Pa
 
 /// Phase flatten: tensors to flat buffers.
 inline Stmt storage_flatten(Stmt body, LowerState& state, const PassContext&) {
-  return loom::storage_flatten(body, *state.schedule.get(), state.params);
+  return loom::storage_flatten(body, *state.schedule.get(), state.params, state.entry, state.func.name);
 }
 
 /// Phase loops: virtual-thread loops become their interleaved threads (before barriers are placed).

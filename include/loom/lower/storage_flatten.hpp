@@ -57,6 +57,12 @@ class StorageFlattener : public IRMutator {
         align_(std::move(align)),
         double_buffer_(std::move(double_buffer)),
         swizzle_(std::move(swizzle)) {}
+
+  /// The call and kernel that messages name ("lower", "main" by default).
+  void set_caller(const std::string& entry, const std::string& kernel) {
+    entry_ = entry;
+    caller_ = cat(entry, " '", kernel, "'");
+  }
   using IRMutator::mutate;
 
  protected:
@@ -70,8 +76,9 @@ class StorageFlattener : public IRMutator {
     if (it == buffers_.end()) {
       Tensor t = as_tensor(p);
       if (t.op()->kind == OpKind::Placeholder)
-        throw Error(cat("lower: placeholder '", t.name(), "' is ", use,
-                        " but is not an argument of lower(); add it to the argument list"));
+        throw Error(cat(caller_, ": placeholder '", t.name(), "' is ", use,
+                        " but is not an argument; add it to the arguments (", entry_, "(s, {", t.name(),
+                        ", ...}, ...))"));
       throw InternalError(cat("no storage for tensor '", t.name(), "' where it is ", use));
     }
     return it->second;
@@ -210,13 +217,16 @@ class StorageFlattener : public IRMutator {
   TensorSet double_buffer_;
   std::unordered_map<TensorKey, SwizzleLayout, TensorKeyHash> swizzle_;
   Analyzer analyzer_;
+  std::string entry_ = "lower", caller_ = "lower 'main'";
 };
 
 }  // namespace detail
 
 /// Flattens `body`; `params` gives the flat layout of each argument tensor.
+/// Messages name the call `entry` (lower or build) and the kernel `kernel`.
 inline Stmt storage_flatten(const Stmt& body, const ScheduleNode& sch,
-                            const std::unordered_map<TensorKey, FlatBuffer, TensorKeyHash>& params) {
+                            const std::unordered_map<TensorKey, FlatBuffer, TensorKeyHash>& params,
+                            const std::string& entry = "lower", const std::string& kernel = "main") {
   std::unordered_map<TensorKey, std::vector<StorageAlign>, TensorKeyHash> align;
   TensorSet double_buffer;
   std::unordered_map<TensorKey, SwizzleLayout, TensorKeyHash> swizzle;
@@ -229,6 +239,7 @@ inline Stmt storage_flatten(const Stmt& body, const ScheduleNode& sch,
   }
   detail::StorageFlattener flattener(params, storage_aliases(sch), std::move(align), std::move(double_buffer),
                                      std::move(swizzle));
+  flattener.set_caller(entry, kernel);
   return flattener.mutate(body);
 }
 

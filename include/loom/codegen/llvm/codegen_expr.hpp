@@ -9,6 +9,8 @@
 
 #include "loom/codegen/llvm/codegen_llvm.hpp"
 #include "loom/codegen/llvm/vector_math.hpp"
+#include "loom/ir/thread_allreduce.hpp"
+#include "loom/te/warp_intrinsic.hpp"
 
 namespace loom::codegen {
 
@@ -563,6 +565,18 @@ inline llvm::Value* CodeGenLLVM::emit_call(const CallNode* op) {
     }
   }
   if (op->call_kind == CallKind::Extern) return emit_extern_c(op);
+  // GPU-only constructs reach the CPU when a schedule made for a GPU is built for the CPU.
+  if (name == intrinsic::thread_allreduce)
+    throw Error(cat("kernel '", func_.name,
+                    "' has a cross-thread reduction (a reduce axis bound to threadIdx), which only GPU "
+                    "targets run: build it for Target::cuda_sim() or Target::cuda(), or leave the reduce "
+                    "axis unbound (or split it and parallelize an outer data axis) for the CPU"));
+  if (name == intrinsic::warp_intrinsic) {
+    const StringImmNode* which = op->args.empty() ? nullptr : op->args[0].as<StringImmNode>();
+    throw Error(cat("kernel '", func_.name, "' calls the warp intrinsic '", which ? which->value : "?",
+                    "', which only GPU targets run: build it for Target::cuda_sim() or Target::cuda(), "
+                    "or tensorize with a CPU intrinsic"));
+  }
   throw Error(
       cat("the LLVM backend cannot compile the call ", name, "(...) in kernel '", func_.name,
           "': it knows if_then_else, likely, reinterpret, address_of, abs, pow, exp, exp2, log, log2, "

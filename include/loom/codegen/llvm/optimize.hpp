@@ -37,10 +37,18 @@ class QuietContext {
     auto* self = static_cast<QuietContext*>(self_ptr);
     if (info.getSeverity() != llvm::DS_Error && !self->print_remarks_) return;
     std::string text;
-    llvm::raw_string_ostream os(text);
-    llvm::DiagnosticPrinterRawOStream printer(os);
-    info.print(printer);
-    os.flush();
+    const auto* remark = llvm::dyn_cast<llvm::DiagnosticInfoOptimizationBase>(&info);
+    if (remark && !remark->isLocationAvailable()) {
+      // Kernels carry no debug locations, so LLVM would say "<unknown>:0:0": name the function
+      // (the kernel, or a kernel's parallel-loop body) and the pass instead.
+      text = cat("function '", remark->getFunction().getName().str(), "', ", remark->getPassName().str(),
+                 ": ", remark->getMsg());
+    } else {
+      llvm::raw_string_ostream os(text);
+      llvm::DiagnosticPrinterRawOStream printer(os);
+      info.print(printer);
+      os.flush();
+    }
     if (info.getSeverity() == llvm::DS_Error) {
       self->errors_.push_back(text);
     } else {

@@ -11,6 +11,7 @@
 
 #include "loom/codegen/llvm/float_bits.hpp"
 #include "loom/codegen/llvm/llvm_includes.hpp"
+#include "loom/codegen/llvm/math_lanes.hpp"
 
 #include <llvm/IR/IntrinsicsX86.h>
 
@@ -28,8 +29,7 @@ class VectorMath {
 
   /// Whether `name` has a polynomial version for values of IR type `type`.
   static bool handles(const std::string& name, llvm::Type* type) {
-    return type->getScalarType()->isFloatTy() &&
-           (name == "exp" || name == "log" || name == "tanh" || name == "erf");
+    return type->getScalarType()->isFloatTy() && has_cpu_polynomial(name);
   }
 
   llvm::Value* emit(const std::string& name, llvm::Value* x) {

@@ -14,6 +14,7 @@ LOOM_IMPLEMENTATION_FILE("loom/lower/lower.hpp");
 #include <vector>
 
 #include "loom/ir/free_vars.hpp"
+#include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/ir/structural_equal.hpp"
 #include "loom/lower/input_regions.hpp"
 #include "loom/lower/lower.hpp"
@@ -87,8 +88,9 @@ class PassRunner {
         // A pass that drops the program (e.g. a mutator that forgot to return) would otherwise
         // yield an empty kernel that silently writes nothing.
         if (given && !state_.func.body.defined())
-          throw Error(cat("lower '", state_.func.name, "': user pass '", user.pass.name, "' (after phase '",
-                          phase_name(phase.phase), "') returned an undefined Stmt; a pass must return the ",
+          throw Error(cat(state_.entry, " '", state_.func.name, "': user pass '", user.pass.name,
+                          "' (after phase '", phase_name(phase.phase),
+                          "') returned an undefined Stmt; a pass must return the ",
                           "body it was given, or its rewritten version"));
       }
     }
@@ -104,7 +106,8 @@ class PassRunner {
     state_.func.body = out;
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (ctx_.time_passes)
-      std::fprintf(stderr, "loom pass %-9s %-30s %9.3f ms\n", phase_name(phase), name.c_str(), ms);
+      std::fprintf(stderr, "loom pass %-9s %-30s %9.3f ms  kernel '%s'\n", phase_name(phase), name.c_str(),
+                   ms, state_.func.name.c_str());
     if (dir_.empty()) return;
     char prefix[16];
     std::snprintf(prefix, sizeof prefix, "%02d_", counter_++);
@@ -132,7 +135,16 @@ class PassRunner {
 
 LOOM_DECL LoweredFunc lower(const Schedule& s, const std::vector<LowerArg>& args, const std::string& name,
                             PassContext ctx) {
+  return detail::lower_for("lower", s, args, name, std::move(ctx));
+}
+
+LOOM_DECL LoweredFunc detail::lower_for(const char* entry, const Schedule& s,
+                                        const std::vector<LowerArg>& args, const std::string& name,
+                                        PassContext ctx) {
   LowerState state;
+  state.entry = entry;
+  // Messages begin with the call and the kernel: "lower 'main': ..." or "build 'main': ...".
+  const std::string where = cat(entry, " '", name, "'");
   state.schedule = s.copy();
   LoweredFunc& func = state.func;
   func.name = name;
@@ -145,16 +157,15 @@ LOOM_DECL LoweredFunc lower(const Schedule& s, const std::vector<LowerArg>& args
       const Tensor& t = a.tensor;
       const StageNode* stage = state.schedule->find(t.op().get());
       if (!stage)
-        throw Error(cat("lower '", name, "': argument '", t.name(),
+        throw Error(cat(where, ": argument '", t.name(),
                         "' is not part of the schedule; pass tensors that the schedule's outputs depend on"));
       // An inlined stage is never stored: as a parameter, its buffer would silently stay unwritten.
       if (stage->attach_type == AttachType::Inline || stage->attach_type == AttachType::InlinedAlready)
-        throw Error(cat("lower '", name, "': argument '", t.name(),
-                        "' is computed inline (compute_inline), so ",
+        throw Error(cat(where, ": argument '", t.name(), "' is computed inline (compute_inline), so ",
                         "it is never stored; remove it from the arguments, or compute it at the root ",
                         "(compute_root) to get its values"));
       if (state.param_tensors.count(TensorKey(t)))
-        throw Error(cat("lower '", name, "': tensor '", t.name(), "' is listed twice among the arguments"));
+        throw Error(cat(where, ": tensor '", t.name(), "' is listed twice among the arguments"));
       state.param_tensors.insert(TensorKey(t));
       FlatBuffer b;
       b.data = Var(t.name(), handle_type);
@@ -171,22 +182,21 @@ LOOM_DECL LoweredFunc lower(const Schedule& s, const std::vector<LowerArg>& args
     } else if (a.var.defined()) {
       const DType t = a.var.dtype();
       if (!t.is_integral() && !t.is_float())
-        throw Error(cat("lower '", name, "': scalar argument '", a.var.name(), "' has type ", t.str(),
+        throw Error(cat(where, ": scalar argument '", a.var.name(), "' has type ", t.str(),
                         "; a scalar argument is an integer or a float (declare it Var(\"", a.var.name(),
                         "\", i32) or Var(\"", a.var.name(), "\", f32))"));
       if (t.lanes != 1)
-        throw Error(cat("lower '", name, "': scalar argument '", a.var.name(), "' has ", t.lanes,
+        throw Error(cat(where, ": scalar argument '", a.var.name(), "' has ", t.lanes,
                         " lanes; declare it with one lane and broadcast it in the computation"));
       if (!scalar_seen.insert(a.var.get()).second)
-        throw Error(
-            cat("lower '", name, "': variable '", a.var.name(), "' is listed twice among the arguments"));
+        throw Error(cat(where, ": variable '", a.var.name(), "' is listed twice among the arguments"));
       FuncParam p;
       p.kind = FuncParam::Kind::Scalar;
       p.scalar = a.var;
       func.params.push_back(p);
       scalar_args.push_back(a.var);
     } else {
-      throw Error(cat("lower '", name, "': an argument is undefined"));
+      throw Error(cat(where, ": an argument is undefined"));
     }
   }
 
@@ -215,21 +225,29 @@ LOOM_DECL LoweredFunc lower(const Schedule& s, const std::vector<LowerArg>& args
   for (const Var& v : shape_vars)
     if (!bindable.count(v.get()))
       throw Error(
-          cat("lower '", name, "': size variable '", v.name(),
+          cat(where, ": size variable '", v.name(),
               "' appears in argument shapes only inside expressions, so a call cannot bind it; pass '",
-              v.name(), "' itself as an argument (lower(s, {..., ", v.name(), "}, ...))"));
+              v.name(), "' itself as an argument (", entry, "(s, {..., ", v.name(), "}, ...))"));
   // Float scalar arguments are values, not sizes: the call passes them, nothing binds them.
   for (const Var& v : free_vars(func.body)) {
     if (v.dtype().is_float()) {
       if (!bindable.count(v.get()))
-        throw Error(cat("lower '", name, "': the computation uses the ", v.dtype().str(), " variable '",
-                        v.name(), "', which is not an argument; pass it as one (lower(s, {..., ", v.name(),
+        throw Error(cat(where, ": the computation uses the ", v.dtype().str(), " variable '", v.name(),
+                        "', which is not an argument; pass it as one (", entry, "(s, {..., ", v.name(),
                         "}, ...))"));
       continue;
     }
+    // A thread axis's index (thread_axis("threadIdx.x") is named after its tag) is free only where
+    // no loop around its use is bound to it: passing it as an argument would not help.
+    if (!bindable.count(v.get()) && (is_gpu_thread_tag(v.name()) || is_virtual_thread_tag(v.name())))
+      throw Error(
+          cat(where, ": the computation uses the thread index '", v.name(),
+              "' outside every loop bound to it; bind a loop around that use to it (s[stage].bind(axis, "
+              "thread_axis(\"",
+              v.name(), "\"))) or compute the stage that uses it inside such a loop (compute_at)"));
     if (!bindable.count(v.get()))
       throw Error(
-          cat("lower '", name, "': the computation uses variable '", v.name(),
+          cat(where, ": the computation uses variable '", v.name(),
               "', which is neither a dimension of an argument nor an argument; pass it as an argument"));
     if (!seen.count(v.get())) {
       seen.insert(v.get());

@@ -19,6 +19,19 @@ inline void check_movable(const StageNode& s, const char* primitive) {
                             s.attach_type == AttachType::ScanInit ? "init" : "update", " of scan '",
                             s.attach_stage->name(), "' and is computed by it; its placement cannot change"));
 }
+/// The stages from `producer` to `consumer` along reads, each read by the next (empty when
+/// `consumer` does not depend on `producer`).
+inline std::vector<const StageNode*> read_chain(const ScheduleNode& sch, const StageNode* producer,
+                                                const StageNode* consumer) {
+  if (producer == consumer) return {consumer};
+  for (const StageNode* r : readers_of(sch, producer)) {
+    std::vector<const StageNode*> rest = read_chain(sch, r, consumer);
+    if (rest.empty()) continue;
+    rest.insert(rest.begin(), producer);
+    return rest;
+  }
+  return {};
+}
 }  // namespace detail
 
 LOOM_DECL Stage& Stage::compute_at(const Stage& parent, const IterVar& scope_in) {
@@ -39,6 +52,22 @@ LOOM_DECL Stage& Stage::compute_at(const Stage& parent, const IterVar& scope_in)
   IterVar scope = parent.resolve(scope_in, "compute_at");
   std::vector<AttachPoint> legal = legal_attach_points(*s.schedule, &s);
   if (std::find(legal.begin(), legal.end(), AttachPoint{parent.get(), scope}) == legal.end()) {
+    // Inside a stage that it feeds (directly or through other stages), it would have to be computed
+    // before itself: name the chain of reads that closes the cycle.
+    std::vector<const StageNode*> chain = detail::read_chain(*s.schedule, parent.get(), &s);
+    if (!chain.empty()) {
+      std::string through;
+      if (chain.size() > 2)
+        for (const StageNode* c : chain) through += (through.empty() ? " (through '" : "' -> '") + c->name();
+      if (!through.empty()) through += "')";
+      throw ScheduleError(cat("compute_at: stage '", s.name(), "' cannot be computed at loop '", scope.name(),
+                              "' of stage '", parent.name(), "': '", s.name(), "' reads '", parent.name(),
+                              "'", through, ", so '", parent.name(), "' is computed first and '", s.name(),
+                              "' inside its loops would be a cycle. Compute the producer inside its consumer "
+                              "instead (s[",
+                              parent.name(), "].compute_at(s[", s.name(), "], axis)), or place '", s.name(),
+                              "' at one of: ", describe_attach_points(legal)));
+    }
     std::vector<StageNode*> readers =
         s.is_group ? readers_of_group(*s.schedule, &s) : readers_of(*s.schedule, &s);
     std::string reader_names;

@@ -1,0 +1,28 @@
+// Which math calls the CPU backend computes in vector instructions and which one lane at a time:
+// the code generator (emit_math, VectorMath) and loom::lint (a vector loop whose math falls back to
+// one libm call per lane) read the same rule from here. No LLVM headers: lint includes it.
+#pragma once
+
+#include <string>
+
+#include "loom/ir/dtype.hpp"
+
+namespace loom::codegen {
+
+/// exp, log, tanh and erf of float (and 16-bit floats, which the backend computes in float) have
+/// inline polynomials (vector_math.hpp); double keeps libm.
+inline bool has_cpu_polynomial(const std::string& name) {
+  return name == "exp" || name == "log" || name == "tanh" || name == "erf";
+}
+
+/// Whether math call `name` on a vector of `t` stays in vector instructions: the polynomials
+/// above, and the LLVM intrinsics that x86 has instructions for. Everything else (exp2, log2,
+/// log10, sin, cos, tan, pow, and double exp, log, tanh, erf) becomes one libm call per lane.
+inline bool cpu_math_stays_vector(const std::string& name, DType t) {
+  if (name == "sqrt" || name == "floor" || name == "ceil" || name == "round" || name == "trunc" ||
+      name == "abs")
+    return true;
+  return t.is_float() && t.bits <= 32 && has_cpu_polynomial(name);
+}
+
+}  // namespace loom::codegen
