@@ -38,6 +38,29 @@ TEST_CASE("rfactor keeps the data-parallel schedule and retires the reduce axes"
   CHECK_THROWS_WITH_AS(s[B].split(k, 2), doctest::Contains("now reduces over 'k.outer.v'"), ScheduleError);
 }
 
+TEST_CASE("leaf_axes lists a stage's current loops, rfactor's new axes included") {
+  Tensor A = placeholder({45, 60}, f32, "A");
+  IterVar k = reduce_axis(0, 60, "k");
+  Tensor B = compute(
+      {45}, [&](Expr i) { return sum(A(i, k), {k}); }, "B");
+  Schedule s = create_schedule(B);
+  auto names = [](const std::vector<IterVar>& axes) {
+    std::string out;
+    for (const IterVar& a : axes) out += (out.empty() ? "" : " ") + a.name();
+    return out;
+  };
+  CHECK(names(s[B].leaf_axes()) == "i k");
+  auto [ko, ki] = s[B].split(k, 8);
+  Tensor BF = s.rfactor(B, ki);
+  CHECK(names(s[BF].leaf_axes()) == "k.inner i k.outer");
+  CHECK(names(s[B].leaf_axes()) == "i k.inner.v");
+  // The accessor's axes are the ones primitives take: reorder the factored stage with them.
+  const std::vector<IterVar> leaves = s[BF].leaf_axes();
+  s[BF].reorder({leaves[1], leaves[0], leaves[2]});
+  CHECK(names(s[BF].leaf_axes()) == "i k.inner k.outer");
+  check_against_default(s, {A}, {B});
+}
+
 TEST_CASE("rfactor of an argmax tuple reduction") {
   Tensor A = placeholder({5, 50}, f32, "A");
   Reducer argmax = comm_reducer(

@@ -85,6 +85,40 @@ TEST_CASE("te: compute of rank 3, lambda over Exprs and over a vector of Vars gi
       }
 }
 
+TEST_CASE("te: default data-axis names skip the names of the compute's reduce axes") {
+  // A batched matmul: three data axes and a reduce axis named k, as users name it.
+  Tensor A = placeholder({2, 3, 4}, f32, "A"), B = placeholder({2, 4, 5}, f32, "B");
+  IterVar k = reduce_axis(0, 4, "k");
+  Tensor C = compute(
+      {2, 3, 5}, [&](Expr b, Expr i, Expr j) { return sum(A(b, i, k) * B(b, k, j), {k}); }, "C");
+  CHECK(C.axis(0).name() == "i");
+  CHECK(C.axis(1).name() == "j");
+  CHECK(C.axis(2).name() == "l");
+  CHECK(C.reduce_axis(0).name() == "k");
+  // Without a clash the defaults stay i, j, k; names the user gives are kept even if they clash.
+  Tensor D = compute(
+      {2, 3, 5}, [&](Expr b, Expr i, Expr j) { return A(b, i, 0) + B(b, 0, j); }, "D");
+  CHECK(D.axis(2).name() == "k");
+  IterVar r = reduce_axis(0, 4, "r");
+  Tensor E = compute({2, 3, 5}, [&](Expr b, Expr i, Expr j) { return sum(A(b, i, r) * B(b, r, j), {r}); },
+                     "E", "", {"b", "r", "j"});
+  CHECK(E.axis(1).name() == "r");
+  // The renamed axes compute the same values.
+  LoweredFunc f = lower(create_schedule(C), {A, B, C}, "bmm");
+  CHECK(f.to_string().find("for (l: int32, 0, 5)") != std::string::npos);
+  Buffer<float> a({2, 3, 4}), b({2, 4, 5}), c({2, 3, 5});
+  for (int64_t x = 0; x < a.num_elements(); ++x) a.at_flat(x) = static_cast<float>(x % 7) - 3;
+  for (int64_t x = 0; x < b.num_elements(); ++x) b.at_flat(x) = static_cast<float>(x % 5) - 2;
+  test::interpret_checked(f, {a, b, c});
+  for (int n = 0; n < 2; ++n)
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 5; ++j) {
+        float expected = 0;
+        for (int p = 0; p < 4; ++p) expected += a(n, i, p) * b(n, p, j);
+        CHECK(c(n, i, j) == expected);
+      }
+}
+
 TEST_CASE("te: compute of rank 4 (NCHW layout change) with named axes") {
   const int N = 2, C = 3, H = 4, W = 5;
   Tensor A = placeholder({N, C, H, W}, f32, "A");

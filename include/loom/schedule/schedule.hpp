@@ -51,6 +51,9 @@ class Stage {
   bool defined() const { return static_cast<bool>(node_); }
   const std::string& name() const { return node_->name(); }
   friend bool operator==(const Stage& a, const Stage& b) { return a.node_ == b.node_; }
+  /// The stage's current loops, outermost first (after split, fuse, reorder, rfactor): the axes
+  /// the primitives take now.
+  const std::vector<IterVar>& leaf_axes() const { return node_->leaf_iter_vars; }
 
   // Loops (schedule/impl/loop_primitives.hpp)
   std::pair<IterVar, IterVar> split(const IterVar& parent, Factor factor);

@@ -135,17 +135,20 @@ inline std::vector<std::string> default_axis_names(size_t rank) {
 }
 
 /// The compute operation of `body` over axes `vars` of `shape` (after the lambda ran): checks the
-/// outputs and reductions, clones the reduce axes for this compute.
+/// outputs and reductions, clones the reduce axes for this compute. With `default_names`, a data
+/// axis whose default name a reduce axis also has (k, in a 3-d compute reducing over k) takes the
+/// next free name instead, so that the printed loops stay apart.
 LOOM_DECL std::vector<Tensor> build_compute(const std::vector<Expr>& shape, std::vector<Var> vars,
                                             std::vector<Expr> body, const std::string& name,
-                                            const std::string& tag);
+                                            const std::string& tag, bool default_names = false);
 
 }  // namespace detail
 
 /// Defines a tensor element-wise: C = compute({n, m}, [&](Expr i, Expr j) { return A(i, j) + 1; }, "C").
 /// The lambda takes one Expr per dimension, or a `const std::vector<Var>&`. Returning an Expr
 /// gives a Tensor; returning a std::vector<Expr> gives a std::vector<Tensor> (several outputs
-/// computed together). `axis_names` names the axes (default i, j, k, ...).
+/// computed together). `axis_names` names the axes (default i, j, k, ..., skipping the
+/// names of the compute's reduce axes).
 template <typename F>
 auto compute(std::vector<Expr> shape, F fcompute, std::string name = "compute", std::string tag = "",
              std::vector<std::string> axis_names = {}) {
@@ -156,7 +159,8 @@ auto compute(std::vector<Expr> shape, F fcompute, std::string name = "compute", 
                     shape.size() == 1 ? "" : "s", " but the lambda takes ", arity, " index argument",
                     arity == 1 ? "" : "s",
                     "; give the lambda one index per dimension, or make it take a const std::vector<Var>&"));
-  if (axis_names.empty()) axis_names = detail::default_axis_names(shape.size());
+  const bool default_names = axis_names.empty();
+  if (default_names) axis_names = detail::default_axis_names(shape.size());
   if (axis_names.size() != shape.size())
     throw Error(cat("compute '", name, "': ", axis_names.size(), " axis names given for ", shape.size(),
                     " dimensions"));
@@ -166,12 +170,12 @@ auto compute(std::vector<Expr> shape, F fcompute, std::string name = "compute", 
   using Result = std::decay_t<decltype(detail::call_compute_lambda(fcompute, vars))>;
   if constexpr (std::is_convertible_v<Result, std::vector<Expr>> && !std::is_convertible_v<Result, Expr>) {
     std::vector<Expr> body = detail::call_compute_lambda(fcompute, vars);
-    return detail::build_compute(shape, std::move(vars), std::move(body), name, tag);
+    return detail::build_compute(shape, std::move(vars), std::move(body), name, tag, default_names);
   } else {
     static_assert(std::is_convertible_v<Result, Expr>,
                   "compute(): the lambda must return an Expr or a std::vector<Expr>");
     Expr body = detail::call_compute_lambda(fcompute, vars);
-    return detail::build_compute(shape, std::move(vars), {std::move(body)}, name, tag).at(0);
+    return detail::build_compute(shape, std::move(vars), {std::move(body)}, name, tag, default_names).at(0);
   }
 }
 

@@ -118,10 +118,35 @@ class ReduceAxisCloner : public IRMutator {
   VarMap map_;
 };
 
+/// Gives the data axes in `vars` names that no reduce axis of `body` has (i, j, l for a 3-d
+/// compute reducing over k), substituting the renamed variables into `body`.
+inline void rename_axes_apart_from_reductions(std::vector<Var>& vars, std::vector<Expr>& body) {
+  std::unordered_set<std::string> taken;
+  for (const Expr& b : body)
+    if (const ReduceNode* r = b.as<ReduceNode>())
+      for (const IterVar& k : r->axis) taken.insert(k->var.name());
+  bool clash = false;
+  for (const Var& v : vars) clash = clash || taken.count(v.name());
+  if (!clash) return;
+  const std::vector<std::string> candidates = {"i", "j", "k", "l", "m", "n", "o", "p", "q", "r", "s", "t"};
+  VarMap renamed;
+  size_t next = 0;
+  for (Var& v : vars) {
+    while (next < candidates.size() && taken.count(candidates[next])) ++next;
+    std::string fresh = next < candidates.size() ? candidates[next++] : cat("ax", &v - vars.data());
+    taken.insert(fresh);
+    Var replacement(fresh, v.dtype());
+    renamed[v.get()] = replacement;
+    v = replacement;
+  }
+  for (Expr& b : body) b = substitute(b, renamed);
+}
+
 LOOM_DECL std::vector<Tensor> build_compute(const std::vector<Expr>& shape, std::vector<Var> vars,
                                             std::vector<Expr> body, const std::string& name,
-                                            const std::string& tag) {
+                                            const std::string& tag, bool default_names) {
   if (body.empty()) throw Error(cat("compute '", name, "': the lambda returned no values"));
+  if (default_names) rename_axes_apart_from_reductions(vars, body);
   std::vector<IterVar> axis;
   for (size_t d = 0; d < shape.size(); ++d)
     axis.emplace_back(Range(make_zero(shape[d].dtype()), shape[d]), vars[d], IterVarKind::DataPar);
