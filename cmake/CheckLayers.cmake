@@ -21,7 +21,7 @@ endif()
 get_filename_component(INCLUDE_DIR "${INCLUDE_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
 
 # The layers, lowest first: a header may include its own layer and the layers before it.
-set(LOOM_LAYERS support ir te schedule lower codegen runtime interp sim backend lib top)
+set(LOOM_LAYERS support ir te schedule lower codegen runtime interp sim backend tune lib top)
 
 # The headers a user's file reaches through <loom/loom.hpp> and the lib/ entry points in separate
 # compilation: declarations, types and small inline helpers only.
@@ -43,10 +43,11 @@ set(LOOM_PUBLIC_HEADERS
   loom/runtime/sim_report.hpp
   loom/sim/interpreter.hpp loom/sim/simulator.hpp
   loom/backend/build.hpp loom/backend/lint.hpp
+  loom/tune/config.hpp loom/tune/database.hpp loom/tune/tune.hpp
   loom/lib/gemm.hpp loom/lib/gemm_config.hpp loom/lib/gemm_epilogue.hpp loom/lib/gpu_gemm.hpp
   loom/lib/gpu_tiled_gemm.hpp
   loom/lib/streamk_decomposition.hpp loom/lib/streamk_gemm.hpp)
-set(LOOM_PUBLIC_ROOTS loom/loom.hpp loom/lib/gemm.hpp loom/lib/gpu_gemm.hpp loom/lib/gpu_tiled_gemm.hpp loom/lib/streamk_gemm.hpp)
+set(LOOM_PUBLIC_ROOTS loom/loom.hpp loom/tune/tune.hpp loom/lib/gemm.hpp loom/lib/gpu_gemm.hpp loom/lib/gpu_tiled_gemm.hpp loom/lib/streamk_gemm.hpp)
 
 if(PLANT)
   get_filename_component(_work "${CMAKE_CURRENT_BINARY_DIR}/loom-layers-planted" ABSOLUTE)

@@ -1,4 +1,4 @@
-// Separate compilation, part 3 of 3 (see impl/src.hpp): the library schedules.
+// Separate compilation, part 3 of 3 (see impl/src.hpp): the library schedules and the tuner.
 #pragma once
 
 #include "loom/impl/src_library.hpp"
@@ -8,3 +8,5 @@
 #include "loom/lib/impl/gemm_streamk.hpp"
 #include "loom/lib/impl/gpu_gemm.hpp"
 #include "loom/lib/impl/streamk_gemm.hpp"
+#include "loom/tune/impl/database.hpp"
+#include "loom/tune/impl/tune.hpp"

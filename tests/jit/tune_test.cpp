@@ -1,0 +1,204 @@
+// loom::tune on a small matmul: the knobs are discovered, every configuration is built and timed
+// (or refused: counted as invalid; or computing something else: counted as wrong and never chosen),
+// measurements go to the tuning database, and apply_best schedules the workload from it with no
+// search. The database survives garbage lines and processes appending at once. No test here looks
+// at a time: only at which configurations were measured, refused, or rejected.
+#include <loom/tune/tune.hpp>
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../support/jit_harness.hpp"
+
+using namespace loom;
+using namespace loom::test;
+using doctest::Contains;
+
+namespace {
+
+/// C = A B on 37 x 29 x 23 (no tile divides it), with a schedule function of three knobs.
+struct TunedMatmul {
+  Tensor A = placeholder({37, 23}, f32, "A"), B = placeholder({23, 29}, f32, "B");
+  IterVar k = reduce_axis(0, 23, "k");
+  Tensor C = compute(
+      {37, 29}, [&](Expr i, Expr j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
+  tune::Assignment last;  // the knobs of the last schedule built
+
+  tune::ScheduleFunction schedule() {
+    return [this](tune::Config& cfg) {
+      Schedule s = create_schedule(C);
+      const int64_t tile_i = cfg.choice("tile_i", {4, 0});  // 0: refused by split
+      const int64_t tile_j = cfg.choice("tile_j", {8, 16, 4});
+      auto [io, ii] = s[C].split(C.axis(0), tile_i);
+      auto [jo, ji] = s[C].split(C.axis(1), tile_j);
+      s[C].reorder({io, jo, C.reduce_axis(0), ii, ji});
+      if (cfg.flag("vectorize")) s[C].vectorize(ji);
+      // A "schedule" that drops rows: faster, and wrong.
+      if (cfg.flag("drop_rows")) s[C].set_store_predicate(io.var() < 2);
+      last = cfg.assignment();
+      return s;
+    };
+  }
+  std::vector<LowerArg> args() const { return {A, B, C}; }
+};
+
+tune::Options quick(const std::string& database) {
+  tune::Options o;
+  o.name = "matmul_37x29x23";
+  o.repeats = 2;
+  o.min_sample_ms = 0.02;
+  o.database = database;
+  return o;
+}
+
+int lines_of(const std::string& path) {
+  std::ifstream in(path);
+  int n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("tune: every configuration is measured, refused or rejected, and the best is a measured one") {
+  ScopedCacheDir dir;
+  TunedMatmul w;
+  const std::string db = dir.path + "/tuning.jsonl";
+  tune::Result r = tune::tune(w.args(), w.schedule(), quick(db));
+  REQUIRE(r.space.size() == 4);
+  CHECK(r.space[0].name == "tile_i");
+  CHECK(r.space[1].options == std::vector<int64_t>{8, 16, 4});
+  CHECK(r.space_size == 24);
+  CHECK(r.trials.size() == 24);
+  // tile_i = 0: refused by split (12 configurations); drop_rows: wrong (6 of the other 12).
+  CHECK(r.invalid == 12);
+  CHECK(r.wrong == 6);
+  CHECK(r.measured == 6);
+  for (const tune::Trial& t : r.trials) {
+    if (t.knobs.at("tile_i") == 0) {
+      CHECK(t.outcome == tune::Trial::Outcome::Invalid);
+      CHECK_MESSAGE(t.detail.find("split") != std::string::npos, t.detail);
+    } else if (t.knobs.at("drop_rows") == 1) {
+      CHECK(t.outcome == tune::Trial::Outcome::Wrong);
+      CHECK_MESSAGE(t.detail.find("where the default configuration gives") != std::string::npos, t.detail);
+    } else {
+      CHECK(t.outcome == tune::Trial::Outcome::Measured);
+      CHECK(t.ms > 0);
+    }
+  }
+  CHECK(r.best.at("tile_i") == 4);
+  CHECK(r.best.at("drop_rows") == 0);
+  CHECK(r.best_ms > 0);
+  CHECK(r.default_ms > 0);
+  // One database line per measured configuration.
+  CHECK(lines_of(db) == 6);
+
+  // A later "process": the best configuration, from the file alone.
+  tune::Database later(db);
+  std::optional<tune::Record> best = later.best(r.workload, Target::cpu().str());
+  REQUIRE(best);
+  CHECK(best->knobs == r.best);
+  CHECK(best->name == "matmul_37x29x23");
+  std::optional<Schedule> s = tune::apply_best(w.args(), w.schedule(), Target::cpu(), db);
+  REQUIRE(s);
+  CHECK(w.last == r.best);
+  check_jit_matches_interpreter(lower(*s, w.args(), "applied"),
+                                RandomArgs(random_args(lower(*s, w.args()), 3)).args);
+  // Another shape is another workload: nothing recorded for it.
+  TunedMatmul other;
+  other.A = placeholder({38, 23}, f32, "A");
+  other.C = compute(
+      {38, 29}, [&](Expr i, Expr j) { return sum(other.A(i, other.k) * other.B(other.k, j), {other.k}); },
+      "C");
+  CHECK(tune::workload_key(other.args()) != r.workload);
+  CHECK(tune::workload_key(TunedMatmul().args()) == r.workload);
+  CHECK_FALSE(tune::apply_best(other.args(), other.schedule(), Target::cpu(), db));
+}
+
+TEST_CASE("tune: a space larger than max_trials is sampled, the default first") {
+  ScopedCacheDir dir;
+  TunedMatmul w;
+  tune::Options o = quick("off");
+  o.max_trials = 5;
+  tune::Result r = tune::tune(w.args(), w.schedule(), o);
+  REQUIRE(r.trials.size() == 5);
+  CHECK(r.trials[0].knobs ==
+        tune::Assignment{{"drop_rows", 0}, {"tile_i", 4}, {"tile_j", 8}, {"vectorize", 0}});
+  std::set<tune::Assignment> distinct;
+  for (const tune::Trial& t : r.trials) distinct.insert(t.knobs);
+  CHECK(distinct.size() == 5);
+}
+
+TEST_CASE("tune: the database skips lines it does not understand and takes appends from several processes") {
+  ScopedCacheDir dir;
+  const std::string path = dir.path + "/db.jsonl";
+  {
+    std::ofstream out(path);
+    out << "not json\n{\"schema\":99,\"workload\":\"x\"}\n";
+  }
+  tune::Database db(path);
+  tune::Record r;
+  r.workload = "00000000000000aa";
+  r.name = "quote\" and\\slash";
+  r.target = "cpu -mcpu=host";
+  r.cpu = tune::cpu_model();
+  r.threads = 2;
+  r.knobs = {{"a", -3}, {"b", 64}};
+  r.ms = 0.125;
+  db.append(r);
+  std::vector<tune::Record> read = db.read();
+  REQUIRE(read.size() == 1);
+  CHECK(read[0].name == r.name);
+  CHECK(read[0].knobs == r.knobs);
+  CHECK(read[0].ms == 0.125);
+  // Four processes append 50 records each at once: every line stays whole.
+  std::vector<pid_t> children;
+  for (int p = 0; p < 4; ++p) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      tune::Record mine = r;
+      for (int i = 0; i < 50; ++i) {
+        mine.knobs = {{"process", p}, {"i", i}};
+        db.append(mine);
+      }
+      ::_exit(0);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status));
+  }
+  CHECK(db.read().size() == 201);
+  CHECK(lines_of(path) == 203);
+}
+
+TEST_CASE("tune: knobs and workloads it cannot take are refused with a reason") {
+  tune::Config cfg;
+  CHECK_THROWS_WITH_AS(cfg.choice("tile", {}), Contains("tune: knob 'tile' has no options"), Error);
+  CHECK_THROWS_WITH_AS(cfg.choice("tile", {8, 8}), Contains("tune: knob 'tile' lists the value 8 twice"),
+                       Error);
+  CHECK(cfg.choice("tile", {8, 16}) == 8);
+  CHECK_THROWS_WITH_AS(cfg.choice("tile", {8, 32}), Contains("was asked twice with different options"),
+                       Error);
+  tune::Config fixed({{"tile", 12}});
+  CHECK_THROWS_WITH_AS(fixed.choice("tile", {8, 16}),
+                       Contains("tune: knob 'tile' was given the value 12, which is not one of its options"),
+                       Error);
+  Var n = size_var("n");
+  Tensor A = placeholder({n}, f32, "A");
+  Tensor C = compute(
+      {n}, [&](Expr i) { return A(i) + 1.0f; }, "C");
+  CHECK_THROWS_WITH_AS(tune::tune(
+                           {A, C}, [&](tune::Config&) { return create_schedule(C); }, quick("off")),
+                       Contains("tune: argument 'A' has the symbolic extent n; tuning needs constant shapes"),
+                       Error);
+}
