@@ -101,6 +101,22 @@ TEST_CASE("set_store_predicate guards the store") {
   for (int i = 0; i < 20; ++i) CHECK(b(i) == (i == 3 ? -1.0f : a(i) + 1.0f));
 }
 
+TEST_CASE("set_store_predicate on an axis that was split afterwards guards through the new loops") {
+  Tensor A = placeholder({20}, f32, "A");
+  Tensor B = compute(
+      {20}, [&](Expr i) { return A(i) + 1.0f; }, "B");
+  Schedule s = create_schedule(B);
+  s[B].set_store_predicate(B.axis(0).var() < 13);
+  auto [o, i] = s[B].split(B.axis(0), 8);
+  s[B].vectorize(i);
+  LoweredFunc f = lower(s, {A, B}, "f");
+  Buffer<float> a({20}), b({20});
+  for (int x = 0; x < 20; ++x) a(x) = static_cast<float>(x);
+  b.fill(-1.0f);
+  test::interpret_checked(f, {a, b});
+  for (int x = 0; x < 20; ++x) CHECK(b(x) == (x < 13 ? a(x) + 1.0f : -1.0f));
+}
+
 TEST_CASE("a reduce loop bound to blockIdx is rejected with advice") {
   Tensor A = placeholder({64}, f32, "A");
   IterVar k = reduce_axis(0, 64, "k");

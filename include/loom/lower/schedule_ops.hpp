@@ -239,7 +239,8 @@ class ScheduleOpsBuilder {
     std::vector<Expr> data_par_checks = bound_checks(checked_axes(s, false), nest.values);
     std::vector<Expr> checks = data_par_checks;
     for (const Expr& e : bound_checks(checked_axes(s, true), nest.values)) checks.push_back(e);
-    if (s.store_predicate.defined()) checks.push_back(s.store_predicate);
+    // The predicate may name the stage's original axes, which splits and fuses replaced by loops.
+    if (s.store_predicate.defined()) checks.push_back(substitute(s.store_predicate, root));
 
     Stmt inner, init;
     size_t tensorize_at = tensorized_loop(s);
@@ -311,7 +312,7 @@ class ScheduleOpsBuilder {
     std::vector<Expr> index;
     for (const IterVar& iv : c->axis) index.push_back(nest.values.at(iv.get()));
     std::vector<Expr> store_checks = bound_checks(checked_axes(s, false), nest.values);
-    if (s.store_predicate.defined()) store_checks.push_back(s.store_predicate);
+    if (s.store_predicate.defined()) store_checks.push_back(substitute(s.store_predicate, root));
     // A thread contributes only points inside both the reduction and the output: the partial
     // sums of rows past an uneven split must not read past the input either.
     Expr cond = substitute(r->condition, root);
