@@ -44,10 +44,10 @@ set(LOOM_PUBLIC_HEADERS
   loom/sim/interpreter.hpp loom/sim/simulator.hpp
   loom/backend/build.hpp loom/backend/lint.hpp
   loom/tune/config.hpp loom/tune/database.hpp loom/tune/tune.hpp
-  loom/lib/gemm.hpp loom/lib/gemm_config.hpp loom/lib/gemm_epilogue.hpp loom/lib/gpu_gemm.hpp
+  loom/lib/gemm.hpp loom/lib/gemm_config.hpp loom/lib/gemm_epilogue.hpp loom/lib/gemm_tuning.hpp loom/lib/gpu_gemm.hpp
   loom/lib/gpu_tiled_gemm.hpp
   loom/lib/streamk_decomposition.hpp loom/lib/streamk_gemm.hpp)
-set(LOOM_PUBLIC_ROOTS loom/loom.hpp loom/tune/tune.hpp loom/lib/gemm.hpp loom/lib/gpu_gemm.hpp loom/lib/gpu_tiled_gemm.hpp loom/lib/streamk_gemm.hpp)
+set(LOOM_PUBLIC_ROOTS loom/loom.hpp loom/tune/tune.hpp loom/lib/gemm.hpp loom/lib/gemm_tuning.hpp loom/lib/gpu_gemm.hpp loom/lib/gpu_tiled_gemm.hpp loom/lib/streamk_gemm.hpp)
 
 if(PLANT)
   get_filename_component(_work "${CMAKE_CURRENT_BINARY_DIR}/loom-layers-planted" ABSOLUTE)

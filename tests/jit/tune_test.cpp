@@ -3,6 +3,7 @@
 // measurements go to the tuning database, and apply_best schedules the workload from it with no
 // search. The database survives garbage lines and processes appending at once. No test here looks
 // at a time: only at which configurations were measured, refused, or rejected.
+#include <loom/lib/gemm_tuning.hpp>
 #include <loom/tune/tune.hpp>
 
 #include <doctest/doctest.h>
@@ -201,4 +202,38 @@ TEST_CASE("tune: knobs and workloads it cannot take are refused with a reason") 
                            {A, C}, [&](tune::Config&) { return create_schedule(C); }, quick("off")),
                        Contains("tune: argument 'A' has the symbolic extent n; tuning needs constant shapes"),
                        Error);
+}
+
+TEST_CASE("tune: lib::gemm's blocking, tuned once, is what later gemm() calls use") {
+  ScopedCacheDir dir;  // LOOM_CACHE_DIR: the default database is dir/tuning.jsonl
+  lib::GemmProblem p;
+  p.m = 40, p.n = 36, p.k = 52;
+  lib::GemmProblem q = p;
+  q.k = 53;
+  // No database yet: the model's choices.
+  const lib::GemmConfig heuristic = lib::gemm(p).config, heuristic_q = lib::gemm(q).config;
+  tune::Options o = quick("");
+  o.max_trials = 6;
+  o.min_sample_ms = 0.01;
+  tune::Result r = lib::tune_gemm(p, o);
+  CHECK(r.space.size() == 4);  // kc, mc, nc, pack_a
+  CHECK(r.trials.size() == 6);
+  CHECK(r.wrong == 0);  // every blocking computes the same product
+  CHECK(r.measured + r.invalid == 6);
+  REQUIRE(r.measured >= 1);
+  tune::Config best(r.best);
+  const lib::GemmConfig tuned = lib::gemm_config_knobs(best, heuristic);
+  const lib::GemmConfig used = lib::gemm(p).config;
+  CHECK(used.str() == tuned.str());
+  // Another problem has no record: the model's choice.
+  CHECK(lib::gemm(q).config.str() == heuristic_q.str());
+  // With LOOM_TUNE=1, a problem without a record is tuned first, and recorded.
+  ::setenv("LOOM_TUNE", "1", 1);
+  ::setenv("LOOM_TUNE_TRIALS", "3", 1);
+  lib::Gemm g = lib::gemm(q);
+  ::unsetenv("LOOM_TUNE");
+  ::unsetenv("LOOM_TUNE_TRIALS");
+  CHECK(tune::best_knobs(tune::workload_key(g.args()), Target::cpu()).has_value());
+  check_jit_matches_interpreter(lower(g.schedule, g.args(), "tuned_gemm"),
+                                RandomArgs(random_args(lower(g.schedule, g.args()), 5)).args);
 }

@@ -28,6 +28,15 @@ namespace loom::tune {
 /// Builds the schedule for one configuration (reading its knobs from the Config).
 using ScheduleFunction = std::function<Schedule(Config&)>;
 
+/// A configuration's schedule with the arguments it is lowered with, for schedule builders that
+/// create their own tensors each time (lib::gemm): every candidate's arguments must have the
+/// shapes and dtypes of the default configuration's.
+struct Candidate {
+  Schedule schedule;
+  std::vector<LowerArg> args;
+};
+using CandidateFunction = std::function<Candidate(Config&)>;
+
 struct Options {
   Target target = Target::cpu();
   std::string name = "workload";  // recorded with each measurement, for people reading the database
@@ -67,6 +76,15 @@ LOOM_DECL std::string workload_key(const std::vector<LowerArg>& args);
 /// build()); the default configuration (every knob at its first option) must build and run.
 LOOM_DECL Result tune(const std::vector<LowerArg>& args, const ScheduleFunction& schedule,
                       const Options& options = Options());
+
+/// tune() for candidates that bring their own tensors.
+LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options = Options());
+
+/// The knobs of the fastest configuration the database holds for `workload` on `target` and this
+/// CPU, if any.
+LOOM_DECL std::optional<Assignment> best_knobs(const std::string& workload,
+                                               const Target& target = Target::cpu(),
+                                               const std::string& database = "");
 
 /// The schedule of the fastest configuration the database holds for `args` on `target` and this
 /// CPU; nothing when it holds none (then use the default, or tune).

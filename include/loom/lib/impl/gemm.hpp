@@ -11,6 +11,7 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/gemm.hpp");
 #include <vector>
 
 #include "loom/lib/gemm.hpp"
+#include "loom/lib/gemm_tuning.hpp"
 #include "loom/lib/impl/gemm_common.hpp"
 #include "loom/lib/impl/gemm_streamk.hpp"
 #include "loom/runtime/thread_pool.hpp"
@@ -252,14 +253,22 @@ LOOM_DECL Gemm gemm(const GemmProblem& problem, const GemmConfig& config) {
   return g;
 }
 
-LOOM_DECL Gemm gemm(const GemmProblem& problem) {
-  detail::check_problem(problem);
+namespace detail {
+/// The configuration the cache-size model picks for `problem` on this machine.
+inline GemmConfig heuristic_gemm_config(const GemmProblem& problem) {
   const bool col = problem.layout == Layout::ColMajor;
   // Batches are spread over the threads when there are enough of them; else blocks of rows are.
   const int threads = runtime::ThreadPool::global().num_threads();
   const int row_threads = problem.batch >= threads ? 1 : threads;
-  return gemm(problem, default_gemm_config(col ? problem.n : problem.m, col ? problem.m : problem.n,
-                                           problem.k, problem.dtype, row_threads));
+  return default_gemm_config(col ? problem.n : problem.m, col ? problem.m : problem.n, problem.k,
+                             problem.dtype, row_threads);
+}
+}  // namespace detail
+
+LOOM_DECL Gemm gemm(const GemmProblem& problem) {
+  detail::check_problem(problem);
+  // A measured configuration from the tuning database beats the model (lib/gemm_tuning.hpp).
+  return gemm(problem, tuned_gemm_config(problem, detail::heuristic_gemm_config(problem)));
 }
 
 }  // namespace loom::lib

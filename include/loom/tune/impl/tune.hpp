@@ -161,6 +161,25 @@ inline std::string first_mismatch(const std::vector<ArgBuffer>& got,
   return "";
 }
 
+/// A candidate that brings its own tensors must take what the default configuration's kernel
+/// takes: the tuner calls every candidate with the same buffers.
+inline void require_same_parameters(const LoweredFunc& reference, const LoweredFunc& f) {
+  bool same = reference.params.size() == f.params.size();
+  for (size_t i = 0; same && i < f.params.size(); ++i) {
+    const FuncParam &a = reference.params[i], &b = f.params[i];
+    same = a.kind == b.kind && a.kind == FuncParam::Kind::Buffer && a.buffer.dtype == b.buffer.dtype &&
+           a.buffer.shape.size() == b.buffer.shape.size();
+    for (size_t d = 0; same && d < a.buffer.shape.size(); ++d) {
+      const int64_t *x = as_const_int(a.buffer.shape[d]), *y = as_const_int(b.buffer.shape[d]);
+      same = x && y && *x == *y;
+    }
+  }
+  if (!same)
+    throw Error(cat("tune: a configuration's kernel '", f.name,
+                    "' takes other arguments (shapes or dtypes) than the default configuration's; every "
+                    "configuration must compute the same workload"));
+}
+
 }  // namespace detail
 
 LOOM_DECL std::string workload_key(const std::vector<LowerArg>& args) {
@@ -185,10 +204,16 @@ LOOM_DECL std::string workload_key(const std::vector<LowerArg>& args) {
 
 LOOM_DECL Result tune(const std::vector<LowerArg>& args, const ScheduleFunction& schedule,
                       const Options& options) {
+  return tune([&](Config& cfg) { return Candidate{schedule(cfg), args}; }, options);
+}
+
+LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options) {
   Result result;
-  result.workload = workload_key(args);
   Config discover;
-  Schedule default_schedule = schedule(discover);
+  Candidate first = candidate(discover);
+  const std::vector<LowerArg>& args = first.args;
+  result.workload = workload_key(args);
+  Schedule default_schedule = first.schedule;
   result.space = discover.knobs();
   for (const Knob& k : result.space) {
     result.space_size *= static_cast<int64_t>(k.options.size());
@@ -223,6 +248,11 @@ LOOM_DECL Result tune(const std::vector<LowerArg>& args, const ScheduleFunction&
       expected.push_back(std::move(values));
     }
 
+  // Warm the machine up (caches, page mappings, the thread pool, the clock frequency) on the
+  // default kernel before timing anything: else the first candidate measured, the default, pays
+  // for it and every other looks faster than it is.
+  (void)detail::median_ms(reference, call_args, options.repeats, options.min_sample_ms);
+
   const Database db(options.database == "off" ? std::string() : options.database);
   const bool record = options.database != "off";
   Record base;
@@ -239,8 +269,9 @@ LOOM_DECL Result tune(const std::vector<LowerArg>& args, const ScheduleFunction&
     trial.knobs = knobs;
     try {
       Config cfg(knobs);
-      Schedule s = schedule(cfg);
-      Kernel k = build(s, args, options.target, options.name);
+      Candidate c = candidate(cfg);
+      Kernel k = build(c.schedule, c.args, options.target, options.name);
+      detail::require_same_parameters(reference.lowered(), k.lowered());
       for (detail::ArgBuffer& b : buffers)
         if (b.output)
           std::fill_n(static_cast<char*>(b.memory.get()), b.view.num_elements() * b.view.dtype.bits / 8, 0);
@@ -275,12 +306,19 @@ LOOM_DECL Result tune(const std::vector<LowerArg>& args, const ScheduleFunction&
   return result;
 }
 
+LOOM_DECL std::optional<Assignment> best_knobs(const std::string& workload, const Target& target,
+                                               const std::string& database) {
+  std::optional<Record> best = Database(database).best(workload, target.str());
+  if (!best) return std::nullopt;
+  return best->knobs;
+}
+
 LOOM_DECL std::optional<Schedule> apply_best(const std::vector<LowerArg>& args,
                                              const ScheduleFunction& schedule, const Target& target,
                                              const std::string& database) {
-  std::optional<Record> best = Database(database).best(workload_key(args), target.str());
-  if (!best) return std::nullopt;
-  Config cfg(best->knobs);
+  std::optional<Assignment> knobs = best_knobs(workload_key(args), target, database);
+  if (!knobs) return std::nullopt;
+  Config cfg(*knobs);
   return schedule(cfg);
 }
 

@@ -1,0 +1,30 @@
+// lib::gemm with loom::tune: the blocking of the CPU GEMM as knobs (kc, mc, nc, packing of A, each
+// with the cache-size heuristic's choice first), a search over them for one problem, and the
+// lookup that lib::gemm(problem) makes: when the tuning database holds a measurement for the
+// problem on this CPU, gemm(problem) uses the fastest configuration instead of the heuristic's;
+// with LOOM_TUNE=1 and no measurement yet, it tunes the problem first (seconds to a minute).
+#pragma once
+
+#include "loom/lib/gemm.hpp"
+#include "loom/support/config.hpp"
+#include "loom/tune/tune.hpp"
+
+namespace loom::lib {
+
+/// The GEMM configuration a Config's knobs select, around `base` (the default of each knob).
+LOOM_DECL GemmConfig gemm_config_knobs(tune::Config& cfg, const GemmConfig& base);
+
+/// Tunes the blocking of `problem` (the heuristic's configuration is the default candidate) and
+/// records the measurements in the tuning database, which later gemm(problem) calls read.
+LOOM_DECL tune::Result tune_gemm(const GemmProblem& problem, tune::Options options = tune::Options());
+
+/// The configuration recorded as fastest for `problem` on this CPU (the database of `options`),
+/// or `base` when there is none; with LOOM_TUNE=1 and none recorded, tunes first.
+LOOM_DECL GemmConfig tuned_gemm_config(const GemmProblem& problem, const GemmConfig& base,
+                                       const std::string& database = "");
+
+}  // namespace loom::lib
+
+#if LOOM_HEADER_ONLY
+#include "loom/lib/impl/gemm_tuning.hpp"
+#endif

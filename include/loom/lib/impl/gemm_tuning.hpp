@@ -1,0 +1,87 @@
+// The definitions of lib/gemm_tuning.hpp.
+#pragma once
+
+#include "loom/support/config.hpp"
+LOOM_IMPLEMENTATION_FILE("loom/lib/gemm_tuning.hpp");
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "loom/lib/gemm_tuning.hpp"
+
+namespace loom::lib {
+
+namespace detail {
+
+// lib/impl/gemm.hpp: the configuration the cache-size model picks (defined there; header-only
+// mode includes this file from that one, before the definition).
+inline GemmConfig heuristic_gemm_config(const GemmProblem& problem);
+
+/// `first`, then the other values that are not `first`.
+inline std::vector<int64_t> options_with_default(int64_t first, std::vector<int64_t> others) {
+  std::vector<int64_t> out{first};
+  for (int64_t v : others)
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  return out;
+}
+
+inline bool tuning_requested() {
+  const char* env = std::getenv("LOOM_TUNE");
+  return env && *env && std::string(env) != "0";
+}
+
+}  // namespace detail
+
+LOOM_DECL GemmConfig gemm_config_knobs(tune::Config& cfg, const GemmConfig& base) {
+  GemmConfig c = base;
+  // kc rows of a B panel in L1; mc rows of A (a multiple of mr) in L2; nc columns of B (a multiple
+  // of nr) in L3: the sizes the cache model picks from sysfs, which the search may overrule.
+  c.kc = cfg.choice("kc", detail::options_with_default(base.kc, {128, 192, 256, 384, 512}));
+  c.mc = cfg.choice(
+      "mc", detail::options_with_default(base.mc, {4 * base.mr, 8 * base.mr, 16 * base.mr, 32 * base.mr}));
+  c.nc = cfg.choice(
+      "nc", detail::options_with_default(base.nc, {8 * base.nr, 16 * base.nr, 32 * base.nr, 64 * base.nr}));
+  c.pack_a = cfg.choice("pack_a", {base.pack_a ? 1 : 0, base.pack_a ? 0 : 1}) != 0;
+  return c;
+}
+
+LOOM_DECL tune::Result tune_gemm(const GemmProblem& problem, tune::Options options) {
+  // The heuristic's configuration, as gemm(problem) would pick it without a database.
+  const GemmConfig base = detail::heuristic_gemm_config(problem);
+  if (options.name == tune::Options().name)
+    options.name = cat("lib::gemm ", problem.m, "x", problem.n, "x", problem.k, " ", problem.dtype.str());
+  return tune::tune(
+      [&](tune::Config& cfg) {
+        Gemm g = gemm(problem, gemm_config_knobs(cfg, base));
+        return tune::Candidate{g.schedule, g.args()};
+      },
+      options);
+}
+
+LOOM_DECL GemmConfig tuned_gemm_config(const GemmProblem& problem, const GemmConfig& base,
+                                       const std::string& database) {
+  const tune::Database db(database);
+  const bool asked = detail::tuning_requested();
+  // Most programs have no database: do not lower anything to look one up.
+  std::error_code ec;
+  if (!asked && (db.path().empty() || !std::filesystem::exists(db.path(), ec))) return base;
+  const std::string key = tune::workload_key(gemm(problem, base).args());
+  std::optional<tune::Assignment> knobs = tune::best_knobs(key, Target::cpu(), db.path());
+  if (!knobs && asked) {
+    tune::Options options;
+    options.database = db.path().empty() ? "off" : db.path();
+    // LOOM_TUNE_TRIALS bounds the search (default 32 configurations).
+    const char* trials = std::getenv("LOOM_TUNE_TRIALS");
+    options.max_trials = trials && std::atoi(trials) > 0 ? std::atoi(trials) : 32;
+    tune::Result r = tune_gemm(problem, options);
+    knobs = r.best;
+  }
+  if (!knobs) return base;
+  tune::Config cfg(*knobs);
+  return gemm_config_knobs(cfg, base);
+}
+
+}  // namespace loom::lib
