@@ -24,8 +24,12 @@
 
 namespace loom {
 
+/// The DType of C++ element type T: dtype_of<float>::value is f32. Defined for float, double, half,
+/// bfloat16, the fixed-width integers and bool; other types do not compile.
 template <typename T>
 struct dtype_of;
+/// The element types a Buffer<T> or a typed BufferView may hold.
+/// @{
 template <>
 struct dtype_of<float> {
   static constexpr DType value = f32;
@@ -78,6 +82,7 @@ template <>
 struct dtype_of<bool> {
   static constexpr DType value = boolean;
 };
+/// @}
 
 /// Row-major strides (in elements) for a shape.
 inline std::vector<int64_t> compact_strides(const std::vector<int64_t>& shape) {
@@ -98,17 +103,21 @@ struct BufferView {
   std::vector<int64_t> strides;
 
   BufferView() = default;
+  /// A view of `d` holding elements of type `t` with `s` and strides `st` (row-major when empty).
   BufferView(void* d, DType t, std::vector<int64_t> s, std::vector<int64_t> st = {})
       : data(d), dtype(t), shape(std::move(s)), strides(std::move(st)) {
     if (strides.empty()) strides = compact_strides(shape);
   }
+  /// A view of `d`, its dtype from T (dtype_of<T>).
   template <typename T>
   BufferView(T* d, std::vector<int64_t> s, std::vector<int64_t> st = {})
       : BufferView(static_cast<void*>(d), dtype_of<T>::value, std::move(s), std::move(st)) {}
 
+  /// The number of elements, the product of the shape (padding not counted).
   int64_t num_elements() const {
     return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<int64_t>());
   }
+  /// The number of dimensions.
   int rank() const { return static_cast<int>(shape.size()); }
 };
 
@@ -117,9 +126,11 @@ template <typename T>
 class Buffer {
  public:
   Buffer() = default;
+  /// A zero-initialised row-major buffer of `shape`.
   explicit Buffer(std::vector<int64_t> shape) : shape_(std::move(shape)), strides_(compact_strides(shape_)) {
     allocate(num_elements());
   }
+  /// Buffer<float> b{64, 128}: the shape as a braced list.
   Buffer(std::initializer_list<int64_t> shape) : Buffer(std::vector<int64_t>(shape)) {}
   /// A buffer with explicit strides (in elements), e.g. padded rows.
   Buffer(std::vector<int64_t> shape, std::vector<int64_t> strides)
@@ -129,15 +140,20 @@ class Buffer {
     allocate(shape_.empty() ? 1 : span);
   }
 
+  /// The elements, the shape and strides (in elements), the extent of dimension `i` (std::out_of_range
+  /// if there is none), the rank, and the element count (padding not counted).
+  /// @{
   T* data() const { return storage_.get(); }
   const std::vector<int64_t>& shape() const { return shape_; }
   const std::vector<int64_t>& strides() const { return strides_; }
   int64_t dim(int i) const { return shape_.at(static_cast<size_t>(i)); }
   int rank() const { return static_cast<int>(shape_.size()); }
   int64_t num_elements() const {
+    /// @}
     return std::accumulate(shape_.begin(), shape_.end(), int64_t{1}, std::multiplies<int64_t>());
   }
 
+  /// The element at one index per dimension (b(i, j)), through the strides; no bounds check.
   template <typename... Idx>
   T& operator()(Idx... idx) const {
     int64_t indices[] = {static_cast<int64_t>(idx)...};
@@ -145,12 +161,17 @@ class Buffer {
     for (size_t i = 0; i < sizeof...(Idx); ++i) offset += indices[i] * strides_[i];
     return storage_.get()[offset];
   }
+  /// The i-th element of the allocation, strides ignored (padding included).
   T& at_flat(int64_t i) const { return storage_.get()[i]; }
 
+  /// A BufferView of the same memory, to pass where a kernel argument or view is expected; the view
+  /// does not keep the buffer alive.
+  /// @{
   BufferView view() const {
     return BufferView(static_cast<void*>(data()), dtype_of<T>::value, shape_, strides_);
   }
   operator BufferView() const { return view(); }
+  /// @}
 
   /// Sets every element (including padding) to value.
   void fill(T value) {
@@ -177,7 +198,7 @@ class Buffer {
 
 /// Where an argument's memory lives, in DLPack's device codes (kDLCPU = 1, kDLCUDA = 2, ...).
 struct ArgDevice {
-  int type = 1;  // kDLCPU: host memory
+  int type = 1;  ///< kDLCPU: host memory
   int id = 0;
   /// Host memory the CPU can read and write: CPU, CUDA pinned host memory, CUDA managed memory.
   bool host_accessible() const { return type == 1 || type == 3 || type == 13; }
@@ -185,6 +206,7 @@ struct ArgDevice {
 
 /// One argument of a kernel call: a buffer or a scalar.
 struct KernelArg {
+  /// Which of the fields holds the argument's value.
   enum class Kind { Buffer, Int, Float };
   Kind kind = Kind::Buffer;
   BufferView buffer;
@@ -195,18 +217,25 @@ struct KernelArg {
   /// reports with the parameter's name (e.g. a DLTensor of an unsupported dtype).
   std::string invalid;
 
+  /// A buffer argument (a BufferView or a Buffer<T>, whose memory must outlive the call), or an integer
+  /// scalar.
+  /// @{
   KernelArg(const BufferView& b) : kind(Kind::Buffer), buffer(b) {}
   template <typename T>
   KernelArg(const Buffer<T>& b) : kind(Kind::Buffer), buffer(b.view()) {}
   KernelArg(int v) : kind(Kind::Int), int_value(v) {}
   KernelArg(int64_t v) : kind(Kind::Int), int_value(v) {}
+  /// @}
   /// Any other integer type (unsigned, size_t, long long, ...) as an integer scalar.
   template <typename T>
   requires(std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, int> &&
            !std::is_same_v<T, int64_t>) KernelArg(T v)
       : kind(Kind::Int), int_value(static_cast<int64_t>(v)) {}
+  /// A floating-point scalar argument, converted to the parameter's type.
+  /// @{
   KernelArg(double v) : kind(Kind::Float), float_value(v) {}
   KernelArg(float v) : kind(Kind::Float), float_value(v) {}
+  /// @}
 
 #ifdef LOOM_HAS_DLPACK
   /// A DLPack tensor: its data (plus byte_offset), dtype, shape and strides (compact when null).
@@ -243,6 +272,7 @@ struct KernelArg {
     void* data = t->data ? static_cast<void*>(static_cast<char*>(t->data) + t->byte_offset) : nullptr;
     buffer = BufferView(data, dtype, std::move(shape), std::move(strides));
   }
+  /// The same, for a non-const pointer.
   KernelArg(DLTensor* t) : KernelArg(static_cast<const DLTensor*>(t)) {}
 #endif
 };
