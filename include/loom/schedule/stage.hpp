@@ -18,14 +18,14 @@ class ScheduleNode;
 class StageNode;
 
 enum class AttachType : uint8_t {
-  Root,            // computed at the outermost level of the function
-  Inline,          // substituted into its consumers
-  InlinedAlready,  // a stage that inlining has consumed
-  Scope,           // computed inside a loop of another stage (compute_at)
-  GroupRoot,       // at the root of its group
-  ScanInit,        // the initial rows of a scan, written before its time loop
-  ScanUpdate,      // the update of a scan, inside its time loop
-  ReverseScope,    // a consumer computed inside a loop of its producer (reverse_compute_at)
+  Root,            ///< computed at the outermost level of the function
+  Inline,          ///< substituted into its consumers
+  InlinedAlready,  ///< a stage that inlining has consumed
+  Scope,           ///< computed inside a loop of another stage (compute_at)
+  GroupRoot,       ///< at the root of its group
+  ScanInit,        ///< the initial rows of a scan, written before its time loop
+  ScanUpdate,      ///< the update of a scan, inside its time loop
+  ReverseScope,    ///< a consumer computed inside a loop of its producer (reverse_compute_at)
 };
 
 inline const char* attach_type_name(AttachType t) {
