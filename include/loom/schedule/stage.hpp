@@ -17,6 +17,7 @@ namespace loom {
 class ScheduleNode;
 class StageNode;
 
+/// Where a stage is computed, as compute_at, compute_inline, compute_root and the groups set it.
 enum class AttachType : uint8_t {
   Root,            ///< computed at the outermost level of the function
   Inline,          ///< substituted into its consumers
@@ -28,6 +29,7 @@ enum class AttachType : uint8_t {
   ReverseScope,    ///< a consumer computed inside a loop of its producer (reverse_compute_at)
 };
 
+/// The name of an AttachType as messages write it ("root", "inline", "compute_at", ...).
 inline const char* attach_type_name(AttachType t) {
   switch (t) {
     case AttachType::Root: return "root";
@@ -58,6 +60,9 @@ struct StorageAlign {
   int64_t offset = 0;
 };
 
+/// The schedule of one operation (what a Stage handle points to): its loops, their attributes, where it
+/// is computed and where its output is stored. The primitives of Stage maintain it; read it to inspect a
+/// schedule.
 class StageNode : public Object {
  public:
   Operation op;         // the operation as currently scheduled (inlining may rewrite it)
@@ -87,18 +92,25 @@ class StageNode : public Object {
   bool is_group = false;
   std::string group_name;
 
+  /// The stage's name (the operation's, or the group's), and whether it is an input (placeholder).
+  /// @{
   const std::string& name() const { return is_group ? group_name : op->name; }
   bool is_placeholder() const { return !is_group && op->kind == OpKind::Placeholder; }
+  /// @}
+  /// The schedule's attributes of loop `iv`, or nullptr when it has none.
   const IterVarAttr* attr(const IterVar& iv) const {
     auto it = iter_var_attrs.find(iv.get());
     return it == iter_var_attrs.end() ? nullptr : &it->second;
   }
+  /// The attributes of loop `iv`, created empty if needed.
   IterVarAttr& attr_mut(const IterVar& iv) { return iter_var_attrs[iv.get()]; }
+  /// True when `iv` is one of the stage's current loops.
   bool is_leaf(const IterVar& iv) const {
     for (const IterVar& l : leaf_iter_vars)
       if (l.same_as(iv)) return true;
     return false;
   }
+  /// True when `iv` is any loop or axis of this stage, current or replaced (split, fused).
   bool owns(const IterVar& iv) const {
     for (const IterVar& a : all_iter_vars)
       if (a.same_as(iv)) return true;
