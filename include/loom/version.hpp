@@ -6,5 +6,6 @@
 #define LOOM_VERSION_PATCH 0
 
 namespace loom {
+/// Loom's version as "major.minor.patch" (LOOM_VERSION_MAJOR, _MINOR, _PATCH as numbers).
 inline constexpr const char* version() { return "0.1.0"; }
 }  // namespace loom

@@ -13,6 +13,8 @@ namespace loom {
 /// combiner(lhs, rhs) -> result, applied element-wise over a tuple of values, with identity.
 class CommReducerNode : public Object {
  public:
+  /// Stores the fields: `l` and `r` are the combiner's parameters, `res` the combined values, `id` the
+  /// identities.
   CommReducerNode(std::vector<Var> l, std::vector<Var> r, std::vector<Expr> res, std::vector<Expr> id,
                   std::string n)
       : lhs(std::move(l)),
@@ -24,8 +26,10 @@ class CommReducerNode : public Object {
   const std::vector<Expr> result;
   const std::vector<Expr> identity;
   const std::string name;
+  /// The number of values the reducer combines (1 but for tuple reducers like argmax).
   std::size_t size() const { return result.size(); }
 };
+/// A shared handle to a reducer.
 using CommReducer = Ref<const CommReducerNode>;
 
 /// Reduce `source` over `axis` with `combiner`, keeping only points where `condition` holds.
@@ -33,6 +37,7 @@ using CommReducer = Ref<const CommReducerNode>;
 class ReduceNode : public ExprNode {
  public:
   static constexpr IRNodeKind node_kind = IRNodeKind::Reduce;
+  /// Stores the operands; prefer make().
   ReduceNode(DType t, CommReducer c, std::vector<Expr> s, std::vector<IterVar> a, Expr cond, int vi)
       : ExprNode(node_kind, t),
         combiner(std::move(c)),
@@ -45,6 +50,7 @@ class ReduceNode : public ExprNode {
   const std::vector<IterVar> axis;
   const Expr condition;
   const int value_index;
+  /// Value `value_index` of the reduction of `source` over `axis` (reduce axes) where `condition` holds.
   static Expr make(CommReducer combiner, std::vector<Expr> source, std::vector<IterVar> axis, Expr condition,
                    int value_index) {
     DType t = source.at(value_index).dtype();

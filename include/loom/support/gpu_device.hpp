@@ -20,20 +20,21 @@ namespace loom {
 /// One GPU model: how many SMs it has and what one SM can hold.
 struct GpuDeviceSpec {
   std::string name;
-  int compute_capability = 80;  // major * 10 + minor
+  int compute_capability = 80;  ///< major * 10 + minor
   int sms = 108;
   int max_threads_per_sm = 2048;
   int max_blocks_per_sm = 32;
   int registers_per_sm = 65536;
   int max_registers_per_thread = 255;
-  int register_unit = 256;                   // registers are given to a warp in multiples of this
-  int sub_partitions = 4;                    // an SM's warp schedulers; each owns a quarter of the registers
-  int64_t shared_bytes_per_sm = 164 * 1024;  // the largest shared-memory carveout
-  int64_t max_shared_bytes_per_block = 163 * 1024;  // with the dynamic-shared opt-in
-  int64_t shared_reserved_per_block = 1024;         // the driver's own, sm_80 and newer
-  int shared_unit = 128;                            // shared memory is given in multiples of this
-  double clock_ghz = 1.41;                          // boost clock, to turn cycles into time
+  int register_unit = 256;  ///< registers are given to a warp in multiples of this
+  int sub_partitions = 4;   ///< an SM's warp schedulers; each owns a quarter of the registers
+  int64_t shared_bytes_per_sm = 164 * 1024;         ///< the largest shared-memory carveout
+  int64_t max_shared_bytes_per_block = 163 * 1024;  ///< with the dynamic-shared opt-in
+  int64_t shared_reserved_per_block = 1024;         ///< the driver's own, sm_80 and newer
+  int shared_unit = 128;                            ///< shared memory is given in multiples of this
+  double clock_ghz = 1.41;                          ///< boost clock, to turn cycles into time
 
+  /// The most resident warps per SM (max_threads_per_sm / 32).
   int max_warps_per_sm() const { return max_threads_per_sm / 32; }
 
   /// NVIDIA A100 SXM4 (sm_80): 108 SMs.
@@ -95,8 +96,8 @@ struct GpuDeviceSpec {
 /// What one block of a kernel asks of an SM.
 struct BlockResources {
   int64_t threads = 0;
-  int registers_per_thread = 0;  // ptxas's count; 0 when unknown (then registers do not limit)
-  int64_t shared_bytes = 0;      // static and dynamic together
+  int registers_per_thread = 0;  ///< ptxas's count; 0 when unknown (then registers do not limit)
+  int64_t shared_bytes = 0;      ///< static and dynamic together
 };
 
 /// How many blocks of a kernel one SM holds at once, and by each limit.
@@ -108,6 +109,7 @@ struct Occupancy {
   /// is never the limiter).
   std::string limiter;
 
+  /// A sentence for messages: the blocks per SM, the limiter and what each limit allows.
   std::string str() const {
     return cat(blocks_per_sm, " blocks per SM (limited by ", limiter, ": threads allow ", by_threads,
                ", registers ", by_registers, ", shared memory ", by_shared, ", blocks ", by_blocks, ")");
