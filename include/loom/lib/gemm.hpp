@@ -23,10 +23,10 @@ enum class Layout { RowMajor, ColMajor };
 /// leading batch dimension and each batch is an independent product.
 struct GemmProblem {
   int64_t m = 1, n = 1, k = 1;
-  int64_t batch = 0;  // 0: not batched
+  int64_t batch = 0;  ///< 0: not batched
   DType dtype = f32;
-  bool transpose_a = false;  // A is stored as the k x m matrix A^T
-  bool transpose_b = false;  // B is stored as the n x k matrix B^T
+  bool transpose_a = false;  ///< A is stored as the k x m matrix A^T
+  bool transpose_b = false;  ///< B is stored as the n x k matrix B^T
   Layout layout = Layout::RowMajor;
   /// Applied to each element of the product as C is written (bias, activation, ...); none when empty.
   GemmEpilogue epilogue;
@@ -53,14 +53,16 @@ struct Gemm {
 struct StreamKLayout {
   int64_t bm = 0, bn = 0, kc = 0;     // tile of C, K step of one MAC-loop iteration
   int64_t tiles_m = 0, tiles_n = 0;   // tiles of C, row-major: tile t = (t / tiles_n, t % tiles_n)
-  int64_t iterations_per_tile = 0;    // kc-blocks of the (zero-padded) K
-  int64_t workers = 0;                // workers of the parallel loop (at most the iterations)
-  int64_t segments = 0;               // most tiles one worker touches
+  int64_t iterations_per_tile = 0;    ///< kc-blocks of the (zero-padded) K
+  int64_t workers = 0;                ///< workers of the parallel loop (at most the iterations)
+  int64_t segments = 0;               ///< most tiles one worker touches
   int64_t per_worker = 0, extra = 0;  // worker w runs [first(w), first(w + 1)) of the iterations,
                                       // first(w) = w * per_worker + min(w, extra)
   DecompositionPlan plan;
 
+  /// tiles_m * tiles_n.
   int64_t tiles() const { return tiles_m * tiles_n; }
+  /// All MAC-loop iterations: tiles() * iterations_per_tile.
   int64_t iterations() const { return tiles() * iterations_per_tile; }
 };
 

@@ -21,14 +21,16 @@ struct CpuCacheInfo {
   int64_t l1d_bytes = 32 * 1024;
   int64_t l2_bytes = 1024 * 1024;
   int64_t l3_bytes = 8 * 1024 * 1024;
-  int vector_bytes = 32;  // 64 with AVX-512, 32 with AVX2, 16 otherwise
-  int registers = 16;     // vector registers the micro-kernel may use (32 with AVX-512)
+  int vector_bytes = 32;  ///< 64 with AVX-512, 32 with AVX2, 16 otherwise
+  int registers = 16;     ///< vector registers the micro-kernel may use (32 with AVX-512)
 
+  /// This machine's caches, detected once.
   static const CpuCacheInfo& host() {
     static const CpuCacheInfo info = detect();
     return info;
   }
 
+  /// Reads the caches and SIMD width now (sysfs, then sysconf, then common sizes).
   static CpuCacheInfo detect() {
     CpuCacheInfo c;
     // sysfs gives each level's size; sysconf knows the same on glibc but may say 0.
@@ -82,17 +84,18 @@ struct CpuCacheInfo {
 struct GemmConfig {
   int64_t mr = 8, nr = 32;
   int64_t kc = 256, mc = 128, nc = 1024;
-  int lanes = 16;        // SIMD lanes of the element type
-  bool pack_a = true;    // copy mc x kc blocks of A into mr-row panels
-  bool pack_b = true;    // copy kc x nc blocks of B into nr-column panels
-  bool parallel = true;  // spread blocks of rows (or the batch) over the thread pool
+  int lanes = 16;        ///< SIMD lanes of the element type
+  bool pack_a = true;    ///< copy mc x kc blocks of A into mr-row panels
+  bool pack_b = true;    ///< copy kc x nc blocks of B into nr-column panels
+  bool parallel = true;  ///< spread blocks of rows (or the batch) over the thread pool
   // How the work is shared by the threads. DataParallel: whole blocks of C per thread.
   // StreamK: C in mc x nc tiles, and the MAC-loop iterations (tile x kc-block of K) split evenly
   // over `workers`; tiles split between workers are summed from a workspace after the parallel
   // loop, in a fixed order (the result does not depend on the threads' timing).
   Decomposition decomposition = Decomposition::DataParallel;
-  int workers = 0;  // StreamK: the workers (0: the thread pool's threads when gemm() is called)
+  int workers = 0;  ///< StreamK: the workers (0: the thread pool's threads when gemm() is called)
 
+  /// The configuration as one line, for bench output and messages.
   std::string str() const {
     std::string s =
         cat("mr=", mr, " nr=", nr, " kc=", kc, " mc=", mc, " nc=", nc, " lanes=", lanes,

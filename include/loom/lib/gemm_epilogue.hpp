@@ -21,6 +21,7 @@ struct GemmEpilogue {
   std::vector<Tensor> inputs;
   std::string name = "custom";  // for descriptions and bench lines
 
+  /// True when there is no epilogue (C is the product).
   bool empty() const { return !apply; }
 };
 

@@ -20,6 +20,7 @@ struct GpuGemmConfig {
   int stages = 3;
 };
 
+/// What gpu_gemm() returns: the problem, the configuration and the lowered function to build.
 struct GpuGemm {
   int64_t m = 0, n = 0, k = 0;
   DType input = f16;
@@ -29,6 +30,7 @@ struct GpuGemm {
   bool async_copies = false;
   /// Parameters A (m x k), B (k x n) of `input` and C (m x n) of f32, row-major.
   LoweredFunc func;
+  /// A one-line summary of the problem and configuration.
   LOOM_DECL std::string describe() const;
 };
 

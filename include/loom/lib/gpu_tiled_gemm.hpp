@@ -11,6 +11,7 @@
 
 namespace loom::lib {
 
+/// What gpu_tiled_gemm() returns: the input and output tensors and their schedule, to lower or build.
 struct TiledGemm {
   Tensor A, B, C;
   Schedule schedule;

@@ -14,6 +14,7 @@
 
 namespace loom::lib {
 
+/// The tunables of streamk_gemm(); zero fields are resolved from the GPU (an H100 when there is none).
 struct StreamKConfig {
   /// The output tile of one block (bm x bn) and the K step of one MAC-loop iteration (bk).
   GemmTile tile{64, 64, 16};
@@ -35,7 +36,7 @@ struct StreamKConfig {
 
 /// How many blocks of the kernel one SM holds, and how that was found.
 struct StreamKResidency {
-  std::string device;  // the GPU modelled, or the one the driver found
+  std::string device;  ///< the GPU modelled, or the one the driver found
   Occupancy occupancy;
   int registers_per_thread = 0;
   /// "driver" (cuOccupancyMaxActiveBlocksPerMultiprocessor), "ptxas" (its register count and the
@@ -48,12 +49,12 @@ struct StreamKResidency {
 struct StreamKGemm {
   GemmShape shape;
   DType input = f32;
-  StreamKConfig config;  // with `sms` and `blocks_per_sm` resolved
+  StreamKConfig config;  ///< with `sms` and `blocks_per_sm` resolved
   StreamKResidency residency;
   DecompositionPlan plan;
   LoweredFunc func;
-  int64_t workspace_floats = 0;  // partial accumulators in global memory (0: no tile is split)
-  int64_t flag_count = 0;        // one i32 flag per workspace slot
+  int64_t workspace_floats = 0;  ///< partial accumulators in global memory (0: no tile is split)
+  int64_t flag_count = 0;        ///< one i32 flag per workspace slot
 
   /// Which block runs which tiles and MAC-loop iterations, and who fixes up the split tiles.
   LOOM_DECL std::string describe() const;

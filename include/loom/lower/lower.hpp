@@ -16,8 +16,11 @@ namespace loom {
 struct LowerArg {
   Tensor tensor;
   Var var;
+  /// A tensor argument (a buffer parameter), or a size variable passed as a scalar parameter.
+  /// @{
   LowerArg(const Tensor& t) : tensor(t) {}
   LowerArg(const Var& v) : var(v) {}
+  /// @}
 };
 
 /// Lowers schedule `s` to a function of `args` (tensors and scalar size variables): runs the

@@ -19,7 +19,7 @@ struct BoundBuffer {
   DType dtype;
   int64_t begin = 0;
   int64_t end = 0;
-  bool on_cuda_device = false;  // CUDA device memory (a kDLCUDA DLTensor), used in place by Target::cuda
+  bool on_cuda_device = false;  ///< CUDA device memory (a kDLCUDA DLTensor), used in place by Target::cuda
 };
 
 /// The values a checked call binds, keyed by the parameter's variable: every integer scalar
@@ -29,7 +29,9 @@ struct BoundArgs {
   std::unordered_map<const VarNode*, double> float_scalars;
   std::unordered_map<const VarNode*, BoundBuffer> buffers;  // keyed by BufferParam::data
 
+  /// The bound value of integer scalar parameter or size variable `v`; throws std::out_of_range if unbound.
   int64_t scalar(const Var& v) const { return scalars.at(v.get()); }
+  /// The memory bound to buffer parameter `buffer` (its data Var); throws std::out_of_range if unbound.
   void* data(const Var& buffer) const { return buffers.at(buffer.get()).data; }
 };
 

@@ -31,6 +31,7 @@ struct SingletonRelation {
   IterVar iv;
 };
 
+/// One step of a stage's loop history: split, fuse, rebase or a singleton loop.
 using IterVarRelation = std::variant<SplitRelation, FuseRelation, RebaseRelation, SingletonRelation>;
 
 }  // namespace loom

@@ -16,8 +16,11 @@
 
 namespace loom {
 
+/// The operation compute() makes: one body expression per output over the data-parallel `axis`,
+/// and the reduce axes the bodies reduce over (cloned per compute from the user's reduce_axis handles).
 class ComputeOpNode : public OperationNode {
  public:
+  /// Stores the fields unchecked; use compute(), which builds the axes and checks the body.
   ComputeOpNode(std::string n, std::string t, std::vector<IterVar> ax, std::vector<IterVar> rax,
                 std::vector<IterVar> rax_origin, std::vector<Expr> b, std::vector<Expr> s)
       : OperationNode(OpKind::Compute, std::move(n), std::move(t)),
@@ -30,14 +33,18 @@ class ComputeOpNode : public OperationNode {
   const std::vector<IterVar> reduce_axis;
   /// The user's reduce_axis handles these were cloned from, in the same order.
   const std::vector<IterVar> reduce_axis_origin;
-  const std::vector<Expr> body;  // one per output
+  const std::vector<Expr> body;  ///< one per output
   const std::vector<Expr> shape;
 
+  /// The OperationNode interface: one output per body, all of `shape`; the tensors the bodies read;
+  /// the axes, data-parallel then reduce.
+  /// @{
   int num_outputs() const override { return static_cast<int>(body.size()); }
   DType output_dtype(int i) const override { return body.at(static_cast<size_t>(i)).dtype(); }
   const std::vector<Expr>& output_shape(int) const override { return shape; }
   LOOM_DECL std::vector<Tensor> input_tensors() const override;
   std::vector<IterVar> root_iter_vars() const override {
+    /// @}
     std::vector<IterVar> all = axis;
     all.insert(all.end(), reduce_axis.begin(), reduce_axis.end());
     return all;
