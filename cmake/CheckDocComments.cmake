@@ -32,8 +32,8 @@
 # style, not a C++ parser.
 #
 # With -D PLANT=1 it instead proves that it can fail: it copies the headers, strips the doc comment
-# of parse_dtype() (ir/dtype.hpp) and of TensorNode's dtype member (te/tensor.hpp), and checks that the
-# check fails naming both.
+# of parse_dtype() (ir/dtype.hpp, a namespace-scope function) and of Stage::compute_root()
+# (schedule/schedule.hpp, a member function), and checks that the check fails naming both.
 cmake_minimum_required(VERSION 3.20)
 
 if(NOT INCLUDE_DIR)
@@ -51,13 +51,13 @@ if(PLANT)
   file(REMOVE_RECURSE "${_work}")
   file(COPY "${INCLUDE_DIR}/loom" DESTINATION "${_work}")
   set(_plants "loom/ir/dtype.hpp|\n(///[^\n]*\n)+(inline DType parse_dtype\\()|inline DType parse_dtype("
-              "loom/te/tensor.hpp|\n( *///[^\n]*\n)+( *DType dtype[ =;])|DType dtype")
+              "loom/schedule/schedule.hpp|\n( *///[^\n]*\n)+( *Stage& compute_root\\(\\))|Stage& compute_root(")
   set(_expected "")
   foreach(_plant IN LISTS _plants)
-    string(REPLACE "|" ";" _plant "${_plant}")
-    list(GET _plant 0 _file)
-    list(GET _plant 1 _regex)
-    list(GET _plant 2 _name)
+    string(REGEX MATCH "^([^|]*)[|]([^|]*)[|](.*)$" _ "${_plant}")
+    set(_file "${CMAKE_MATCH_1}")
+    set(_regex "${CMAKE_MATCH_2}")
+    set(_name "${CMAKE_MATCH_3}")
     file(READ "${_work}/${_file}" _text)
     string(REGEX REPLACE "${_regex}" "\n\\2" _stripped "${_text}")
     if(_stripped STREQUAL _text)
