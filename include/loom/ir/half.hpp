@@ -78,11 +78,11 @@ struct half {
   half(float f) : bits(float_to_half_bits(f)) {}
   operator float() const { return half_bits_to_float(bits); }
   static half from_bits(uint16_t b) {
-    /// @}
     half h;
     h.bits = b;
     return h;
   }
+  /// @}
 };
 
 /// bfloat16 storage: the upper half of a float32.
@@ -94,11 +94,11 @@ struct bfloat16 {
   bfloat16(float f) : bits(float_to_bfloat16_bits(f)) {}
   operator float() const { return bfloat16_bits_to_float(bits); }
   static bfloat16 from_bits(uint16_t b) {
-    /// @}
     bfloat16 h;
     h.bits = b;
     return h;
   }
+  /// @}
 };
 
 }  // namespace loom

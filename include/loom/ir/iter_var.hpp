@@ -103,26 +103,26 @@ class IterVar {
   Ref<const IterVarNode> node_;
 };
 
-/// Containers of IterVars key on handle identity; name these functors explicitly, since the
-/// comparison operators of IterVar build expressions (`k == l` is an EQ node, as in TVM).
-/// The identity functors: IterVarHash hashes a handle, IterVarSameAs compares two, IterVarLess
-/// orders them by address (for std::map and std::set).
-/// @{
+// Containers of IterVars key on handle identity; name these functors explicitly, since the
+// comparison operators of IterVar build expressions (`k == l` is an EQ node, as in TVM).
+
+/// Hashes an IterVar by handle identity, for unordered containers (with IterVarSameAs).
 struct IterVarHash {
   /// The node's address, hashed.
   std::size_t operator()(const IterVar& iv) const { return std::hash<const void*>()(iv.get()); }
 };
+/// Compares two IterVars by handle identity (IterVar::same_as), the equality for IterVarHash.
 struct IterVarSameAs {
   /// True when `a` and `b` are the same axis.
   bool operator()(const IterVar& a, const IterVar& b) const { return a.same_as(b); }
 };
+/// Orders IterVars by node address, for std::map and std::set keyed by axis.
 struct IterVarLess {
   /// Orders by node address.
   bool operator()(const IterVar& a, const IterVar& b) const {
     return std::less<const void*>()(a.get(), b.get());
   }
 };
-/// @}
 /// Are two lists of IterVars the same handles in the same order (e.g. a stage's loops)?
 inline bool same_iter_vars(const std::vector<IterVar>& a, const std::vector<IterVar>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), IterVarSameAs());

@@ -65,11 +65,11 @@ struct DecompositionPlan {
   int64_t tiles() const { return tiles_m * tiles_n; }
   int64_t total_iterations() const { return tiles() * iterations_per_tile; }
   int64_t iterations_of(size_t worker) const {
-    /// @}
     int64_t n = 0;
     for (const WorkUnit& u : workers[worker]) n += u.iterations();
     return n;
   }
+  /// @}
   /// The iterations of the busiest worker, which bounds the kernel's time.
   int64_t busiest() const {
     int64_t most = 0;

@@ -28,61 +28,71 @@ namespace loom {
 /// bfloat16, the fixed-width integers and bool; other types do not compile.
 template <typename T>
 struct dtype_of;
-/// The element types a Buffer<T> or a typed BufferView may hold.
-/// @{
+/// float elements are float32.
 template <>
 struct dtype_of<float> {
   static constexpr DType value = f32;
 };
+/// double elements are float64.
 template <>
 struct dtype_of<double> {
   static constexpr DType value = f64;
 };
+/// half elements are float16.
 template <>
 struct dtype_of<half> {
   static constexpr DType value = f16;
 };
+/// bfloat16 elements are bfloat16.
 template <>
 struct dtype_of<bfloat16> {
   static constexpr DType value = bf16;
 };
+/// int8_t elements are int8.
 template <>
 struct dtype_of<int8_t> {
   static constexpr DType value = i8;
 };
+/// int16_t elements are int16.
 template <>
 struct dtype_of<int16_t> {
   static constexpr DType value = i16;
 };
+/// int32_t elements are int32.
 template <>
 struct dtype_of<int32_t> {
   static constexpr DType value = i32;
 };
+/// int64_t elements are int64.
 template <>
 struct dtype_of<int64_t> {
   static constexpr DType value = i64;
 };
+/// uint8_t elements are uint8.
 template <>
 struct dtype_of<uint8_t> {
   static constexpr DType value = u8;
 };
+/// uint16_t elements are uint16.
 template <>
 struct dtype_of<uint16_t> {
   static constexpr DType value = u16;
 };
+/// uint32_t elements are uint32.
 template <>
 struct dtype_of<uint32_t> {
   static constexpr DType value = u32;
 };
+/// uint64_t elements are uint64.
 template <>
 struct dtype_of<uint64_t> {
   static constexpr DType value = u64;
 };
+/// bool elements are bool (uint1, stored in a byte).
 template <>
 struct dtype_of<bool> {
   static constexpr DType value = boolean;
 };
-/// @}
 
 /// Row-major strides (in elements) for a shape.
 inline std::vector<int64_t> compact_strides(const std::vector<int64_t>& shape) {
@@ -149,9 +159,9 @@ class Buffer {
   int64_t dim(int i) const { return shape_.at(static_cast<size_t>(i)); }
   int rank() const { return static_cast<int>(shape_.size()); }
   int64_t num_elements() const {
-    /// @}
     return std::accumulate(shape_.begin(), shape_.end(), int64_t{1}, std::multiplies<int64_t>());
   }
+  /// @}
 
   /// The element at one index per dimension (b(i, j)), through the strides; no bounds check.
   template <typename... Idx>

@@ -26,9 +26,9 @@ class Object {
   /// @{
   void inc_ref() const { ref_count_.fetch_add(1, std::memory_order_relaxed); }
   void dec_ref() const {
-    /// @}
     if (ref_count_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
+  /// @}
 
  private:
   mutable std::atomic<int> ref_count_{0};

@@ -44,11 +44,11 @@ class ComputeOpNode : public OperationNode {
   const std::vector<Expr>& output_shape(int) const override { return shape; }
   LOOM_DECL std::vector<Tensor> input_tensors() const override;
   std::vector<IterVar> root_iter_vars() const override {
-    /// @}
     std::vector<IterVar> all = axis;
     all.insert(all.end(), reduce_axis.begin(), reduce_axis.end());
     return all;
   }
+  /// @}
   /// Whether the body is a reduction (then every output's body is a Reduce).
   bool is_reduction() const { return body.at(0).as<ReduceNode>() != nullptr; }
 
