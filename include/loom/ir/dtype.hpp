@@ -16,8 +16,11 @@ enum class TypeCode : uint8_t { Int, UInt, Float, BFloat, Handle };
 /// An element type: a TypeCode, a width in bits and a vector lane count (1 for scalars), as in TVM.
 /// Compare with ==; print with str(); the predefined constants below (f32, i32, ...) cover the usual types.
 struct DType {
+  /// What kind of element: integer, unsigned (bool when bits is 1), float, bfloat or handle.
   TypeCode code = TypeCode::Int;
+  /// The width of one element in bits (1 for bool).
   uint8_t bits = 32;
+  /// Elements per value: 1 for scalars, the vector width otherwise.
   uint16_t lanes = 1;
 
   constexpr DType() = default;

@@ -20,7 +20,9 @@ class ExprNode : public Object {
  public:
   /// Called by the node classes' constructors; `k` must be the derived class's node_kind.
   ExprNode(IRNodeKind k, DType t) : kind(k), dtype(t) {}
+  /// The node's class, for Expr::as<T>() and switches over node kinds.
   const IRNodeKind kind;
+  /// The type of the expression's value.
   const DType dtype;
 };
 
@@ -81,9 +83,10 @@ struct ExprSameAs {
 /// for unsigned ones, normalised to the type's width by make().
 class IntImmNode : public ExprNode {
  public:
-  static constexpr IRNodeKind node_kind = IRNodeKind::IntImm;
+  static constexpr IRNodeKind node_kind = IRNodeKind::IntImm;  ///< The kind as<T>() looks for.
   /// Stores `v` as given; make() is the factory that normalises it to the width of `t`.
   IntImmNode(DType t, int64_t v) : ExprNode(node_kind, t), value(v) {}
+  /// The value; for uint64 the bit pattern.
   const int64_t value;  // for uint64 the bit pattern
   /// A constant of type `t` (an integer or bool type), `v` truncated to its width.
   static Expr make(DType t, int64_t v);
@@ -93,9 +96,10 @@ class IntImmNode : public ExprNode {
 /// double.
 class FloatImmNode : public ExprNode {
  public:
-  static constexpr IRNodeKind node_kind = IRNodeKind::FloatImm;
+  static constexpr IRNodeKind node_kind = IRNodeKind::FloatImm;  ///< The kind as<T>() looks for.
   /// Stores `v` as given; prefer make().
   FloatImmNode(DType t, double v) : ExprNode(node_kind, t), value(v) {}
+  /// The value, in double precision whatever the type.
   const double value;
   /// A constant of float type `t`; it is rounded to `t` where the value is used, not here.
   static Expr make(DType t, double v) { return Expr(make_ref<FloatImmNode>(t, v)); }
@@ -104,9 +108,10 @@ class FloatImmNode : public ExprNode {
 /// A string constant, of handle type: the name argument of extern and intrinsic calls.
 class StringImmNode : public ExprNode {
  public:
-  static constexpr IRNodeKind node_kind = IRNodeKind::StringImm;
+  static constexpr IRNodeKind node_kind = IRNodeKind::StringImm;  ///< The kind as<T>() looks for.
   /// Stores `v`; prefer make().
   explicit StringImmNode(std::string v) : ExprNode(node_kind, handle_type), value(std::move(v)) {}
+  /// The characters.
   const std::string value;
   /// A string constant holding `v`.
   static Expr make(std::string v) { return Expr(make_ref<StringImmNode>(std::move(v))); }
@@ -115,10 +120,11 @@ class StringImmNode : public ExprNode {
 /// The node behind a Var: its name (for printing only; identity is the node) and whether it is a reduce axis.
 class VarNode : public ExprNode {
  public:
-  static constexpr IRNodeKind node_kind = IRNodeKind::Var;
+  static constexpr IRNodeKind node_kind = IRNodeKind::Var;  ///< The kind as<T>() looks for.
   /// Prefer constructing a Var, which makes this node.
   VarNode(std::string n, DType t, bool reduce)
       : ExprNode(node_kind, t), name(std::move(n)), is_reduce_axis(reduce) {}
+  /// The name, for printing only.
   const std::string name;
   /// Set for the variable of a reduce_axis, so a use outside its reduction can be reported.
   const bool is_reduce_axis;
@@ -173,15 +179,19 @@ inline Expr::Expr(bool value) : Expr(IntImmNode::make(boolean, value ? 1 : 0)) {
 template <IRNodeKind K>
 class BinaryNode : public ExprNode {
  public:
-  static constexpr IRNodeKind node_kind = K;
+  static constexpr IRNodeKind node_kind = K;  ///< The kind as<T>() looks for.
+  /// True for EQ, NE, LT, LE, GT, GE, whose result is bool.
   static constexpr bool is_comparison = K == IRNodeKind::EQ || K == IRNodeKind::NE || K == IRNodeKind::LT ||
                                         K == IRNodeKind::LE || K == IRNodeKind::GT || K == IRNodeKind::GE;
+  /// True for And and Or, whose operands and result are bool.
   static constexpr bool is_logical = K == IRNodeKind::And || K == IRNodeKind::Or;
+  /// True for the bitwise operations and shifts, which take integer operands only.
   static constexpr bool is_bitwise = K == IRNodeKind::BitwiseAnd || K == IRNodeKind::BitwiseOr ||
                                      K == IRNodeKind::BitwiseXor || K == IRNodeKind::ShiftLeft ||
                                      K == IRNodeKind::ShiftRight;
   /// Stores the operands; prefer make(), which checks them and computes the result type.
   BinaryNode(DType t, Expr a_, Expr b_) : ExprNode(K, t), a(std::move(a_)), b(std::move(b_)) {}
+  /// The left and right operands, of the same type.
   const Expr a, b;
 
   /// Builds the node; both operands must already have the same type (see ir/op.hpp).
@@ -234,9 +244,10 @@ using ShiftRightNode = BinaryNode<IRNodeKind::ShiftRight>;
 /// Logical negation of a bool expression (the `!` of ir/op.hpp).
 class NotNode : public ExprNode {
  public:
-  static constexpr IRNodeKind node_kind = IRNodeKind::Not;
+  static constexpr IRNodeKind node_kind = IRNodeKind::Not;  ///< The kind as<T>() looks for.
   /// Stores the operand; prefer make().
   explicit NotNode(Expr a_) : ExprNode(node_kind, a_.dtype()), a(std::move(a_)) {}
+  /// The bool operand.
   const Expr a;
   /// `!a`; `a` must be bool (an internal check, not a user error).
   static Expr make(Expr a) {
@@ -249,13 +260,14 @@ class NotNode : public ExprNode {
 /// one).
 class SelectNode : public ExprNode {
  public:
-  static constexpr IRNodeKind node_kind = IRNodeKind::Select;
+  static constexpr IRNodeKind node_kind = IRNodeKind::Select;  ///< The kind as<T>() looks for.
   /// Stores the operands; prefer make().
   SelectNode(Expr c, Expr t, Expr f)
       : ExprNode(node_kind, t.dtype()),
         condition(std::move(c)),
         true_value(std::move(t)),
         false_value(std::move(f)) {}
+  /// The bool condition and the two values, of the node's type.
   const Expr condition, true_value, false_value;
   /// The select of `t` or `f` by the bool `c`; `t` and `f` must have the same type.
   static Expr make(Expr c, Expr t, Expr f) {
@@ -270,9 +282,10 @@ class SelectNode : public ExprNode {
 /// float to int truncates).
 class CastNode : public ExprNode {
  public:
-  static constexpr IRNodeKind node_kind = IRNodeKind::Cast;
+  static constexpr IRNodeKind node_kind = IRNodeKind::Cast;  ///< The kind as<T>() looks for.
   /// Stores the operand; prefer make(), or loom::cast() in ir/op.hpp, which checks user input.
   CastNode(DType t, Expr v) : ExprNode(node_kind, t), value(std::move(v)) {}
+  /// The value converted.
   const Expr value;
   /// The conversion of `v` to `t`; the lane counts must agree.
   static Expr make(DType t, Expr v) {
@@ -285,13 +298,17 @@ class CastNode : public ExprNode {
 /// makes a vector load; `predicate`, when defined, masks lanes.
 class LoadNode : public ExprNode {
  public:
-  static constexpr IRNodeKind node_kind = IRNodeKind::Load;
+  static constexpr IRNodeKind node_kind = IRNodeKind::Load;  ///< The kind as<T>() looks for.
   /// Stores the operands; prefer make().
   LoadNode(DType t, Var b, Expr i, Expr p)
       : ExprNode(node_kind, t), buffer(std::move(b)), index(std::move(i)), predicate(std::move(p)) {}
+  /// The buffer variable (a handle), the element index (a Ramp for vector loads) and the lane mask
+  /// (undefined: all lanes).
+  /// @{
   const Var buffer;
   const Expr index;
   const Expr predicate;
+  /// @}
   /// A load of `element` values at `index` (scalar or Ramp); the result has the index's lanes.
   static Expr make(DType element, Var buffer, Expr index, Expr predicate = Expr()) {
     DType t = element.with_lanes(index.dtype().lanes);
@@ -302,12 +319,15 @@ class LoadNode : public ExprNode {
 /// The vector base, base+stride, ..., base+(lanes-1)*stride.
 class RampNode : public ExprNode {
  public:
-  static constexpr IRNodeKind node_kind = IRNodeKind::Ramp;
+  static constexpr IRNodeKind node_kind = IRNodeKind::Ramp;  ///< The kind as<T>() looks for.
   /// Stores the operands; prefer make().
   RampNode(Expr b, Expr s, int l)
       : ExprNode(node_kind, b.dtype().with_lanes(l)), base(std::move(b)), stride(std::move(s)), lanes(l) {}
+  /// The first element, the step between lanes, and the lane count.
+  /// @{
   const Expr base, stride;
   const int lanes;
+  /// @}
   /// The vector `base + i * stride` for i in [0, lanes); `base` and `stride` are scalars of the same type.
   static Expr make(Expr base, Expr stride, int lanes) {
     internal_check(base.dtype().is_scalar() && stride.dtype() == base.dtype(), "bad ramp");
@@ -318,12 +338,15 @@ class RampNode : public ExprNode {
 /// A scalar `value` repeated in `lanes` lanes.
 class BroadcastNode : public ExprNode {
  public:
-  static constexpr IRNodeKind node_kind = IRNodeKind::Broadcast;
+  static constexpr IRNodeKind node_kind = IRNodeKind::Broadcast;  ///< The kind as<T>() looks for.
   /// Stores the operands; prefer make().
   BroadcastNode(Expr v, int l)
       : ExprNode(node_kind, v.dtype().with_lanes(l)), value(std::move(v)), lanes(l) {}
+  /// The scalar repeated, and the lane count.
+  /// @{
   const Expr value;
   const int lanes;
+  /// @}
   /// `value` (a scalar) in every one of `lanes` lanes.
   static Expr make(Expr value, int lanes) {
     internal_check(value.dtype().is_scalar(), "broadcast of a vector");
@@ -342,13 +365,16 @@ enum class CallKind : uint8_t {
 /// the passes and backends know, and extern_c.hpp for calls of C functions.
 class CallNode : public ExprNode {
  public:
-  static constexpr IRNodeKind node_kind = IRNodeKind::Call;
+  static constexpr IRNodeKind node_kind = IRNodeKind::Call;  ///< The kind as<T>() looks for.
   /// Stores the operands; prefer make().
   CallNode(DType t, std::string n, std::vector<Expr> a, CallKind k)
       : ExprNode(node_kind, t), name(std::move(n)), args(std::move(a)), call_kind(k) {}
+  /// The function or intrinsic name, the arguments, and what kind of call it is.
+  /// @{
   const std::string name;
   const std::vector<Expr> args;
   const CallKind call_kind;
+  /// @}
   /// A call of `name` returning `t`; pure by default (see CallKind).
   static Expr make(DType t, std::string name, std::vector<Expr> args,
                    CallKind kind = CallKind::PureIntrinsic) {
@@ -361,12 +387,15 @@ class CallNode : public ExprNode {
 /// `let var = value in body`: binds `var` for the evaluation of `body`, the node's value.
 class LetNode : public ExprNode {
  public:
-  static constexpr IRNodeKind node_kind = IRNodeKind::Let;
+  static constexpr IRNodeKind node_kind = IRNodeKind::Let;  ///< The kind as<T>() looks for.
   /// Stores the operands; prefer make().
   LetNode(Var v, Expr val, Expr b)
       : ExprNode(node_kind, b.dtype()), var(std::move(v)), value(std::move(val)), body(std::move(b)) {}
+  /// The variable bound, its value, and the expression evaluated with the binding.
+  /// @{
   const Var var;
   const Expr value, body;
+  /// @}
   /// `body` with `var` bound to `value`; the result has body's type.
   static Expr make(Var var, Expr value, Expr body) {
     return Expr(make_ref<LetNode>(std::move(var), std::move(value), std::move(body)));

@@ -18,17 +18,22 @@ namespace loom {
 
 /// One argument or result of an extern C call, as the interpreter holds it.
 union ExternCValue {
+  /// One of: an integer (all integer types and bool), a floating-point value, or a pointer.
+  /// @{
   int64_t i;
   double f;
   void* p;
+  /// @}
 };
 
 /// A C function that kernels may call (register_extern_c()): its address, its signature as DTypes, and
 /// a wrapper that calls it from the interpreter.
 struct ExternCFunction {
+  /// The C name, which the IR calls and the generated code links against.
   std::string name;
   void* address = nullptr;  ///< what generated code calls
   DType result;             ///< int32 for void functions (the call's value is 0)
+  /// The parameter types, in order.
   std::vector<DType> params;
   std::function<ExternCValue(const std::vector<ExternCValue>&)> invoke;  // for the interpreter
 };

@@ -71,6 +71,7 @@ inline float bfloat16_bits_to_float(uint16_t b) { return bits_float(static_cast<
 
 /// IEEE binary16 storage.
 struct half {
+  /// The binary16 bit pattern.
   uint16_t bits = 0;
   half() = default;
   /// Conversions: from float rounds to nearest even; to float is exact; from_bits() takes raw binary16 bits.
@@ -87,6 +88,7 @@ struct half {
 
 /// bfloat16 storage: the upper half of a float32.
 struct bfloat16 {
+  /// The bfloat16 bit pattern: the upper 16 bits of a float32.
   uint16_t bits = 0;
   bfloat16() = default;
   /// Conversions: from float rounds to nearest even; to float is exact; from_bits() takes raw bfloat16 bits.

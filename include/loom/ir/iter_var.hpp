@@ -15,7 +15,9 @@ namespace loom {
 
 /// The half-open interval [min, min + extent).
 struct Range {
+  /// The first value.
   Expr min;
+  /// The number of values.
   Expr extent;
   Range() = default;
   /// The range [mn, mn + ext).
@@ -52,7 +54,9 @@ class IterVarNode : public Object {
   IterVarNode(Range d, Var v, IterVarKind k, std::string tag)
       : dom(std::move(d)), var(std::move(v)), kind(k), thread_tag(std::move(tag)) {}
   const Range dom;  ///< undefined for axes created by split/fuse until bounds are inferred
+  /// The loop variable the axis binds; use it (or the IterVar) in expressions.
   const Var var;
+  /// The axis's role.
   const IterVarKind kind;
   const std::string thread_tag;  ///< "threadIdx.x", "blockIdx.y", "vthread", or empty
 };
@@ -129,6 +133,7 @@ inline bool same_iter_vars(const std::vector<IterVar>& a, const std::vector<Iter
 }
 /// A predicate for std::find_if and friends: is this the same handle as `iv`?
 struct IterVarSameAsFn {
+  /// The axis to look for.
   IterVar iv;
   /// True when `other` is the same axis as `iv`.
   bool operator()(const IterVar& other) const { return other.same_as(iv); }
