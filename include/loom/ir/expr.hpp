@@ -192,7 +192,9 @@ class BinaryNode : public ExprNode {
   /// Stores the operands; prefer make(), which checks them and computes the result type.
   BinaryNode(DType t, Expr a_, Expr b_) : ExprNode(K, t), a(std::move(a_)), b(std::move(b_)) {}
   /// The left and right operands, of the same type.
+  /// @{
   const Expr a, b;
+  /// @}
 
   /// Builds the node; both operands must already have the same type (see ir/op.hpp).
   static Expr make(Expr a, Expr b) {
@@ -268,7 +270,9 @@ class SelectNode : public ExprNode {
         true_value(std::move(t)),
         false_value(std::move(f)) {}
   /// The bool condition and the two values, of the node's type.
+  /// @{
   const Expr condition, true_value, false_value;
+  /// @}
   /// The select of `t` or `f` by the bool `c`; `t` and `f` must have the same type.
   static Expr make(Expr c, Expr t, Expr f) {
     internal_check(c.dtype().is_bool(), "select condition is not bool");

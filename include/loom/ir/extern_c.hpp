@@ -35,7 +35,7 @@ struct ExternCFunction {
   DType result;             ///< int32 for void functions (the call's value is 0)
   /// The parameter types, in order.
   std::vector<DType> params;
-  std::function<ExternCValue(const std::vector<ExternCValue>&)> invoke;  // for the interpreter
+  std::function<ExternCValue(const std::vector<ExternCValue>&)> invoke;  ///< for the interpreter
 };
 
 namespace detail {

@@ -23,7 +23,9 @@ class CommReducerNode : public Object {
         identity(std::move(id)),
         name(std::move(n)) {}
   /// The parameters of the combiner: the accumulated values (lhs) and the incoming ones (rhs).
+  /// @{
   const std::vector<Var> lhs, rhs;
+  /// @}
   /// The combined values, in terms of lhs and rhs.
   const std::vector<Expr> result;
   /// The identity of each value (0 for sum).

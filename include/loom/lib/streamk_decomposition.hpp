@@ -16,12 +16,18 @@ namespace loom::lib {
 
 /// The size of a GEMM: C (m x n) = A (m x k) * B (k x n).
 struct GemmShape {
+  /// The sizes: C (m x n) = A (m x k) * B (k x n).
+  /// @{
   int64_t m = 0, n = 0, k = 0;
+  /// @}
 };
 
 /// The output tile (bm x bn) and the K step of one MAC-loop iteration (bk).
 struct GemmTile {
+  /// Rows and columns of the tile, and the K step.
+  /// @{
   int64_t bm = 128, bn = 128, bk = 32;
+  /// @}
 };
 
 /// How a GEMM's MAC-loop iterations are divided among workers (thread blocks).
@@ -45,8 +51,12 @@ inline const char* decomposition_name(Decomposition d) {
 
 /// Iterations [k_begin, k_end) of output tile `tile` (iteration i covers K in [i*bk, (i+1)*bk)).
 struct WorkUnit {
+  /// The output tile, row-major index into the tiles of C.
   int64_t tile = 0;
+  /// The first and one-past-last iteration.
+  /// @{
   int64_t k_begin = 0, k_end = 0;
+  /// @}
   /// k_end - k_begin.
   int64_t iterations() const { return k_end - k_begin; }
 };
@@ -56,8 +66,13 @@ struct WorkUnit {
 /// unit of the highest-numbered worker among them, its last one of the tile (for Stream-K, the
 /// unit with the tile's last iteration), as the kernels do (lib/impl/streamk_gemm.hpp).
 struct DecompositionPlan {
+  /// How the work was divided.
   Decomposition kind = Decomposition::DataParallel;
+  /// The tiles of C in each direction, and the MAC-loop iterations of one tile.
+  /// @{
   int64_t tiles_m = 0, tiles_n = 0, iterations_per_tile = 0;
+  /// @}
+  /// The work units each worker runs, in order.
   std::vector<std::vector<WorkUnit>> workers;
 
   /// Tiles in the output, MAC-loop iterations in all, and the iterations worker `worker` runs.

@@ -18,6 +18,7 @@ struct DeviceSplit;  // lower/split_host_device.hpp
 
 /// A tensor argument seen as flat memory. Load/Store in the body name it through `data`.
 struct BufferParam {
+  /// The parameter's name (the tensor's).
   std::string name;
   Var data;                   ///< handle-typed variable the body indexes
   DType dtype;                ///< element type
@@ -29,6 +30,7 @@ struct BufferParam {
 struct FuncParam {
   /// Which of `buffer` and `scalar` describes the parameter.
   enum class Kind { Buffer, Scalar };
+  /// Which member below describes the parameter.
   Kind kind = Kind::Buffer;
   BufferParam buffer;  ///< when kind == Buffer
   Var scalar;          ///< when kind == Scalar: a symbolic value passed by the caller
@@ -42,17 +44,23 @@ struct InputRead {
   int dim = 0;         ///< its dimension
   std::string reader;  ///< the stage that reads it
   std::string access;  ///< the read as printed, e.g. "A(i + 1)"
+  /// The lowest and highest index read (inclusive), in terms of the size variables.
+  /// @{
   Expr min, max;
+  /// @}
 };
 
 /// The result of lower(): a function of buffer and scalar parameters with a loop-nest body,
 /// ready for a backend (build()) or the interpreter.
 class LoweredFunc {
  public:
+  /// The function's name, as lower() or build() was given it.
   std::string name;
+  /// The parameters in call order.
   std::vector<FuncParam> params;
   /// Symbolic size variables the call binds from buffer shapes (or from scalar parameters).
   std::vector<Var> size_vars;
+  /// The loop nest, as lowering left it.
   Stmt body;
   /// The host program and kernels that the Device phase split `body` into, when the function was
   /// lowered for a GPU target (build() with Target::cuda()/cuda_sim()); null otherwise. The CUDA

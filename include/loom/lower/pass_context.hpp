@@ -52,7 +52,9 @@ using PassFunction = std::function<Stmt(Stmt, const PassContext&)>;
 
 /// A pass and the name that LOOM_DUMP_IR and LOOM_TIME_PASSES print for it.
 struct NamedPass {
+  /// The name LOOM_DUMP_IR and LOOM_TIME_PASSES print.
   std::string name;
+  /// The pass.
   PassFunction fn;
 };
 
@@ -74,7 +76,9 @@ class PassContext {
 
   /// A pass added with add_pass().
   struct UserPass {
+    /// The phase after which it runs.
     PassPosition where;
+    /// The pass.
     NamedPass pass;
   };
   /// Sets an option that user passes read with option(): a pass's own settings travel with the
@@ -93,6 +97,7 @@ class PassContext {
   /// of the schedule, the argument buffers and the inferred bounds. Null outside lower().
   const LoweringView* lowering() const { return lowering_; }
 
+  /// The passes added with add_pass(), in order.
   std::vector<UserPass> user_passes;
   std::string dump_dir;      ///< write the IR after every pass into this directory
   bool time_passes = false;  ///< print each pass's time to stderr

@@ -31,67 +31,67 @@ struct dtype_of;
 /// float elements are float32.
 template <>
 struct dtype_of<float> {
-  static constexpr DType value = f32;
+  static constexpr DType value = f32;  ///< The DType of T.
 };
 /// double elements are float64.
 template <>
 struct dtype_of<double> {
-  static constexpr DType value = f64;
+  static constexpr DType value = f64;  ///< The DType of T.
 };
 /// half elements are float16.
 template <>
 struct dtype_of<half> {
-  static constexpr DType value = f16;
+  static constexpr DType value = f16;  ///< The DType of T.
 };
 /// bfloat16 elements are bfloat16.
 template <>
 struct dtype_of<bfloat16> {
-  static constexpr DType value = bf16;
+  static constexpr DType value = bf16;  ///< The DType of T.
 };
 /// int8_t elements are int8.
 template <>
 struct dtype_of<int8_t> {
-  static constexpr DType value = i8;
+  static constexpr DType value = i8;  ///< The DType of T.
 };
 /// int16_t elements are int16.
 template <>
 struct dtype_of<int16_t> {
-  static constexpr DType value = i16;
+  static constexpr DType value = i16;  ///< The DType of T.
 };
 /// int32_t elements are int32.
 template <>
 struct dtype_of<int32_t> {
-  static constexpr DType value = i32;
+  static constexpr DType value = i32;  ///< The DType of T.
 };
 /// int64_t elements are int64.
 template <>
 struct dtype_of<int64_t> {
-  static constexpr DType value = i64;
+  static constexpr DType value = i64;  ///< The DType of T.
 };
 /// uint8_t elements are uint8.
 template <>
 struct dtype_of<uint8_t> {
-  static constexpr DType value = u8;
+  static constexpr DType value = u8;  ///< The DType of T.
 };
 /// uint16_t elements are uint16.
 template <>
 struct dtype_of<uint16_t> {
-  static constexpr DType value = u16;
+  static constexpr DType value = u16;  ///< The DType of T.
 };
 /// uint32_t elements are uint32.
 template <>
 struct dtype_of<uint32_t> {
-  static constexpr DType value = u32;
+  static constexpr DType value = u32;  ///< The DType of T.
 };
 /// uint64_t elements are uint64.
 template <>
 struct dtype_of<uint64_t> {
-  static constexpr DType value = u64;
+  static constexpr DType value = u64;  ///< The DType of T.
 };
 /// bool elements are bool (uint1, stored in a byte).
 template <>
 struct dtype_of<bool> {
-  static constexpr DType value = boolean;
+  static constexpr DType value = boolean;  ///< The DType of T.
 };
 
 /// Row-major strides (in elements) for a shape.
@@ -107,9 +107,13 @@ inline std::vector<int64_t> compact_strides(const std::vector<int64_t>& shape) {
 
 /// A typed view of memory someone else owns. Strides are in elements.
 struct BufferView {
+  /// The first element (not owned).
   void* data = nullptr;
+  /// The element type.
   DType dtype = f32;
+  /// The extents, outermost first.
   std::vector<int64_t> shape;
+  /// The distance between neighbours in each dimension, in elements (row-major when built without).
   std::vector<int64_t> strides;
 
   BufferView() = default;
@@ -209,6 +213,7 @@ class Buffer {
 /// Where an argument's memory lives, in DLPack's device codes (kDLCPU = 1, kDLCUDA = 2, ...).
 struct ArgDevice {
   int type = 1;  ///< kDLCPU: host memory
+  /// The device index, for device memory.
   int id = 0;
   /// Host memory the CPU can read and write: CPU, CUDA pinned host memory, CUDA managed memory.
   bool host_accessible() const { return type == 1 || type == 3 || type == 13; }
@@ -218,10 +223,15 @@ struct ArgDevice {
 struct KernelArg {
   /// Which of the fields holds the argument's value.
   enum class Kind { Buffer, Int, Float };
+  /// Which of the value members is set.
   Kind kind = Kind::Buffer;
+  /// The memory, for Kind::Buffer.
   BufferView buffer;
+  /// The value, for Kind::Int.
   int64_t int_value = 0;
+  /// The value, for Kind::Float.
   double float_value = 0.0;
+  /// Where the buffer's memory lives (host memory unless it came from a DLTensor on a device).
   ArgDevice device;
   /// Why the argument cannot be used ("" when it can): a conversion found a problem that the call
   /// reports with the parameter's name (e.g. a DLTensor of an unsupported dtype).

@@ -21,9 +21,12 @@ namespace loom {
 /// schedule.
 class ScheduleNode : public Object {
  public:
+  /// The output operations create_schedule() was given.
   std::vector<Operation> outputs;
-  std::vector<Ref<StageNode>> stages;  // producers before consumers
+  std::vector<Ref<StageNode>> stages;  ///< producers before consumers
+  /// The stage of each operation, for find().
   std::unordered_map<const OperationNode*, StageNode*> stage_map;
+  /// The groups made by create_group().
   std::vector<Ref<StageNode>> groups;
 
   /// The stage of operation `op`, or nullptr when `op` is not part of this schedule.
@@ -35,10 +38,12 @@ class ScheduleNode : public Object {
 
 /// split(x, Factor{32}) and split(x, NParts{4}) say which way a loop is split.
 struct Factor {
+  /// The inner loop's extent.
   Expr value;
 };
 /// See Factor: split(x, NParts{4}) makes the outer loop 4 iterations long.
 struct NParts {
+  /// The outer loop's extent.
   Expr value;
 };
 

@@ -46,17 +46,21 @@ inline const char* attach_type_name(AttachType t) {
 
 /// What the schedule says about one loop.
 struct IterVarAttr {
+  /// How the loop runs: serial, parallel, vectorized, unrolled, or bound to a thread.
   ForKind for_kind = ForKind::Serial;
-  IterVar bind_thread;                            // the thread axis this loop is bound to
-  std::vector<LoopAnnotation> pragmas;            // pragma(axis, key, value)
-  std::vector<std::pair<Tensor, Expr>> prefetch;  // (tensor, offset) prefetched each iteration
-  TensorIntrin tensor_intrin;                     // the loop nest from here inward is this intrinsic
+  IterVar bind_thread;                            ///< the thread axis this loop is bound to
+  std::vector<LoopAnnotation> pragmas;            ///< pragma(axis, key, value)
+  std::vector<std::pair<Tensor, Expr>> prefetch;  ///< (tensor, offset) prefetched each iteration
+  TensorIntrin tensor_intrin;                     ///< the loop nest from here inward is this intrinsic
 };
 
 /// storage_align(axis, factor, offset) on the stage's output buffer dimension `dim`.
 struct StorageAlign {
+  /// The buffer dimension padded.
   int dim = 0;
+  /// Its stride is padded to a multiple of factor, plus offset.
   int64_t factor = 0;
+  /// See factor.
   int64_t offset = 0;
 };
 
@@ -65,23 +69,33 @@ struct StorageAlign {
 /// schedule.
 class StageNode : public Object {
  public:
-  Operation op;         // the operation as currently scheduled (inlining may rewrite it)
-  Operation origin_op;  // the operation the stage was created for
+  Operation op;         ///< the operation as currently scheduled (inlining may rewrite it)
+  Operation origin_op;  ///< the operation the stage was created for
+  /// Every loop the stage has had, replaced ones included (split parents, fused loops).
   std::vector<IterVar> all_iter_vars;
+  /// The current loops, outermost first.
   std::vector<IterVar> leaf_iter_vars;
+  /// How the loops derive from one another: split, fuse, rebase.
   std::vector<IterVarRelation> relations;
+  /// The schedule's attributes of each loop, by loop.
   std::unordered_map<const IterVarNode*, IterVarAttr> iter_var_attrs;
+  /// Where the stage is computed.
   AttachType attach_type = AttachType::Root;
+  /// For compute_at: the loop of attach_stage that the stage is computed in.
   IterVar attach_ivar;
-  StageNode* attach_stage = nullptr;  // owned by the same schedule
-  StageNode* group = nullptr;         // the group stage this stage belongs to, if any
-  std::string scope;                  // storage scope of the output; empty means "global"
+  StageNode* attach_stage = nullptr;  ///< owned by the same schedule
+  StageNode* group = nullptr;         ///< the group stage this stage belongs to, if any
+  std::string scope;                  ///< storage scope of the output; empty means "global"
+  /// True for the stages of the schedule's outputs.
   bool is_output = false;
+  /// Stores only where this holds (set_store_predicate()); undefined: everywhere.
   Expr store_predicate;
+  /// Whether double_buffer() was applied.
   bool double_buffer = false;
+  /// The storage_align() requests, in order.
   std::vector<StorageAlign> storage_align;
-  SwizzleLayout swizzle;  // swizzle(bits, base, shift) of the output buffer (schedule/impl/swizzle.hpp)
-  const ScheduleNode* schedule = nullptr;  // the owning schedule
+  SwizzleLayout swizzle;  ///< swizzle(bits, base, shift) of the output buffer (schedule/impl/swizzle.hpp)
+  const ScheduleNode* schedule = nullptr;  ///< the owning schedule
   /// Handles that name an axis of this stage under another identity (the original compute's
   /// reduce axes after cache_write moved the reduction here).
   std::unordered_map<const IterVarNode*, IterVar> axis_alias;
@@ -90,6 +104,7 @@ class StageNode : public Object {
 
   /// A group (create_group) is a stage without an operation that places its member stages.
   bool is_group = false;
+  /// The group's name, for groups.
   std::string group_name;
 
   /// The stage's name (the operation's, or the group's), and whether it is an input (placeholder).

@@ -93,6 +93,7 @@ class Target {
   }
 
  protected:
+  /// Used by the named constructors cpu(), cuda() and cuda_sim().
   Target(TargetKind kind, std::string cpu_name, std::string features)
       : kind_(kind), cpu_name_(std::move(cpu_name)), features_(std::move(features)) {}
 

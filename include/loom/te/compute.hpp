@@ -29,11 +29,14 @@ class ComputeOpNode : public OperationNode {
         reduce_axis_origin(std::move(rax_origin)),
         body(std::move(b)),
         shape(std::move(s)) {}
+  /// The data-parallel axes, one per output dimension.
   const std::vector<IterVar> axis;
+  /// The reduce axes of this compute (its own copies).
   const std::vector<IterVar> reduce_axis;
   /// The user's reduce_axis handles these were cloned from, in the same order.
   const std::vector<IterVar> reduce_axis_origin;
   const std::vector<Expr> body;  ///< one per output
+  /// The output shape, the extents of `axis`.
   const std::vector<Expr> shape;
 
   /// The OperationNode interface: one output per body, all of `shape`; the tensors the bodies read;

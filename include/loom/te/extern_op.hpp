@@ -21,8 +21,11 @@ class ExternOpNode : public OperationNode {
         output_shapes(std::move(shapes)),
         output_dtypes(std::move(types)),
         function_id(id) {}
+  /// The tensors passed to the function as inputs.
   const std::vector<Tensor> inputs;
+  /// The shape of each output.
   const std::vector<std::vector<Expr>> output_shapes;
+  /// The element type of each output.
   const std::vector<DType> output_dtypes;
   const int64_t function_id;  ///< in ExternRegistry::global()
 

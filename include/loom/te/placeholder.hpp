@@ -15,7 +15,9 @@ class PlaceholderOpNode : public OperationNode {
   /// Stores the fields; use placeholder(), which checks the shape.
   PlaceholderOpNode(std::string n, std::vector<Expr> s, DType t)
       : OperationNode(OpKind::Placeholder, std::move(n), ""), shape(std::move(s)), dtype(t) {}
+  /// The extents (constants or size variables).
   const std::vector<Expr> shape;
+  /// The element type.
   const DType dtype;
 
   /// The OperationNode interface: one output, no inputs, no axes to schedule.

@@ -25,9 +25,13 @@ class ScanOpNode : public OperationNode {
         inputs(std::move(in)) {}
   /// The time axis, over [rows of init, rows of update).
   const IterVar scan_axis;
+  /// The first rows of each output.
   const std::vector<Tensor> init;
+  /// Each output's later rows, computed from the state.
   const std::vector<Tensor> update;
+  /// The placeholders that stand for the outputs inside `update`.
   const std::vector<Tensor> state_placeholder;
+  /// Other tensors `update` reads.
   const std::vector<Tensor> inputs;
 
   /// The OperationNode interface: one output per update tensor, shaped like it; reads init and update.

@@ -35,8 +35,11 @@ class OperationNode : public Object {
  public:
   /// Called by the concrete operations; `n` is the operation's name, `t` a free-form tag (e.g. "gemm").
   OperationNode(OpKind k, std::string n, std::string t) : kind(k), name(std::move(n)), tag(std::move(t)) {}
+  /// What kind of operation this is.
   const OpKind kind;
+  /// The operation's name (its tensors' names derive from it).
   const std::string name;
+  /// A free-form tag ("gemm", ...), or empty.
   const std::string tag;
 
   /// The number of outputs, and output i's element type and shape (one extent per dimension).
@@ -66,10 +69,15 @@ class TensorNode : public ProducerNode {
         name(op->num_outputs() == 1 ? op->name : op->name + ".v" + std::to_string(index)),
         dtype(op->output_dtype(index)),
         shape(op->output_shape(index)) {}
+  /// The operation that produces it.
   const Operation op;
+  /// Which of the operation's outputs it is.
   const int value_index;
+  /// Its name.
   const std::string name;
+  /// Its element type.
   const DType dtype;
+  /// Its extents.
   const std::vector<Expr> shape;
 
   /// The tensor as a Producer, the IR's view of something that is written and read (ProducerLoad, Provide).
@@ -156,7 +164,9 @@ inline Tensor as_tensor(const Producer& p) {
 
 /// Identity of a tensor for maps: (operation, output index).
 struct TensorKey {
+  /// The operation, by address.
   const OperationNode* op = nullptr;
+  /// The output index.
   int value_index = 0;
   TensorKey() = default;
   /// The key of a tensor or of the tensor behind a Producer.

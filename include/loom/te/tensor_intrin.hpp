@@ -49,6 +49,7 @@ using IntrinBody =
 /// bodies that replace a loop nest that computes the same.
 class TensorIntrinNode : public Object {
  public:
+  /// The intrinsic's name, for messages and the IR.
   std::string name;
   Operation op;              ///< a compute over placeholders: what the intrinsic computes
   IntrinBody body;           ///< computes the whole region (reductions included, from their identity)
