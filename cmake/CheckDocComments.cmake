@@ -10,8 +10,8 @@
 #     a function (declaration or definition, templates included), an alias (`using X = ...;`,
 #     `typedef`) and a variable (`inline constexpr`, `inline const`, ...);
 #   - in a class or struct that is itself public, in a `public:` section (a struct's members before
-#     any access specifier, too): a member function, constructor, operator, nested type, alias or
-#     data member, and a friend function defined or declared there.
+#     any access specifier, too): a member function, constructor, operator, nested type, alias,
+#     data member (static ones included), and a friend function defined or declared there.
 # Not checked: forward declarations, `using namespace` and using-declarations (`using a::b;`),
 # static_assert, explicit instantiations, members that are `= delete`d or `= default`ed, private and
 # protected members, enumerators (Doxygen warns about those; see WARN_IF_UNDOCUMENTED in the `docs`
@@ -24,8 +24,12 @@
 #   - membership in a Doxygen member group: `/// @{` (or `///@{`) directly below a `///` heading that
 #     documents the whole group, closed by `/// @}`. A group without a heading is itself reported.
 #     Not for a class, struct or union: Doxygen's member groups hold members, not classes, so a
-#     class in a group needs its own comment.
+#     class in a group needs its own comment. A group must close at the brace depth it opened at
+#     (a `/// @}` inside a function body is reported).
 # Plain `//` and `/* */` comments do not count: Doxygen does not read them.
+# Known gap: a line that declares several names (`int x, y;`) counts as one declaration, but a
+# `///` above it documents only the first name for Doxygen; put such lines in a member group.
+# The `docs` target (Doxygen with WARN_IF_UNDOCUMENTED) catches what this check misses.
 #
 # How it reads C++: line by line, with regular expressions, tracking braces, parentheses and the
 # namespaces and classes they open. It assumes clang-format's layout (one declaration starts a line;
@@ -160,7 +164,7 @@ function(classify text term scope decl_out push_out)
   else()
     # A function, operator, constructor or variable; not the out-of-class definition of a member
     # (`Expr::Expr(int)`, `inline Expr IntImmNode::make(...)`), documented where it is declared.
-    # Template arguments aside (std::function<R(A)> f; is a data member), unless it is an operator.
+    # Template arguments aside (`std::function<R(A)> f;` has no name before its first `(`).
     set(plain "${t}")
     if(NOT plain MATCHES "operator")
       while(plain MATCHES "<[^<>]*>")
@@ -174,9 +178,6 @@ function(classify text term scope decl_out push_out)
     endif()
     if(NOT head MATCHES "::(~?[A-Za-z_][A-Za-z0-9_]*|operator.*) ?$")
       set(decl "${t}")
-    endif()
-    if(scope STREQUAL "member" AND (open EQUAL -1 OR (head MATCHES "=" AND NOT head MATCHES "operator")))
-      set(decl "")  # a data member
     endif()
   endif()
   # What to print: the text before a body or initializer.
@@ -376,7 +377,8 @@ list(LENGTH LOOM_PUBLIC_HEADERS nh)
 if(missing)
   list(LENGTH missing nm)
   list(JOIN missing "\n  " text)
-  message(FATAL_ERROR "${nm} of ${ndecl} public declaration(s) in ${nh} headers lack a doc comment "
-                      "(/// above, ///< after, or a /// @{ group; cmake/CheckDocComments.cmake):\n  ${text}")
+  message(FATAL_ERROR "${nm} doc-comment problem(s) among the ${ndecl} public declarations in ${nh} headers "
+                      "(document each with /// above, ///< after, or a /// @{ group with a heading; see "
+                      "cmake/CheckDocComments.cmake):\n  ${text}")
 endif()
 message(STATUS "all ${ndecl} public declarations in ${nh} headers have doc comments")
