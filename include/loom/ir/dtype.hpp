@@ -24,8 +24,7 @@ struct DType {
   uint16_t lanes = 1;
 
   constexpr DType() = default;
-  /// A type of `b` bits and `l` lanes; no check: parse_dtype() validates text, backends reject unsupported
-  /// widths.
+  /// A type of `b` bits and `l` lanes, not validated (parse_dtype() validates text).
   constexpr DType(TypeCode c, int b, int l = 1)
       : code(c), bits(static_cast<uint8_t>(b)), lanes(static_cast<uint16_t>(l)) {}
 

@@ -101,7 +101,7 @@ class FloatImmNode : public ExprNode {
   FloatImmNode(DType t, double v) : ExprNode(node_kind, t), value(v) {}
   /// The value, in double precision whatever the type.
   const double value;
-  /// A constant of float type `t`; it is rounded to `t` where the value is used, not here.
+  /// A constant of float type `t` holding `v`.
   static Expr make(DType t, double v) { return Expr(make_ref<FloatImmNode>(t, v)); }
 };
 

@@ -191,9 +191,7 @@ inline Expr operator==(Expr a, Expr b) { return detail::binary<EQNode>(std::move
 inline Expr operator!=(Expr a, Expr b) { return detail::binary<NENode>(std::move(a), std::move(b), "!="); }
 /// @}
 /// Logical and, or, not of bool expressions; throws loom::Error for a non-bool operand (compare it
-/// explicitly, e.g. `x != 0`). Both sides of && and
-///
-/// are evaluated.
+/// explicitly, e.g. `x != 0`).
 /// @{
 inline Expr operator&&(Expr a, Expr b) {
   detail::require_bool(a, "&&");

@@ -18,7 +18,7 @@ namespace loom::lib {
 /// What the tile sizes depend on. host() reads Linux's sysfs (falling back to sysconf, then to
 /// common sizes) and the SIMD width the JIT targets on this machine.
 struct CpuCacheInfo {
-  /// The data cache sizes in bytes (L1 data, L2, L3), per core for L1 and L2.
+  /// The data cache sizes in bytes: L1 data, L2 and L3.
   /// @{
   int64_t l1d_bytes = 32 * 1024;
   int64_t l2_bytes = 1024 * 1024;

@@ -94,11 +94,11 @@ class Stage {
   /// throws loom::ScheduleError naming the stage and axis otherwise.
   Stage& reorder(const std::vector<IterVar>& order);
   /// Splits `x` by `x_factor` and `y` by `y_factor` and orders the loops (x_outer, y_outer, x_inner,
-  /// y_inner), which it returns; `x` must be outside `y`. Checks everything before changing the stage.
+  /// y_inner), which it returns; `x` and `y` must differ. Checks everything before changing the stage.
   std::tuple<IterVar, IterVar, IterVar, IterVar> tile(const IterVar& x, const IterVar& y, Expr x_factor,
                                                       Expr y_factor);
   /// Mark loop `iv`: parallel runs its iterations on the CPU thread pool, vectorize turns it into vector
-  /// lanes (its extent must be a constant), unroll repeats the body. Throws loom::ScheduleError naming the
+  /// lanes (not a reduction axis), unroll repeats the body. Throws loom::ScheduleError naming the
   /// stage and axis otherwise.
   /// @{
   Stage& parallel(const IterVar& iv);
@@ -131,7 +131,7 @@ class Stage {
 
   // Memory (schedule/impl/memory_primitives.hpp)
 
-  /// Stores the stage's output in memory `scope`: "global", "shared", "local" or "warp";
+  /// Stores the stage's output in memory `scope`: "global", "shared", "shared.dyn", "local" or "warp";
   /// throws loom::ScheduleError for another scope or a placeholder.
   Stage& set_scope(const std::string& scope);
   /// Pads dimension `axis` of the stage's buffer so its stride is `factor * k + offset` elements

@@ -60,7 +60,7 @@ class Target {
   const std::string& cpu_name() const { return cpu_name_; }
   /// Feature overrides in LLVM syntax, applied after the CPU's own features ("" for none).
   const std::string& features() const { return features_; }
-  /// True for the CPU Loom runs on (cpu_name "host"), where built kernels can be called.
+  /// True for a CPU target for the host as detected (cpu_name "host"), not a named CPU or a GPU.
   bool is_host() const { return cpu_name_ == "host"; }
 
   /// Lets LLVM reassociate and contract float arithmetic (results then differ from the

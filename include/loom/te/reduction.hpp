@@ -22,7 +22,7 @@ inline IterVar reduce_axis(Expr begin, Expr end, std::string name = "rv") {
   return IterVar(Range(begin, extent), Var(std::move(name), begin.dtype(), /*reduce_axis=*/true),
                  IterVarKind::CommReduce);
 }
-/// A reduction axis over `range` (min, extent); throws loom::Error when the extent is not positive.
+/// A reduction axis over `range` (min, extent); throws loom::Error when the extent is a constant <= 0.
 inline IterVar reduce_axis(Range range, std::string name = "rv") {
   return reduce_axis(range.min, range.min + range.extent, std::move(name));
 }
