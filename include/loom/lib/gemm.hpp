@@ -14,6 +14,8 @@
 #include "loom/support/config.hpp"
 #include "loom/te/tensor.hpp"
 
+/// Library schedules built on Loom's primitives: CPU GEMM (gemm), Stream-K GEMM on GPUs
+/// (streamk_gemm), tensor-core GEMM (gpu_gemm), and a tiled GPU GEMM (gpu_tiled_gemm).
 namespace loom::lib {
 
 /// How the matrices are stored: row-major (C's rows contiguous) or column-major (BLAS/Fortran).
