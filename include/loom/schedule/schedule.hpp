@@ -91,13 +91,13 @@ class Stage {
   IterVar fuse(const std::vector<IterVar>& axes);
   /// @}
   /// Puts the given leaf loops in `order`, outermost first; the stage's other loops keep their places.
-  /// throws loom::ScheduleError naming the stage and axis otherwise.
+  /// Throws loom::ScheduleError naming the stage and axis otherwise.
   Stage& reorder(const std::vector<IterVar>& order);
   /// Splits `x` by `x_factor` and `y` by `y_factor` and orders the loops (x_outer, y_outer, x_inner,
   /// y_inner), which it returns; `x` and `y` must differ. Checks everything before changing the stage.
   std::tuple<IterVar, IterVar, IterVar, IterVar> tile(const IterVar& x, const IterVar& y, Expr x_factor,
                                                       Expr y_factor);
-  /// Mark loop `iv`: parallel runs its iterations on the CPU thread pool, vectorize turns it into vector
+  /// Marks loop `iv`: parallel runs its iterations on the CPU thread pool, vectorize turns it into vector
   /// lanes (not a reduction axis), unroll repeats the body. Throws loom::ScheduleError naming the
   /// stage and axis otherwise.
   /// @{
@@ -106,7 +106,7 @@ class Stage {
   Stage& unroll(const IterVar& iv);
   /// @}
   /// Binds loop `iv` to GPU thread axis `thread` (thread_axis("threadIdx.x"), "blockIdx.y", "vthread", ...).
-  /// throws loom::ScheduleError naming the stage and axis otherwise.
+  /// Throws loom::ScheduleError naming the stage and axis otherwise.
   Stage& bind(const IterVar& iv, const IterVar& thread);
   /// Annotates loop `iv` with pragma `key` (lowered to an AttrStmt "pragma_<key>"); "unroll" and "vectorize"
   /// are the primitives of that name. Throws loom::ScheduleError for an empty key.
