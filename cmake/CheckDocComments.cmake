@@ -14,8 +14,8 @@
 #     data member (static ones included), and a friend function defined or declared there.
 # Not checked: forward declarations, `using namespace` and using-declarations (`using a::b;`),
 # static_assert, explicit instantiations, members that are `= delete`d or `= default`ed, private and
-# protected members, enumerators (Doxygen warns about those; see WARN_IF_UNDOCUMENTED in the `docs`
-# target) and macros (#define).
+# protected members, namespaces, enumerators (Doxygen does not warn about those either) and macros
+# (#define).
 #
 # Documented means one of:
 #   - a `///` comment on the line(s) directly above the declaration (above its `template <...>` line,
