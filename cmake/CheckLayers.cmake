@@ -8,7 +8,8 @@
 #   - includes LLVM outside codegen/llvm/ and backend/cpu/;
 #   - takes part in an include cycle (the header-only includes of implementation files aside);
 #   - is reached from the public headers in separate compilation but is not one of them (the list
-#     LOOM_PUBLIC_HEADERS below): what a user's file parses stays declarations only.
+#     LOOM_PUBLIC_HEADERS in cmake/LoomPublicHeaders.cmake): what a user's file parses stays
+#     declarations only.
 # With -D PLANT=1 it instead proves that it can fail: it copies the headers, plants an upward
 # include (ir/expr.hpp includes lower/pipeline.hpp) and a cycle (ir/dtype.hpp includes
 # ir/expr.hpp, which includes it), and checks that the check fails naming both.
@@ -23,31 +24,8 @@ get_filename_component(INCLUDE_DIR "${INCLUDE_DIR}" ABSOLUTE BASE_DIR "${CMAKE_C
 # The layers, lowest first: a header may include its own layer and the layers before it.
 set(LOOM_LAYERS support ir te schedule lower codegen runtime interp sim backend tune lib top)
 
-# The headers a user's file reaches through <loom/loom.hpp> and the lib/ entry points in separate
-# compilation: declarations, types and small inline helpers only.
-set(LOOM_PUBLIC_HEADERS
-  loom/loom.hpp loom/core.hpp loom/version.hpp
-  loom/support/config.hpp loom/support/error.hpp loom/support/gpu_device.hpp loom/support/object.hpp
-  loom/support/target.hpp
-  loom/ir/bitwise_op.hpp loom/ir/dtype.hpp loom/ir/expr.hpp loom/ir/extern_c.hpp loom/ir/gpu_vocabulary.hpp
-  loom/ir/half.hpp
-  loom/ir/iter_var.hpp loom/ir/node_kinds.hpp loom/ir/op.hpp loom/ir/printer.hpp loom/ir/producer.hpp
-  loom/ir/reduce.hpp loom/ir/simplify.hpp loom/ir/stmt.hpp
-  loom/te/compute.hpp loom/te/extern_op.hpp loom/te/extern_registry.hpp loom/te/placeholder.hpp
-  loom/te/reduction.hpp loom/te/scan.hpp loom/te/tensor.hpp loom/te/tensor_intrin.hpp
-  loom/te/thread_axis.hpp
-  loom/schedule/relations.hpp loom/schedule/schedule.hpp loom/schedule/stage.hpp
-  loom/schedule/swizzle_layout.hpp
-  loom/lower/lower.hpp loom/lower/lowered_func.hpp loom/lower/pass_context.hpp
-  loom/runtime/arg_check.hpp loom/runtime/buffer.hpp loom/runtime/kernel.hpp loom/runtime/sim_clock_model.hpp
-  loom/runtime/sim_report.hpp
-  loom/sim/interpreter.hpp loom/sim/simulator.hpp
-  loom/backend/build.hpp loom/backend/lint.hpp
-  loom/tune/config.hpp loom/tune/database.hpp loom/tune/tune.hpp
-  loom/lib/gemm.hpp loom/lib/gemm_config.hpp loom/lib/gemm_epilogue.hpp loom/lib/gemm_tuning.hpp loom/lib/gpu_gemm.hpp
-  loom/lib/gpu_tiled_gemm.hpp
-  loom/lib/streamk_decomposition.hpp loom/lib/streamk_gemm.hpp)
-set(LOOM_PUBLIC_ROOTS loom/loom.hpp loom/tune/tune.hpp loom/lib/gemm.hpp loom/lib/gemm_tuning.hpp loom/lib/gpu_gemm.hpp loom/lib/gpu_tiled_gemm.hpp loom/lib/streamk_gemm.hpp)
+# The headers a user's file reaches (LOOM_PUBLIC_HEADERS) and the entry points (LOOM_PUBLIC_ROOTS).
+include("${CMAKE_CURRENT_LIST_DIR}/LoomPublicHeaders.cmake")
 
 if(PLANT)
   get_filename_component(_work "${CMAKE_CURRENT_BINARY_DIR}/loom-layers-planted" ABSOLUTE)
@@ -200,7 +178,7 @@ while(_queue)
   list(APPEND _seen "${f}")
   if(NOT f IN_LIST LOOM_PUBLIC_HEADERS)
     list(APPEND _violations "${f} is reached from the public headers in separate compilation but is not "
-                            "one of them (cmake/CheckLayers.cmake, LOOM_PUBLIC_HEADERS): declare what users "
+                            "one of them (cmake/LoomPublicHeaders.cmake, LOOM_PUBLIC_HEADERS): declare what users "
                             "need in a public header and keep the rest in an internal one")
   endif()
   string(MAKE_C_IDENTIFIER "${f}" id)

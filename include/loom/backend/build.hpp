@@ -15,7 +15,7 @@ namespace loom {
 
 /// Compiles a lowered function. Thread-safe; the machine code is cached in memory (by structural
 /// hash of the function and the target) and on disk (LOOM_CACHE_DIR, default ~/.cache/loom).
-/// LOOM_DUMP_IR=dir also writes the LLVM IR to dir/<name>/.
+/// LOOM_DUMP_IR=dir also writes the LLVM IR to `dir/<name>/`.
 LOOM_DECL Kernel build(const LoweredFunc& f, const Target& target);
 
 /// Lowers schedule `s` with `args` (as lower() does) and compiles the result.

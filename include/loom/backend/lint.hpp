@@ -21,11 +21,12 @@
 
 namespace loom {
 
+/// One finding of lint(): which kernel, which check, which loop, and a message with the fix.
 struct LintFinding {
-  std::string kernel;   // the lowered function's name
-  std::string check;    // one of the check names above
-  std::string loop;     // the loop it concerns
-  std::string message;  // what happens there and what to do, starting with "kernel '<name>': "
+  std::string kernel;   ///< the lowered function's name
+  std::string check;    ///< one of the check names above
+  std::string loop;     ///< the loop it concerns
+  std::string message;  ///< what happens there and what to do, starting with "kernel '<name>': "
 };
 
 /// The findings for a lowered function; `threads` is the parallel loops' thread count (0: the

@@ -59,6 +59,9 @@ Expr shift(Expr a, Expr b, const char* op_name) {
 
 }  // namespace detail
 
+/// Bitwise and, or, xor of two integer expressions (int8..int64, uint8..uint64; not bool or floats, which
+/// throw loom::Error); the operands are promoted to one type as for arithmetic.
+/// @{
 inline Expr bitwise_and(Expr a, Expr b) {
   return detail::bitwise<BitwiseAndNode>(std::move(a), std::move(b), "&");
 }
@@ -68,6 +71,7 @@ inline Expr bitwise_or(Expr a, Expr b) {
 inline Expr bitwise_xor(Expr a, Expr b) {
   return detail::bitwise<BitwiseXorNode>(std::move(a), std::move(b), "^");
 }
+/// @}
 /// a << b, wrapping at a's width.
 inline Expr shift_left(Expr a, Expr b) {
   return detail::shift<ShiftLeftNode>(std::move(a), std::move(b), "<<");
@@ -83,11 +87,15 @@ inline Expr bitwise_not(Expr a) {
   return BitwiseXorNode::make(std::move(a), make_int_const(t, -1));
 }
 
+/// The C++ spellings of bitwise_and(), bitwise_or(), bitwise_xor(), shift_left(), shift_right() and
+/// bitwise_not(), with their type rules and errors.
+/// @{
 inline Expr operator&(Expr a, Expr b) { return bitwise_and(std::move(a), std::move(b)); }
 inline Expr operator|(Expr a, Expr b) { return bitwise_or(std::move(a), std::move(b)); }
 inline Expr operator^(Expr a, Expr b) { return bitwise_xor(std::move(a), std::move(b)); }
 inline Expr operator<<(Expr a, Expr b) { return shift_left(std::move(a), std::move(b)); }
 inline Expr operator>>(Expr a, Expr b) { return shift_right(std::move(a), std::move(b)); }
 inline Expr operator~(Expr a) { return bitwise_not(std::move(a)); }
+/// @}
 
 }  // namespace loom

@@ -9,17 +9,28 @@
 
 namespace loom {
 
+/// The kind of a DType's elements: signed or unsigned integer (bool is a 1-bit UInt), IEEE float, bfloat16,
+/// or an opaque pointer.
 enum class TypeCode : uint8_t { Int, UInt, Float, BFloat, Handle };
 
+/// An element type: a TypeCode, a width in bits and a vector lane count (1 for scalars), as in TVM.
+/// Compare with ==; print with str(); the predefined constants below (f32, i32, ...) cover the usual types.
 struct DType {
+  /// What kind of element: integer, unsigned (bool when bits is 1), float, bfloat or handle.
   TypeCode code = TypeCode::Int;
+  /// The width of one element in bits (1 for bool).
   uint8_t bits = 32;
+  /// Elements per value: 1 for scalars, the vector width otherwise.
   uint16_t lanes = 1;
 
   constexpr DType() = default;
+  /// A type of `b` bits and `l` lanes, not validated (parse_dtype() validates text).
   constexpr DType(TypeCode c, int b, int l = 1)
       : code(c), bits(static_cast<uint8_t>(b)), lanes(static_cast<uint16_t>(l)) {}
 
+  /// Predicates and derived types: is_uint() excludes bool, is_float() includes bfloat16; with_lanes() and
+  /// with_bits() keep the other fields, element_of() drops the lanes.
+  /// @{
   constexpr bool is_int() const { return code == TypeCode::Int; }
   constexpr bool is_uint() const { return code == TypeCode::UInt && bits != 1; }
   constexpr bool is_bool() const { return code == TypeCode::UInt && bits == 1; }
@@ -33,13 +44,17 @@ struct DType {
   constexpr DType element_of() const { return DType(code, bits, 1); }
   constexpr DType with_lanes(int l) const { return DType(code, bits, l); }
   constexpr DType with_bits(int b) const { return DType(code, b, lanes); }
+  /// @}
   /// Bytes one element occupies in memory (bool takes a byte).
   constexpr int bytes() const { return bits == 1 ? 1 : bits / 8; }
 
+  /// Equal when code, bits and lanes all agree.
+  /// @{
   friend constexpr bool operator==(const DType& a, const DType& b) {
     return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
   }
   friend constexpr bool operator!=(const DType& a, const DType& b) { return !(a == b); }
+  /// @}
 
   /// TVM spelling: float32, int8, uint1 is "bool", float32x4 for vectors.
   std::string str() const {
@@ -61,6 +76,9 @@ struct DType {
   }
 };
 
+/// The element types Loom supports, by their short names (f32 is float32, u8 is uint8, boolean is uint1).
+/// handle_type is an opaque 64-bit pointer (a buffer's data Var).
+/// @{
 inline constexpr DType f16{TypeCode::Float, 16};
 inline constexpr DType bf16{TypeCode::BFloat, 16};
 inline constexpr DType f32{TypeCode::Float, 32};
@@ -75,6 +93,7 @@ inline constexpr DType u32{TypeCode::UInt, 32};
 inline constexpr DType u64{TypeCode::UInt, 64};
 inline constexpr DType boolean{TypeCode::UInt, 1};
 inline constexpr DType handle_type{TypeCode::Handle, 64};
+/// @}
 
 /// Parses "float32", "int8", "bool", "bfloat16", "float32x4"; throws loom::Error otherwise.
 inline DType parse_dtype(const std::string& text) {

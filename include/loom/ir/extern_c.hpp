@@ -18,17 +18,24 @@ namespace loom {
 
 /// One argument or result of an extern C call, as the interpreter holds it.
 union ExternCValue {
+  /// One of: an integer (all integer types and bool), a floating-point value, or a pointer.
+  /// @{
   int64_t i;
   double f;
   void* p;
+  /// @}
 };
 
+/// A C function that kernels may call (register_extern_c()): its address, its signature as DTypes, and
+/// a wrapper that calls it from the interpreter.
 struct ExternCFunction {
+  /// The C name, which the IR calls and the generated code links against.
   std::string name;
-  void* address = nullptr;  // what generated code calls
-  DType result;             // int32 for void functions (the call's value is 0)
+  void* address = nullptr;  ///< what generated code calls
+  DType result;             ///< int32 for void functions (the call's value is 0)
+  /// The parameter types, in order.
   std::vector<DType> params;
-  std::function<ExternCValue(const std::vector<ExternCValue>&)> invoke;  // for the interpreter
+  std::function<ExternCValue(const std::vector<ExternCValue>&)> invoke;  ///< for the interpreter
 };
 
 namespace detail {
@@ -69,13 +76,18 @@ ExternCValue to_extern_c(T x) {
 }
 }  // namespace detail
 
+/// The process-wide table of extern C functions, by name; thread-safe. Users fill it with
+/// register_extern_c().
 class ExternCRegistry {
  public:
+  /// The table every build and run uses.
   static ExternCRegistry& global() {
     static ExternCRegistry registry;
     return registry;
   }
 
+  /// Registers `fn` under `name` (the name the IR calls), deriving its signature from the C++ types:
+  /// integers, floats, bool and pointers. A later add() of the same name replaces it.
   template <typename R, typename... Args>
   void add(const std::string& name, R (*fn)(Args...)) {
     ExternCFunction f;
@@ -101,6 +113,7 @@ class ExternCRegistry {
                       name, "\", &", name, ") before running the kernel"));
     return it->second;
   }
+  /// True when a function named `name` is registered.
   bool contains(const std::string& name) const {
     std::lock_guard<std::mutex> lock(mutex_);
     return functions_.count(name) > 0;

@@ -12,13 +12,17 @@ namespace loom {
 
 /// Memory scopes of a buffer (Allocate::scope, Stage::set_scope). Empty means global.
 namespace scope {
+/// The scope names Stage::set_scope() accepts.
+/// @{
 inline constexpr const char* global = "global";
-inline constexpr const char* shared = "shared";          // one buffer per block, static size
-inline constexpr const char* shared_dyn = "shared.dyn";  // one buffer per block, size set at launch
-inline constexpr const char* local = "local";            // one buffer per thread (registers)
-inline constexpr const char* warp = "warp";              // per thread, for warp-level intrinsics
+inline constexpr const char* shared = "shared";          ///< one buffer per block, static size
+inline constexpr const char* shared_dyn = "shared.dyn";  ///< one buffer per block, size set at launch
+inline constexpr const char* local = "local";            ///< one buffer per thread (registers)
+inline constexpr const char* warp = "warp";              ///< per thread, for warp-level intrinsics
+/// @}
 }  // namespace scope
 
+/// "shared" or "shared.dyn": memory that all threads of a block share.
 inline bool is_shared_scope(const std::string& s) { return s == scope::shared || s == scope::shared_dyn; }
 
 /// Per-thread memory: "local", "warp" and the "local.*" scopes of intrinsics (local.fragment, ...).
@@ -26,18 +30,22 @@ inline bool is_local_scope(const std::string& s) {
   return s == scope::local || s == scope::warp || s.rfind("local.", 0) == 0;
 }
 
+/// Global memory: "global" or the empty scope.
 inline bool is_global_scope(const std::string& s) { return s.empty() || s == scope::global; }
 
 /// Thread tags (IterVar::thread_tag, For::thread_tag): what thread_axis() makes and Stage::bind
 /// binds a loop to. The launch indices are CUDA's names, which the CUDA code generator emits as
 /// they are.
 namespace thread_tag {
+/// The launch indices, threadIdx.x/y/z and blockIdx.x/y/z, as Stage::bind() takes them through thread_axis().
+/// @{
 inline constexpr const char* threadIdx_x = "threadIdx.x";
 inline constexpr const char* threadIdx_y = "threadIdx.y";
 inline constexpr const char* threadIdx_z = "threadIdx.z";
 inline constexpr const char* blockIdx_x = "blockIdx.x";
 inline constexpr const char* blockIdx_y = "blockIdx.y";
 inline constexpr const char* blockIdx_z = "blockIdx.z";
+/// @}
 /// A virtual thread: one thread's loop that lowering interleaves; "vthread.x|y|z" are too.
 inline constexpr const char* vthread = "vthread";
 /// Accepted by thread_axis() as in TVM, which spells a virtual thread so too; Loom's passes take
@@ -46,6 +54,7 @@ inline constexpr const char* cthread = "cthread";
 /// The prefixes of the launch-index tags. The predicates below test these, so a misspelt index
 /// ("threadIdx.w") still counts as a thread or block index, and launch_index_of_tag reports it.
 inline constexpr const char* thread_index_prefix = "threadIdx";
+/// See thread_index_prefix.
 inline constexpr const char* block_index_prefix = "blockIdx";
 }  // namespace thread_tag
 
@@ -70,6 +79,7 @@ inline bool is_virtual_thread_tag(const std::string& tag) { return tag.rfind(thr
 
 /// The six launch indices: threadIdx.x/y/z are 0..2, blockIdx.x/y/z are 3..5.
 inline constexpr int kNumLaunchIndices = 6;
+/// The index of blockIdx.x among the launch indices; those below it are thread indices.
 inline constexpr int kFirstBlockIndex = 3;
 
 /// The tag of launch index `index` (0 <= index < kNumLaunchIndices), which is also its CUDA name.

@@ -7,6 +7,8 @@
 
 namespace loom {
 
+/// The bits of a float, and the float of given bits (memcpy, no conversion).
+/// @{
 inline uint32_t float_bits(float f) {
   uint32_t u;
   std::memcpy(&u, &f, 4);
@@ -17,6 +19,7 @@ inline float bits_float(uint32_t u) {
   std::memcpy(&f, &u, 4);
   return f;
 }
+/// @}
 
 /// float -> binary16 bits, round to nearest even, with overflow to inf and subnormals.
 inline uint16_t float_to_half_bits(float f) {
@@ -43,6 +46,7 @@ inline uint16_t float_to_half_bits(float f) {
   return static_cast<uint16_t>(sign | h);
 }
 
+/// binary16 bits -> float, exactly (subnormals, infinities and NaN included).
 inline float half_bits_to_float(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   uint32_t exponent = (h >> 10) & 0x1fu;
@@ -55,18 +59,23 @@ inline float half_bits_to_float(uint16_t h) {
   return bits_float(sign | ((exponent - 15 + 127) << 23) | (mantissa << 13));
 }
 
+/// float -> bfloat16 bits, round to nearest even; NaN stays a (quiet) NaN.
 inline uint16_t float_to_bfloat16_bits(float f) {
   uint32_t x = float_bits(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet nan
   uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);
   return static_cast<uint16_t>((x + rounding) >> 16);
 }
+/// bfloat16 bits -> float, exactly.
 inline float bfloat16_bits_to_float(uint16_t b) { return bits_float(static_cast<uint32_t>(b) << 16); }
 
 /// IEEE binary16 storage.
 struct half {
+  /// The binary16 bit pattern.
   uint16_t bits = 0;
   half() = default;
+  /// Conversions: from float rounds to nearest even; to float is exact; from_bits() takes raw binary16 bits.
+  /// @{
   half(float f) : bits(float_to_half_bits(f)) {}
   operator float() const { return half_bits_to_float(bits); }
   static half from_bits(uint16_t b) {
@@ -74,12 +83,16 @@ struct half {
     h.bits = b;
     return h;
   }
+  /// @}
 };
 
 /// bfloat16 storage: the upper half of a float32.
 struct bfloat16 {
+  /// The bfloat16 bit pattern: the upper 16 bits of a float32.
   uint16_t bits = 0;
   bfloat16() = default;
+  /// Conversions: from float rounds to nearest even; to float is exact; from_bits() takes raw bfloat16 bits.
+  /// @{
   bfloat16(float f) : bits(float_to_bfloat16_bits(f)) {}
   operator float() const { return bfloat16_bits_to_float(bits); }
   static bfloat16 from_bits(uint16_t b) {
@@ -87,6 +100,7 @@ struct bfloat16 {
     h.bits = b;
     return h;
   }
+  /// @}
 };
 
 }  // namespace loom

@@ -63,12 +63,14 @@
 
 namespace loom {
 
+/// The kind of every IR node, one per node class (Add, Var, For, ...); ExprNode and StmtNode carry it.
 enum class IRNodeKind : uint8_t {
 #define LOOM_DECLARE_KIND(name, node) name,
   LOOM_EXPR_NODES(LOOM_DECLARE_KIND) LOOM_STMT_NODES(LOOM_DECLARE_KIND)
 #undef LOOM_DECLARE_KIND
 };
 
+/// The kind's name as written here ("Add", "FloorDiv", "For").
 inline const char* kind_name(IRNodeKind kind) {
   switch (kind) {
 #define LOOM_KIND_NAME(name, node) \

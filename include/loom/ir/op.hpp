@@ -19,11 +19,14 @@ inline Expr make_const(DType t, double value) {
       e.is_float() ? FloatImmNode::make(e, value) : IntImmNode::make(e, static_cast<int64_t>(value));
   return t.lanes > 1 ? BroadcastNode::make(scalar, t.lanes) : scalar;
 }
+/// A constant of type t holding the integer `value` (a float constant for float types, a Broadcast for
+/// vectors).
 inline Expr make_int_const(DType t, int64_t value) {
   DType e = t.element_of();
   Expr scalar = e.is_float() ? FloatImmNode::make(e, static_cast<double>(value)) : IntImmNode::make(e, value);
   return t.lanes > 1 ? BroadcastNode::make(scalar, t.lanes) : scalar;
 }
+/// The zero of type t (a Broadcast of zero for vector types).
 inline Expr make_zero(DType t) { return make_int_const(t, 0); }
 
 /// The integer value of a constant (or a broadcast constant), if it is one.
@@ -33,16 +36,20 @@ inline const int64_t* as_const_int(const Expr& e) {
   if (const BroadcastNode* b = e.as<BroadcastNode>()) return as_const_int(b->value);
   return nullptr;
 }
+/// The floating-point value of a float constant (or a broadcast one), if it is one; otherwise nullptr.
 inline const double* as_const_float(const Expr& e) {
   if (!e.defined()) return nullptr;
   if (const FloatImmNode* imm = e.as<FloatImmNode>()) return &imm->value;
   if (const BroadcastNode* b = e.as<BroadcastNode>()) return as_const_float(b->value);
   return nullptr;
 }
+/// True when `e` is an integer constant (or broadcast constant) equal to `value`.
 inline bool is_const_int(const Expr& e, int64_t value) {
   const int64_t* v = as_const_int(e);
   return v && *v == value;
 }
+/// Constant tests that see through Broadcast: is_zero() and is_one() accept integer and float constants.
+/// @{
 inline bool is_zero(const Expr& e) {
   if (is_const_int(e, 0)) return true;
   const double* f = as_const_float(e);
@@ -54,6 +61,7 @@ inline bool is_one(const Expr& e) {
   return f && *f == 1.0;
 }
 inline bool is_const(const Expr& e) { return as_const_int(e) || as_const_float(e); }
+/// @}
 
 /// Converts e to type t: constants fold, scalars broadcast to vectors.
 inline Expr cast(DType t, Expr e) {
@@ -164,6 +172,10 @@ inline void require_bool(const Expr& e, const char* what) {
 
 }  // namespace detail
 
+/// Arithmetic and comparison of expressions. The operands are promoted to one type first (an immediate
+/// adopts the other operand's type, int with float gives float, the wider integer wins); throws loom::Error
+/// for an undefined operand, a handle, or vectors of different lanes. Comparisons give bool.
+/// @{
 inline Expr operator+(Expr a, Expr b) { return detail::binary<AddNode>(std::move(a), std::move(b), "+"); }
 inline Expr operator-(Expr a, Expr b) { return detail::binary<SubNode>(std::move(a), std::move(b), "-"); }
 inline Expr operator*(Expr a, Expr b) { return detail::binary<MulNode>(std::move(a), std::move(b), "*"); }
@@ -177,6 +189,10 @@ inline Expr operator>(Expr a, Expr b) { return detail::binary<GTNode>(std::move(
 inline Expr operator>=(Expr a, Expr b) { return detail::binary<GENode>(std::move(a), std::move(b), ">="); }
 inline Expr operator==(Expr a, Expr b) { return detail::binary<EQNode>(std::move(a), std::move(b), "=="); }
 inline Expr operator!=(Expr a, Expr b) { return detail::binary<NENode>(std::move(a), std::move(b), "!="); }
+/// @}
+/// Logical and, or, not of bool expressions; throws loom::Error for a non-bool operand (compare it
+/// explicitly, e.g. `x != 0`).
+/// @{
 inline Expr operator&&(Expr a, Expr b) {
   detail::require_bool(a, "&&");
   detail::require_bool(b, "&&");
@@ -191,21 +207,31 @@ inline Expr operator!(Expr a) {
   detail::require_bool(a, "!");
   return NotNode::make(std::move(a));
 }
+/// @}
 
+/// Division rounding toward negative infinity, and the matching non-negative remainder for a positive
+/// divisor: the index arithmetic of split loops. Operands promote as for `/`.
+/// @{
 inline Expr floordiv(Expr a, Expr b) {
   return detail::binary<FloorDivNode>(std::move(a), std::move(b), "floordiv");
 }
 inline Expr floormod(Expr a, Expr b) {
   return detail::binary<FloorModNode>(std::move(a), std::move(b), "floormod");
 }
+/// @}
+/// Division rounding toward zero and its remainder (C semantics), the same as `/` and `%` on integers.
+/// @{
 inline Expr truncdiv(Expr a, Expr b) {
   return detail::binary<DivNode>(std::move(a), std::move(b), "truncdiv");
 }
 inline Expr truncmod(Expr a, Expr b) {
   return detail::binary<ModNode>(std::move(a), std::move(b), "truncmod");
 }
-// Templates rather than (Expr, Expr) so that a braced list never converts to Expr here:
-// min(x, {k}) must reach the reduction min of te/reduction.hpp, not this one.
+/// @}
+/// The smaller and the larger of two expressions, promoted to one type as for `+`.
+/// Templates rather than (Expr, Expr) so that a braced list never converts to Expr here:
+/// min(x, {k}) must reach the reduction min of te/reduction.hpp, not this one.
+/// @{
 template <typename A, typename B,
           typename = std::enable_if_t<std::is_convertible_v<A, Expr> && std::is_convertible_v<B, Expr>>>
 Expr min(A a, B b) {
@@ -216,6 +242,7 @@ template <typename A, typename B,
 Expr max(A a, B b) {
   return detail::binary<MaxNode>(Expr(std::move(a)), Expr(std::move(b)), "max");
 }
+/// @}
 
 /// Both branches are evaluated; prefer if_then_else when a branch may read out of bounds.
 inline Expr select(Expr condition, Expr true_value, Expr false_value) {
@@ -248,6 +275,7 @@ inline Expr all(const std::vector<Expr>& conditions) {
     result = result.defined() ? (result && c) : (detail::require_bool(c, "all"), c);
   return result.defined() ? result : Expr(true);
 }
+/// all() over the arguments, each a bool Expr.
 template <typename... Es>
 Expr all(Expr first, Es... rest) {
   return all(std::vector<Expr>{std::move(first), Expr(std::move(rest))...});
@@ -259,6 +287,7 @@ inline Expr any(const std::vector<Expr>& conditions) {
     result = result.defined() ? (result || c) : (detail::require_bool(c, "any"), c);
   return result.defined() ? result : Expr(false);
 }
+/// any() over the arguments, each a bool Expr.
 template <typename... Es>
 Expr any(Expr first, Es... rest) {
   return any(std::vector<Expr>{std::move(first), Expr(std::move(rest))...});
@@ -274,6 +303,10 @@ inline Expr float_call(const char* name, Expr x) {
 }
 }  // namespace detail
 
+/// Elementwise math of floating-point expressions, evaluated in the expression's type (float16 and
+/// bfloat16 through float32); throws loom::Error for an integer argument: cast it first, exp(cast(f32, x)).
+/// rsqrt is 1 / sqrt(x), sigmoid 1 / (1 + exp(-x)).
+/// @{
 inline Expr exp(Expr x) { return detail::float_call("exp", std::move(x)); }
 inline Expr exp2(Expr x) { return detail::float_call("exp2", std::move(x)); }
 inline Expr log(Expr x) { return detail::float_call("log", std::move(x)); }
@@ -294,12 +327,15 @@ inline Expr sigmoid(Expr x) {
   Expr one = make_const(x.dtype(), 1.0);
   return one / (one + exp(-x));
 }
+/// @}
+/// x raised to the power y, both promoted to one floating-point type; throws loom::Error for integers.
 inline Expr pow(Expr x, Expr y) {
   detail::match_types(x, y, "pow");
   if (!x.dtype().is_float()) throw Error(cat("pow() needs floating-point arguments, got ", x.dtype().str()));
   DType t = x.dtype();
   return CallNode::make(t, "pow", {std::move(x), std::move(y)});
 }
+/// The absolute value; an unsigned or bool expression is returned unchanged.
 inline Expr abs(Expr x) {
   if (x.dtype().is_uint() || x.dtype().is_bool()) return x;
   DType t = x.dtype();

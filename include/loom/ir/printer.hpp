@@ -10,10 +10,14 @@
 
 namespace loom {
 
+/// TVM-style text of an expression or statement (a loop nest with its allocations and attributes);
+/// what loom::lower()'s output prints as.
+/// @{
 LOOM_DECL std::string to_string(const Expr& e);
 LOOM_DECL std::string to_string(const Stmt& s);
 LOOM_DECL std::ostream& operator<<(std::ostream& os, const Expr& e);
 LOOM_DECL std::ostream& operator<<(std::ostream& os, const Stmt& s);
+/// @}
 
 }  // namespace loom
 

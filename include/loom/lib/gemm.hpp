@@ -14,6 +14,8 @@
 #include "loom/support/config.hpp"
 #include "loom/te/tensor.hpp"
 
+/// Library schedules built on Loom's primitives: CPU GEMM (gemm), Stream-K GEMM on GPUs
+/// (streamk_gemm), tensor-core GEMM (gpu_gemm), and a tiled GPU GEMM (gpu_tiled_gemm).
 namespace loom::lib {
 
 /// How the matrices are stored: row-major (C's rows contiguous) or column-major (BLAS/Fortran).
@@ -22,11 +24,16 @@ enum class Layout { RowMajor, ColMajor };
 /// C[m, n] = sum_k op(A)[m, k] * op(B)[k, n], op(X) = X or X^T; with batch > 0, every operand has a
 /// leading batch dimension and each batch is an independent product.
 struct GemmProblem {
+  /// The product's sizes: C is m x n, the sum runs over k.
+  /// @{
   int64_t m = 1, n = 1, k = 1;
-  int64_t batch = 0;  // 0: not batched
+  /// @}
+  int64_t batch = 0;  ///< 0: not batched
+  /// The element type of A, B and C (float32 by default).
   DType dtype = f32;
-  bool transpose_a = false;  // A is stored as the k x m matrix A^T
-  bool transpose_b = false;  // B is stored as the n x k matrix B^T
+  bool transpose_a = false;  ///< A is stored as the k x m matrix A^T
+  bool transpose_b = false;  ///< B is stored as the n x k matrix B^T
+  /// The storage order of all three matrices.
   Layout layout = Layout::RowMajor;
   /// Applied to each element of the product as C is written (bias, activation, ...); none when empty.
   GemmEpilogue epilogue;
@@ -35,9 +42,15 @@ struct GemmProblem {
 /// The result of gemm(): the placeholders to pass (A, B), the output C and its schedule.
 /// Shapes, in storage order: A [batch,] rows x cols of how it is stored, likewise B and C.
 struct Gemm {
+  /// The inputs A and B and the output C, shaped as stored.
+  /// @{
   Tensor A, B, C;
+  /// @}
+  /// C's schedule, ready to lower.
   Schedule schedule;
+  /// The problem as given.
   GemmProblem problem;
+  /// The tile sizes chosen (or given).
   GemmConfig config;
   /// The arguments of lower()/build(): A, B, the epilogue's inputs, C.
   std::vector<LowerArg> args() const {
@@ -51,16 +64,27 @@ struct Gemm {
 /// The Stream-K work split of a problem with tile sizes `cfg` (after gemm()'s adjustments): the
 /// same plan plan_decomposition() makes, over the padded tiles of C and the kc-blocks of K.
 struct StreamKLayout {
-  int64_t bm = 0, bn = 0, kc = 0;     // tile of C, K step of one MAC-loop iteration
-  int64_t tiles_m = 0, tiles_n = 0;   // tiles of C, row-major: tile t = (t / tiles_n, t % tiles_n)
-  int64_t iterations_per_tile = 0;    // kc-blocks of the (zero-padded) K
-  int64_t workers = 0;                // workers of the parallel loop (at most the iterations)
-  int64_t segments = 0;               // most tiles one worker touches
-  int64_t per_worker = 0, extra = 0;  // worker w runs [first(w), first(w + 1)) of the iterations,
-                                      // first(w) = w * per_worker + min(w, extra)
+  /// The tile of C (bm x bn) and the K step of one MAC-loop iteration (kc).
+  /// @{
+  int64_t bm = 0, bn = 0, kc = 0;
+  /// @}
+  /// Tiles of C, row-major: tile t is (t / tiles_n, t % tiles_n).
+  /// @{
+  int64_t tiles_m = 0, tiles_n = 0;
+  /// @}
+  int64_t iterations_per_tile = 0;  ///< kc-blocks of the (zero-padded) K
+  int64_t workers = 0;              ///< workers of the parallel loop (at most the iterations)
+  int64_t segments = 0;             ///< most tiles one worker touches
+  /// Worker w runs iterations [first(w), first(w + 1)), first(w) = w * per_worker + min(w, extra).
+  /// @{
+  int64_t per_worker = 0, extra = 0;
+  /// @}
+  /// The same split as work units per worker, as plan_decomposition() gives it.
   DecompositionPlan plan;
 
+  /// tiles_m * tiles_n.
   int64_t tiles() const { return tiles_m * tiles_n; }
+  /// All MAC-loop iterations: tiles() * iterations_per_tile.
   int64_t iterations() const { return tiles() * iterations_per_tile; }
 };
 

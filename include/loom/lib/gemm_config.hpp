@@ -18,17 +18,22 @@ namespace loom::lib {
 /// What the tile sizes depend on. host() reads Linux's sysfs (falling back to sysconf, then to
 /// common sizes) and the SIMD width the JIT targets on this machine.
 struct CpuCacheInfo {
+  /// The data cache sizes in bytes: L1 data, L2 and L3.
+  /// @{
   int64_t l1d_bytes = 32 * 1024;
   int64_t l2_bytes = 1024 * 1024;
   int64_t l3_bytes = 8 * 1024 * 1024;
-  int vector_bytes = 32;  // 64 with AVX-512, 32 with AVX2, 16 otherwise
-  int registers = 16;     // vector registers the micro-kernel may use (32 with AVX-512)
+  /// @}
+  int vector_bytes = 32;  ///< 64 with AVX-512, 32 with AVX2, 16 otherwise
+  int registers = 16;     ///< vector registers the micro-kernel may use (32 with AVX-512)
 
+  /// This machine's caches, detected once.
   static const CpuCacheInfo& host() {
     static const CpuCacheInfo info = detect();
     return info;
   }
 
+  /// Reads the caches and SIMD width now (sysfs, then sysconf, then common sizes).
   static CpuCacheInfo detect() {
     CpuCacheInfo c;
     // sysfs gives each level's size; sysconf knows the same on glibc but may say 0.
@@ -80,19 +85,27 @@ struct CpuCacheInfo {
 /// nr / lanes vector accumulators per row); kc rows of a packed B micro-panel stay in L1, an
 /// mc x kc block of packed A in L2, and a kc x nc block of packed B in L3.
 struct GemmConfig {
+  /// The register tile: mr rows by nr columns of C.
+  /// @{
   int64_t mr = 8, nr = 32;
+  /// @}
+  /// The cache blocking: kc of K, mc rows of A, nc columns of B.
+  /// @{
   int64_t kc = 256, mc = 128, nc = 1024;
-  int lanes = 16;        // SIMD lanes of the element type
-  bool pack_a = true;    // copy mc x kc blocks of A into mr-row panels
-  bool pack_b = true;    // copy kc x nc blocks of B into nr-column panels
-  bool parallel = true;  // spread blocks of rows (or the batch) over the thread pool
+  /// @}
+  int lanes = 16;        ///< SIMD lanes of the element type
+  bool pack_a = true;    ///< copy mc x kc blocks of A into mr-row panels
+  bool pack_b = true;    ///< copy kc x nc blocks of B into nr-column panels
+  bool parallel = true;  ///< spread blocks of rows (or the batch) over the thread pool
   // How the work is shared by the threads. DataParallel: whole blocks of C per thread.
   // StreamK: C in mc x nc tiles, and the MAC-loop iterations (tile x kc-block of K) split evenly
   // over `workers`; tiles split between workers are summed from a workspace after the parallel
   // loop, in a fixed order (the result does not depend on the threads' timing).
+  /// How the threads share the work.
   Decomposition decomposition = Decomposition::DataParallel;
-  int workers = 0;  // StreamK: the workers (0: the thread pool's threads when gemm() is called)
+  int workers = 0;  ///< StreamK: the workers (0: the thread pool's threads when gemm() is called)
 
+  /// The configuration as one line, for bench output and messages.
   std::string str() const {
     std::string s =
         cat("mr=", mr, " nr=", nr, " kc=", kc, " mc=", mc, " nc=", nc, " lanes=", lanes,

@@ -15,12 +15,14 @@ namespace loom::lib {
 /// C[index] = apply(product, index), where `index` is C's element as the user indexes C: the batch
 /// (when batched), then row i of the m x n product, then column j, whatever the storage layout.
 struct GemmEpilogue {
+  /// Maps the product's value at C index `index` to the value stored; empty for no epilogue.
   std::function<Expr(const Expr& product, const std::vector<Expr>& index)> apply;
   /// The tensors `apply` reads (placeholders: bias vectors, scales, a residual matrix). They become
   /// the kernel's arguments after A and B, in this order, before C.
   std::vector<Tensor> inputs;
-  std::string name = "custom";  // for descriptions and bench lines
+  std::string name = "custom";  ///< for descriptions and bench lines
 
+  /// True when there is no epilogue (C is the product).
   bool empty() const { return !apply; }
 };
 

@@ -14,21 +14,34 @@ namespace loom::lib {
 
 /// The defaults measured best of nine tile and stage choices on an H200 (docs/gpu-measurements.md).
 struct GpuGemmConfig {
+  /// The block tile of C (block_m x block_n) and the K step of one pipeline stage (block_k).
+  /// @{
   int block_m = 128, block_n = 128, block_k = 64;
+  /// @}
+  /// The warp tile: the part of the block tile one warp computes with tensor core instructions.
+  /// @{
   int warp_m = 64, warp_n = 64;
+  /// @}
   /// Shared-memory stages of the k loop: 2 is double buffering; 3-4 hide global latency.
   int stages = 3;
 };
 
+/// What gpu_gemm() returns: the problem, the configuration and the lowered function to build.
 struct GpuGemm {
+  /// The sizes: C (m x n) = A (m x k) * B (k x n).
+  /// @{
   int64_t m = 0, n = 0, k = 0;
+  /// @}
+  /// The element type of A and B (f16 or bf16).
   DType input = f16;
+  /// The tile and stage choices.
   GpuGemmConfig config;
   /// 16-byte cp.async copies of A and B tiles (K and N multiples of 8), or element copies through
   /// registers (any K and N; the stages are then filled synchronously).
   bool async_copies = false;
   /// Parameters A (m x k), B (k x n) of `input` and C (m x n) of f32, row-major.
   LoweredFunc func;
+  /// A one-line summary of the problem and configuration.
   LOOM_DECL std::string describe() const;
 };
 

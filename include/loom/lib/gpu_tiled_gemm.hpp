@@ -11,8 +11,13 @@
 
 namespace loom::lib {
 
+/// What gpu_tiled_gemm() returns: the input and output tensors and their schedule, to lower or build.
 struct TiledGemm {
+  /// The inputs A and B and the output C, n x n each.
+  /// @{
   Tensor A, B, C;
+  /// @}
+  /// C's schedule for the GPU, ready to lower or build.
   Schedule schedule;
 };
 

@@ -14,22 +14,31 @@
 
 namespace loom::lib {
 
+/// The size of a GEMM: C (m x n) = A (m x k) * B (k x n).
 struct GemmShape {
+  /// The sizes: C (m x n) = A (m x k) * B (k x n).
+  /// @{
   int64_t m = 0, n = 0, k = 0;
+  /// @}
 };
 
 /// The output tile (bm x bn) and the K step of one MAC-loop iteration (bk).
 struct GemmTile {
+  /// Rows and columns of the tile, and the K step.
+  /// @{
   int64_t bm = 128, bn = 128, bk = 32;
+  /// @}
 };
 
+/// How a GEMM's MAC-loop iterations are divided among workers (thread blocks).
 enum class Decomposition {
-  DataParallel,   // one worker computes each output tile whole
-  SplitK,         // each tile's K range is cut into `split_k` equal parts
-  StreamK,        // all MAC-loop iterations are divided evenly among the workers
-  StreamKHybrid,  // Stream-K over the last partial wave plus one full wave, data-parallel before
+  DataParallel,   ///< one worker computes each output tile whole
+  SplitK,         ///< each tile's K range is cut into `split_k` equal parts
+  StreamK,        ///< all MAC-loop iterations are divided evenly among the workers
+  StreamKHybrid,  ///< Stream-K over the last partial wave plus one full wave, data-parallel before
 };
 
+/// A name for messages and tables ("data-parallel", "split-K", "Stream-K", ...).
 inline const char* decomposition_name(Decomposition d) {
   switch (d) {
     case Decomposition::DataParallel: return "data-parallel";
@@ -42,8 +51,13 @@ inline const char* decomposition_name(Decomposition d) {
 
 /// Iterations [k_begin, k_end) of output tile `tile` (iteration i covers K in [i*bk, (i+1)*bk)).
 struct WorkUnit {
+  /// The output tile, row-major index into the tiles of C.
   int64_t tile = 0;
+  /// The first and one-past-last iteration.
+  /// @{
   int64_t k_begin = 0, k_end = 0;
+  /// @}
+  /// k_end - k_begin.
   int64_t iterations() const { return k_end - k_begin; }
 };
 
@@ -52,10 +66,17 @@ struct WorkUnit {
 /// unit of the highest-numbered worker among them, its last one of the tile (for Stream-K, the
 /// unit with the tile's last iteration), as the kernels do (lib/impl/streamk_gemm.hpp).
 struct DecompositionPlan {
+  /// How the work was divided.
   Decomposition kind = Decomposition::DataParallel;
+  /// The tiles of C in each direction, and the MAC-loop iterations of one tile.
+  /// @{
   int64_t tiles_m = 0, tiles_n = 0, iterations_per_tile = 0;
+  /// @}
+  /// The work units each worker runs, in order.
   std::vector<std::vector<WorkUnit>> workers;
 
+  /// Tiles in the output, MAC-loop iterations in all, and the iterations worker `worker` runs.
+  /// @{
   int64_t tiles() const { return tiles_m * tiles_n; }
   int64_t total_iterations() const { return tiles() * iterations_per_tile; }
   int64_t iterations_of(size_t worker) const {
@@ -63,6 +84,8 @@ struct DecompositionPlan {
     for (const WorkUnit& u : workers[worker]) n += u.iterations();
     return n;
   }
+  /// @}
+  /// The iterations of the busiest worker, which bounds the kernel's time.
   int64_t busiest() const {
     int64_t most = 0;
     for (size_t w = 0; w < workers.size(); ++w) most = std::max(most, iterations_of(w));

@@ -14,11 +14,14 @@
 
 namespace loom::lib {
 
+/// The tunables of streamk_gemm(); zero fields are resolved from the GPU (an H100 when there is none).
 struct StreamKConfig {
   /// The output tile of one block (bm x bn) and the K step of one MAC-loop iteration (bk).
   GemmTile tile{64, 64, 16};
   /// Elements each thread accumulates: (bm / thread_m) x (bn / thread_n) threads per block.
+  /// @{
   int thread_m = 4, thread_n = 4;
+  /// @}
   /// The SMs of the GPU; 0 takes the GPU's count, or 132 (an H100) when there is no GPU.
   int sms = 0;
   /// Blocks of the persistent grid per SM: the grid is sms x blocks_per_sm. 0 sizes it by the
@@ -28,6 +31,7 @@ struct StreamKConfig {
   int blocks_per_sm = 0;
   /// The architecture whose occupancy sizes the grid when there is no GPU ("" means sm_90).
   std::string arch;
+  /// How the MAC-loop iterations are divided among the blocks.
   Decomposition decomposition = Decomposition::StreamKHybrid;
   /// For Decomposition::SplitK: the parts of each tile's K range (0: the best balanced of 1..16).
   int split_k = 0;
@@ -35,8 +39,10 @@ struct StreamKConfig {
 
 /// How many blocks of the kernel one SM holds, and how that was found.
 struct StreamKResidency {
-  std::string device;  // the GPU modelled, or the one the driver found
+  std::string device;  ///< the GPU modelled, or the one the driver found
+  /// The occupancy found: blocks per SM and what limits them.
   Occupancy occupancy;
+  /// The register count the occupancy used.
   int registers_per_thread = 0;
   /// "driver" (cuOccupancyMaxActiveBlocksPerMultiprocessor), "ptxas" (its register count and the
   /// occupancy model), "estimate" (estimated registers and the model), "config" (given).
@@ -46,14 +52,19 @@ struct StreamKResidency {
 /// The kernel and what it was built from. Build `func` with build(g.func, Target::cuda_sim())
 /// (or Target::cuda()) and call it with (A: m x k, B: k x n, C: m x n f32).
 struct StreamKGemm {
+  /// The problem size.
   GemmShape shape;
+  /// The element type of A and B.
   DType input = f32;
-  StreamKConfig config;  // with `sms` and `blocks_per_sm` resolved
+  StreamKConfig config;  ///< with `sms` and `blocks_per_sm` resolved
+  /// How the grid was sized.
   StreamKResidency residency;
+  /// The work units of each block.
   DecompositionPlan plan;
+  /// The lowered kernel to build.
   LoweredFunc func;
-  int64_t workspace_floats = 0;  // partial accumulators in global memory (0: no tile is split)
-  int64_t flag_count = 0;        // one i32 flag per workspace slot
+  int64_t workspace_floats = 0;  ///< partial accumulators in global memory (0: no tile is split)
+  int64_t flag_count = 0;        ///< one i32 flag per workspace slot
 
   /// Which block runs which tiles and MAC-loop iterations, and who fixes up the split tiles.
   LOOM_DECL std::string describe() const;

@@ -14,10 +14,15 @@ namespace loom {
 
 /// An argument of the lowered function: a tensor, or a symbolic size passed as a scalar.
 struct LowerArg {
+  /// The tensor, or undefined for a scalar argument.
   Tensor tensor;
+  /// The size variable, or undefined for a tensor argument.
   Var var;
+  /// A tensor argument (a buffer parameter), or a size variable passed as a scalar parameter.
+  /// @{
   LowerArg(const Tensor& t) : tensor(t) {}
   LowerArg(const Var& v) : var(v) {}
+  /// @}
 };
 
 /// Lowers schedule `s` to a function of `args` (tensors and scalar size variables): runs the

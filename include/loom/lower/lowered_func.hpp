@@ -18,37 +18,49 @@ struct DeviceSplit;  // lower/split_host_device.hpp
 
 /// A tensor argument seen as flat memory. Load/Store in the body name it through `data`.
 struct BufferParam {
+  /// The parameter's name (the tensor's).
   std::string name;
-  Var data;                   // handle-typed variable the body indexes
-  DType dtype;                // element type
-  std::vector<Expr> shape;    // extents; may mention symbolic size variables
-  std::vector<Expr> strides;  // in elements; compact row-major unless the tensor declared others
+  Var data;                   ///< handle-typed variable the body indexes
+  DType dtype;                ///< element type
+  std::vector<Expr> shape;    ///< extents; may mention symbolic size variables
+  std::vector<Expr> strides;  ///< in elements; compact row-major unless the tensor declared others
 };
 
+/// A parameter of a lowered function: a buffer or a scalar.
 struct FuncParam {
+  /// Which of `buffer` and `scalar` describes the parameter.
   enum class Kind { Buffer, Scalar };
+  /// Which member below describes the parameter.
   Kind kind = Kind::Buffer;
-  BufferParam buffer;  // when kind == Buffer
-  Var scalar;          // when kind == Scalar: a symbolic value passed by the caller
+  BufferParam buffer;  ///< when kind == Buffer
+  Var scalar;          ///< when kind == Scalar: a symbolic value passed by the caller
 };
 
 /// What one read of an input tensor needs along one dimension, over every point its stage
 /// computes (lower/input_regions.hpp): indices min to max, inclusive, in terms of the size
 /// variables. A call checks it against the buffer it is given.
 struct InputRead {
-  size_t param = 0;    // index of the buffer parameter read
-  int dim = 0;         // its dimension
-  std::string reader;  // the stage that reads it
-  std::string access;  // the read as printed, e.g. "A(i + 1)"
+  size_t param = 0;    ///< index of the buffer parameter read
+  int dim = 0;         ///< its dimension
+  std::string reader;  ///< the stage that reads it
+  std::string access;  ///< the read as printed, e.g. "A(i + 1)"
+  /// The lowest and highest index read (inclusive), in terms of the size variables.
+  /// @{
   Expr min, max;
+  /// @}
 };
 
+/// The result of lower(): a function of buffer and scalar parameters with a loop-nest body,
+/// ready for a backend (build()) or the interpreter.
 class LoweredFunc {
  public:
+  /// The function's name, as lower() or build() was given it.
   std::string name;
+  /// The parameters in call order.
   std::vector<FuncParam> params;
   /// Symbolic size variables the call binds from buffer shapes (or from scalar parameters).
   std::vector<Var> size_vars;
+  /// The loop nest, as lowering left it.
   Stmt body;
   /// The host program and kernels that the Device phase split `body` into, when the function was
   /// lowered for a GPU target (build() with Target::cuda()/cuda_sim()); null otherwise. The CUDA
@@ -63,6 +75,7 @@ class LoweredFunc {
   LOOM_DECL std::string to_string() const;
 };
 
+/// Prints f.to_string().
 LOOM_DECL std::ostream& operator<<(std::ostream& os, const LoweredFunc& f);
 
 }  // namespace loom

@@ -17,13 +17,14 @@ namespace loom {
 
 /// The phases of lowering, in order (docs/architecture.md, "From a Tensor to a running Kernel").
 enum class Phase : uint8_t {
-  Schedule,  // resolve groups, inline, check attachments, infer bounds, build loop nests
-  Flatten,   // multi-dimensional tensors to flat buffers
-  Loops,     // loop transformations and simplification
-  Memory,    // storage planning
-  Device,    // host/device split and launch dimensions (for a GPU target)
+  Schedule,  ///< resolve groups, inline, check attachments, infer bounds, build loop nests
+  Flatten,   ///< multi-dimensional tensors to flat buffers
+  Loops,     ///< loop transformations and simplification
+  Memory,    ///< storage planning
+  Device,    ///< host/device split and launch dimensions (for a GPU target)
 };
 
+/// The name of a Phase ("schedule", "flatten", "loops", "memory", "device"), as LOOM_DUMP_IR files use it.
 inline const char* phase_name(Phase p) {
   switch (p) {
     case Phase::Schedule: return "schedule";
@@ -38,6 +39,7 @@ inline const char* phase_name(Phase p) {
 /// Where a user pass runs: after the named phase.
 enum class PassPosition : uint8_t { AfterSchedule, AfterFlatten, AfterLoops, AfterMemory, AfterDevice };
 
+/// The phase after which a pass at `p` runs.
 inline Phase phase_of(PassPosition p) { return static_cast<Phase>(static_cast<uint8_t>(p)); }
 
 class PassContext;
@@ -45,15 +47,22 @@ class LoweringView;
 namespace detail {
 class PassRunner;
 }
+/// A user pass: takes the function body and returns the new one (return it unchanged to only inspect it).
 using PassFunction = std::function<Stmt(Stmt, const PassContext&)>;
 
+/// A pass and the name that LOOM_DUMP_IR and LOOM_TIME_PASSES print for it.
 struct NamedPass {
+  /// The name LOOM_DUMP_IR and LOOM_TIME_PASSES print.
   std::string name;
+  /// The pass.
   PassFunction fn;
 };
 
+/// How lower() runs: user passes, options for them, IR dumps and timings, the target.
+/// Pass one to lower() or build() to change the defaults.
 class PassContext {
  public:
+  /// The defaults, with the environment's LOOM_DUMP_IR (a directory) and LOOM_TIME_PASSES (not "0").
   PassContext() {
     if (const char* dir = std::getenv("LOOM_DUMP_IR"); dir && *dir) dump_dir = dir;
     if (const char* t = std::getenv("LOOM_TIME_PASSES"); t && *t && std::string(t) != "0") time_passes = true;
@@ -65,8 +74,11 @@ class PassContext {
     return *this;
   }
 
+  /// A pass added with add_pass().
   struct UserPass {
+    /// The phase after which it runs.
     PassPosition where;
+    /// The pass.
     NamedPass pass;
   };
   /// Sets an option that user passes read with option(): a pass's own settings travel with the
@@ -85,9 +97,10 @@ class PassContext {
   /// of the schedule, the argument buffers and the inferred bounds. Null outside lower().
   const LoweringView* lowering() const { return lowering_; }
 
+  /// The passes added with add_pass(), in order.
   std::vector<UserPass> user_passes;
-  std::string dump_dir;      // write the IR after every pass into this directory
-  bool time_passes = false;  // print each pass's time to stderr
+  std::string dump_dir;      ///< write the IR after every pass into this directory
+  bool time_passes = false;  ///< print each pass's time to stderr
   /// Simplify with the bound analyzer after flattening (tests may switch it off to see raw IR).
   bool simplify = true;
   /// Record the region of each input that the computation reads (lower/input_regions.hpp), which

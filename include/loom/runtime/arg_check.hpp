@@ -15,21 +15,29 @@ namespace loom {
 /// The memory of one buffer argument and the element offsets its shape and strides reach:
 /// [begin, end), with begin < 0 only for negative strides.
 struct BoundBuffer {
+  /// The memory of the buffer (its first element at offset 0).
   void* data = nullptr;
+  /// Its element type.
   DType dtype;
+  /// The lowest element offset the buffer's shape and strides reach.
   int64_t begin = 0;
+  /// One past the highest element offset they reach.
   int64_t end = 0;
-  bool on_cuda_device = false;  // CUDA device memory (a kDLCUDA DLTensor), used in place by Target::cuda
+  bool on_cuda_device = false;  ///< CUDA device memory (a kDLCUDA DLTensor), used in place by Target::cuda
 };
 
 /// The values a checked call binds, keyed by the parameter's variable: every integer scalar
 /// parameter and size variable, every float scalar parameter, and every buffer's memory.
 struct BoundArgs {
+  /// Integer scalar parameters and size variables, by variable.
   std::unordered_map<const VarNode*, int64_t> scalars;
+  /// Floating-point scalar parameters, by variable.
   std::unordered_map<const VarNode*, double> float_scalars;
-  std::unordered_map<const VarNode*, BoundBuffer> buffers;  // keyed by BufferParam::data
+  std::unordered_map<const VarNode*, BoundBuffer> buffers;  ///< keyed by BufferParam::data
 
+  /// The bound value of integer scalar parameter or size variable `v`; throws std::out_of_range if unbound.
   int64_t scalar(const Var& v) const { return scalars.at(v.get()); }
+  /// The memory bound to buffer parameter `buffer` (its data Var); throws std::out_of_range if unbound.
   void* data(const Var& buffer) const { return buffers.at(buffer.get()).data; }
 };
 

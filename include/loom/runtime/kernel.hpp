@@ -21,17 +21,20 @@ namespace loom {
 
 /// Where build() found the machine code of a kernel.
 enum class CacheOutcome : uint8_t {
-  Compiled,   // generated and compiled by LLVM in this call
-  MemoryHit,  // an earlier build in this process compiled the same function for the same target
-  DiskHit,    // loaded from an object file in LOOM_CACHE_DIR
+  Compiled,   ///< generated and compiled by LLVM in this call
+  MemoryHit,  ///< an earlier build in this process compiled the same function for the same target
+  DiskHit,    ///< loaded from an object file in LOOM_CACHE_DIR
 };
 
+/// The name of a CacheOutcome ("compiled", "memory-hit", "disk-hit") for messages.
 LOOM_DECL const char* cache_outcome_name(CacheOutcome o);
 
 namespace runtime {
 struct KernelState;  // runtime/kernel_state.hpp
 }  // namespace runtime
 
+/// A compiled function, ready to call: made by build(). Copies share the compiled code. Every call checks its
+/// arguments first (ArgumentError).
 class Kernel {
  public:
   /// An empty kernel; calling it throws. Get real ones from build().
@@ -39,6 +42,7 @@ class Kernel {
   /// What backends make a kernel from (runtime/kernel_state.hpp: make_kernel, make_device_kernel).
   explicit Kernel(std::shared_ptr<const runtime::KernelState> state) : state_(std::move(state)) {}
 
+  /// False for a default-constructed Kernel.
   bool defined() const { return static_cast<bool>(state_); }
 
   /// Calls the kernel: f(a, b, c, n) with one argument per parameter, in order.
@@ -46,6 +50,7 @@ class Kernel {
   requires(std::is_constructible_v<KernelArg, Args&&>&&...) void operator()(Args&&... args) const {
     call(std::vector<KernelArg>{KernelArg(std::forward<Args>(args))...});
   }
+  /// Calls the kernel with one argument per parameter, in order (see call()).
   void operator()(const std::vector<KernelArg>& args) const { call(args); }
 
   /// Checks every argument (throwing ArgumentError before any memory is touched), then runs the
@@ -55,6 +60,7 @@ class Kernel {
 
   /// The lowered function this kernel was compiled from.
   LOOM_DECL const LoweredFunc& lowered() const;
+  /// The target the kernel was built for.
   LOOM_DECL const Target& target() const;
   /// Whether build() compiled this kernel or found it in the memory or disk cache.
   LOOM_DECL CacheOutcome cache_outcome() const;

@@ -35,9 +35,15 @@ struct SimOptions {
   SimClockModel clock;
 };
 
+/// A launch dimension (grid or block), x fastest.
 struct SimDim3 {
+  /// The extents in x, y and z.
+  /// @{
   int64_t x = 1, y = 1, z = 1;
+  /// @}
+  /// x * y * z.
   int64_t count() const { return x * y * z; }
+  /// "(x, y, z)".
   std::string str() const { return cat("(", x, ", ", y, ", ", z, ")"); }
   friend bool operator==(const SimDim3&, const SimDim3&) = default;
 };
@@ -47,37 +53,48 @@ struct SimDim3 {
 /// onto the SMs of SimOptions::device, at most blocks_per_sm resident on each, every block into
 /// the slot that frees earliest. Cycles are model cycles, not a prediction of a real GPU's time.
 struct SimLaunch {
-  std::string kernel;  // "<function>_kernel<i>", i counting the regions in program order
+  std::string kernel;  ///< "<function>_kernel<i>", i counting the regions in program order
+  /// The launch's grid (blocks) and block (threads) dimensions.
+  /// @{
   SimDim3 grid, block;
+  /// @}
+  /// Warps per block, (threads + 31) / 32.
   int64_t warps_per_block = 0;
-  int64_t shared_bytes_per_block = 0;  // the most shared memory one block had allocated at once
+  int64_t shared_bytes_per_block = 0;  ///< the most shared memory one block had allocated at once
 
-  std::string device;            // the modelled GPU (GpuDeviceSpec::name)
-  int sms = 0;                   // its SM count
-  int blocks_per_sm = 0;         // resident blocks per SM (gpu_device.hpp's occupancy)
-  std::string limiter;           // what limits blocks_per_sm: "threads", "registers", ...
-  int registers_per_thread = 0;  // the figure the occupancy used (SimOptions::registers_per_thread)
+  std::string device;            ///< the modelled GPU (GpuDeviceSpec::name)
+  int sms = 0;                   ///< its SM count
+  int blocks_per_sm = 0;         ///< resident blocks per SM (gpu_device.hpp's occupancy)
+  std::string limiter;           ///< what limits blocks_per_sm: "threads", "registers", ...
+  int registers_per_thread = 0;  ///< the figure the occupancy used (SimOptions::registers_per_thread)
   /// The makespan: the cycle the last block ends, the launch starting at cycle 0. It is the
   /// critical path of the launch through dispatch, barriers and grid-flag waits.
   int64_t simulated_cycles = 0;
   /// Per block, by linear block index: the cycle it was dispatched and the cycle its last warp
   /// finished.
+  /// @{
   std::vector<int64_t> block_start, block_end;
+  /// @}
   /// The largest of the blocks' own busy cycles: end - start less the cycles it spent waiting on
   /// grid flags. The makespan of a perfectly balanced, never-waiting schedule is at least this.
   int64_t busiest_block_cycles = 0;
-  int64_t flag_wait_cycles = 0;  // all blocks' cycles spent waiting on grid flags, summed
+  int64_t flag_wait_cycles = 0;  ///< all blocks' cycles spent waiting on grid flags, summed
 };
 
 /// Nsight Compute's shared-memory counters for one buffer and direction: an access instruction
 /// is one warp-wide Load or Store; it takes one wavefront per phase when conflict-free (the ideal)
 /// and more when lanes of one phase touch different words of one bank.
 struct SimBankStats {
+  /// The shared-memory access instructions, the wavefronts they took, and the wavefronts they would have
+  /// taken without bank conflicts.
+  /// @{
   int64_t instructions = 0;
   int64_t wavefronts = 0;
   int64_t ideal_wavefronts = 0;
+  /// @}
   /// l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}: wavefronts beyond the ideal.
   int64_t conflicts() const { return wavefronts - ideal_wavefronts; }
+  /// Adds another buffer's (or access's) counts.
   SimBankStats& operator+=(const SimBankStats& o) {
     instructions += o.instructions;
     wavefronts += o.wavefronts;
@@ -88,30 +105,47 @@ struct SimBankStats {
 
 /// A shared buffer (one Allocate node of a kernel) and what the simulation saw of it.
 struct SimSharedBuffer {
-  std::string name;    // the allocated variable's name
-  std::string kernel;  // the kernel that allocates it
+  std::string name;    ///< the allocated variable's name
+  std::string kernel;  ///< the kernel that allocates it
+  /// Bank statistics of the loads from and stores to the buffer.
+  /// @{
   SimBankStats load, store;
-  int64_t uninitialized_reads = 0;  // every read of a never-written element, all blocks
+  /// @}
+  int64_t uninitialized_reads = 0;  ///< every read of a never-written element, all blocks
 };
 
 /// A simulated thread: its block's index and its index within the block.
 struct SimThread {
+  /// The thread's block index in the grid, and its index within the block.
+  /// @{
   SimDim3 block, thread;
+  /// @}
+  /// "thread (x, y, z) of block (x, y, z)".
   std::string str() const { return cat("thread ", thread.str(), " of block ", block.str()); }
 };
 
+/// Whether a race's two accesses were a read and a write, or two writes.
 enum class SimRaceKind { ReadWrite, WriteWrite };
 
 /// Two threads of one block touched one shared element between the same two barriers, at least
 /// one of them writing. `first` made the earlier access, `second` the later one; in a read/write
 /// race `second_wrote` says which of them wrote.
 struct SimRace {
+  /// The shared buffer and the kernel.
+  /// @{
   std::string buffer, kernel;
-  int64_t element = 0;      // index in the buffer's element type (the 4-byte word for float32)
-  int64_t byte_offset = 0;  // of that element
+  /// @}
+  int64_t element = 0;      ///< index in the buffer's element type (the 4-byte word for float32)
+  int64_t byte_offset = 0;  ///< of that element
+  /// Read/write or write/write.
   SimRaceKind kind = SimRaceKind::ReadWrite;
+  /// The two threads, the earlier access first.
+  /// @{
   SimThread first, second;
+  /// @}
+  /// For a read/write race: whether the second access was the write.
   bool second_wrote = true;
+  /// A sentence describing the race, for messages.
   std::string str() const {
     const bool first_wrote = kind == SimRaceKind::WriteWrite || !second_wrote;
     return cat(kind == SimRaceKind::ReadWrite ? "read/write" : "write/write", " race on ", buffer, "[",
@@ -125,21 +159,30 @@ struct SimRace {
 /// The first read of a shared element that no thread of the block had written yet: it returns
 /// the poison the simulator fills fresh shared memory with (SimReport::kSharedPoisonWord).
 struct SimUninitializedRead {
+  /// The shared buffer and the kernel.
+  /// @{
   std::string buffer, kernel;
+  /// @}
+  /// The element read, in the buffer's element type.
   int64_t element = 0;
+  /// Its byte offset.
   int64_t byte_offset = 0;
+  /// The thread that read it.
   SimThread reader;
 };
 
+/// What build(..., Target::cuda_sim()) observed while running a kernel: each launch, each shared buffer's
+/// bank conflicts, and the races and uninitialised reads it found. Print it with to_string().
 struct SimReport {
   /// Every 4-byte word of fresh shared memory holds this: a quiet NaN as float32 (and as float64
   /// with both halves), 2147475117 as int32; easy to spot in a dump.
   static constexpr uint32_t kSharedPoisonWord = 0x7FFFDEADu;
 
+  /// Each kernel launch, in order.
   std::vector<SimLaunch> launches;
-  std::vector<SimSharedBuffer> shared_buffers;            // in order of first launch
-  std::vector<SimRace> races;                             // each (buffer, element) once
-  std::vector<SimUninitializedRead> uninitialized_reads;  // each (buffer, element) once
+  std::vector<SimSharedBuffer> shared_buffers;            ///< in order of first launch
+  std::vector<SimRace> races;                             ///< each (buffer, element) once
+  std::vector<SimUninitializedRead> uninitialized_reads;  ///< each (buffer, element) once
 
   /// The statistics of the shared buffer called `name` (the first, when kernels reuse names).
   const SimSharedBuffer& buffer(const std::string& name) const {
@@ -151,6 +194,8 @@ struct SimReport {
                     "'; it has: ", known.empty() ? "none" : known));
   }
 
+  /// A readable multi-line summary: the launches, the shared buffers' conflicts, the races and uninitialised
+  /// reads.
   std::string to_string() const {
     std::ostringstream os;
     os << "GPU simulation: " << launches.size() << " launch" << (launches.size() == 1 ? "" : "es") << "\n";

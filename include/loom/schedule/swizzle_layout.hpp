@@ -17,16 +17,21 @@ namespace attr {
 inline constexpr const char* swizzle = "swizzle";
 }  // namespace attr
 
+/// CuTe's Swizzle<B, M, S> on the flat element offsets of a buffer (Stage::swizzle()): XORs bits
+/// [M, M + B) with bits [M + S, M + S + B). Default-constructed it is the identity.
 struct SwizzleLayout {
-  int bits = 0;   // B: how many bits change (0: no swizzle)
-  int base = 0;   // M: the lowest changed bit; 2^M consecutive elements move together
-  int shift = 0;  // S: the distance to the bits that select the change
+  int bits = 0;   ///< B: how many bits change (0: no swizzle)
+  int base = 0;   ///< M: the lowest changed bit; 2^M consecutive elements move together
+  int shift = 0;  ///< S: the distance to the bits that select the change
 
+  /// True when the layout swizzles (bits > 0).
   bool defined() const { return bits > 0; }
   /// 2^(M+B): a swizzle maps every aligned block of this many elements onto itself.
   int64_t period() const { return int64_t{1} << (base + bits); }
+  /// "Swizzle<B,M,S>".
   std::string str() const { return cat("Swizzle<", bits, ",", base, ",", shift, ">"); }
 
+  /// The swizzled element offset of `offset`.
   int64_t apply(int64_t offset) const {
     const int64_t mask = ((int64_t{1} << bits) - 1) << (base + shift);
     return offset ^ ((offset & mask) >> shift);

@@ -35,8 +35,10 @@ class Session;  // sim/session.hpp
 /// times the launch in a cost model (see sim/simulator.hpp, SimLaunch).
 class InterpretedFunc {
  public:
+  /// Prepares `f` to run in the interpreter (and, for kernel regions, the GPU simulator).
   LOOM_DECL explicit InterpretedFunc(LoweredFunc f);
 
+  /// The lowered function this runs.
   const LoweredFunc& func() const { return func_; }
 
   /// Checks the arguments (throwing ArgumentError before touching memory), then runs.

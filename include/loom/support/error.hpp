@@ -12,6 +12,7 @@ namespace loom {
 /// A user mistake: a bad schedule, a bad argument, an unsupported request.
 class Error : public std::runtime_error {
  public:
+  /// An error whose what() is `message`, which follows docs/errors.md (what, where, why, how to fix).
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 
@@ -30,6 +31,7 @@ class ArgumentError : public Error {
 /// An invariant of Loom itself failed: always a bug in Loom, never the user's fault.
 class InternalError : public std::logic_error {
  public:
+  /// An internal error; what() prefixes `message` with "loom internal error (please report): ".
   explicit InternalError(const std::string& message)
       : std::logic_error("loom internal error (please report): " + message) {}
 };

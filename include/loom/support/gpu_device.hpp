@@ -19,21 +19,28 @@ namespace loom {
 
 /// One GPU model: how many SMs it has and what one SM can hold.
 struct GpuDeviceSpec {
+  /// The model's name, e.g. "A100".
   std::string name;
-  int compute_capability = 80;  // major * 10 + minor
+  int compute_capability = 80;  ///< major * 10 + minor
+  /// Streaming multiprocessors.
   int sms = 108;
+  /// Resident threads per SM.
   int max_threads_per_sm = 2048;
+  /// Resident blocks per SM.
   int max_blocks_per_sm = 32;
+  /// 32-bit registers per SM.
   int registers_per_sm = 65536;
+  /// The most registers one thread may use.
   int max_registers_per_thread = 255;
-  int register_unit = 256;                   // registers are given to a warp in multiples of this
-  int sub_partitions = 4;                    // an SM's warp schedulers; each owns a quarter of the registers
-  int64_t shared_bytes_per_sm = 164 * 1024;  // the largest shared-memory carveout
-  int64_t max_shared_bytes_per_block = 163 * 1024;  // with the dynamic-shared opt-in
-  int64_t shared_reserved_per_block = 1024;         // the driver's own, sm_80 and newer
-  int shared_unit = 128;                            // shared memory is given in multiples of this
-  double clock_ghz = 1.41;                          // boost clock, to turn cycles into time
+  int register_unit = 256;  ///< registers are given to a warp in multiples of this
+  int sub_partitions = 4;   ///< an SM's warp schedulers; each owns a quarter of the registers
+  int64_t shared_bytes_per_sm = 164 * 1024;         ///< the largest shared-memory carveout
+  int64_t max_shared_bytes_per_block = 163 * 1024;  ///< with the dynamic-shared opt-in
+  int64_t shared_reserved_per_block = 1024;         ///< the driver's own, sm_80 and newer
+  int shared_unit = 128;                            ///< shared memory is given in multiples of this
+  double clock_ghz = 1.41;                          ///< boost clock, to turn cycles into time
 
+  /// The most resident warps per SM (max_threads_per_sm / 32).
   int max_warps_per_sm() const { return max_threads_per_sm / 32; }
 
   /// NVIDIA A100 SXM4 (sm_80): 108 SMs.
@@ -94,20 +101,26 @@ struct GpuDeviceSpec {
 
 /// What one block of a kernel asks of an SM.
 struct BlockResources {
+  /// Threads per block.
   int64_t threads = 0;
-  int registers_per_thread = 0;  // ptxas's count; 0 when unknown (then registers do not limit)
-  int64_t shared_bytes = 0;      // static and dynamic together
+  int registers_per_thread = 0;  ///< ptxas's count; 0 when unknown (then registers do not limit)
+  int64_t shared_bytes = 0;      ///< static and dynamic together
 };
 
 /// How many blocks of a kernel one SM holds at once, and by each limit.
 struct Occupancy {
+  /// Resident blocks per SM: the least of the limits below.
   int blocks_per_sm = 0;
+  /// Blocks per SM each limit alone allows (threads, registers, shared memory, the block limit).
+  /// @{
   int by_threads = 0, by_registers = 0, by_shared = 0, by_blocks = 0;
+  /// @}
   /// "threads", "registers", "shared memory" or "blocks": the limit that decides (the first of
   /// them in this order when several give the same count; a resource the block does not use
   /// is never the limiter).
   std::string limiter;
 
+  /// A sentence for messages: the blocks per SM, the limiter and what each limit allows.
   std::string str() const {
     return cat(blocks_per_sm, " blocks per SM (limited by ", limiter, ": threads allow ", by_threads,
                ", registers ", by_registers, ", shared memory ", by_shared, ", blocks ", by_blocks, ")");

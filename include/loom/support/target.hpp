@@ -10,11 +10,12 @@ namespace loom {
 
 /// The kinds of targets Loom knows; build() for CPU is the LLVM ORC JIT backend.
 enum class TargetKind : uint8_t {
-  CPU,      // LLVM ORC JIT on the host
-  CUDA,     // NVRTC + CUDA Driver API (another backend)
-  CUDASim,  // CUDA lowering run by the interpreter (another backend)
+  CPU,      ///< LLVM ORC JIT on the host
+  CUDA,     ///< NVRTC + CUDA Driver API (another backend)
+  CUDASim,  ///< CUDA lowering run by the interpreter (another backend)
 };
 
+/// The name of a TargetKind: "cpu", "cuda" or "cuda_sim".
 inline const char* target_kind_name(TargetKind k) {
   switch (k) {
     case TargetKind::CPU: return "cpu";
@@ -24,6 +25,8 @@ inline const char* target_kind_name(TargetKind k) {
   return "?";
 }
 
+/// What build() compiles for: the host CPU (LLVM JIT, optionally another CPU or feature set),
+/// an NVIDIA GPU (NVRTC), or the GPU simulator. Make one with cpu(), cuda() or cuda_sim().
 class Target {
  public:
   /// The host CPU: LLVM's name for it and every feature it has (AVX-512 where present).
@@ -46,6 +49,7 @@ class Target {
     return Target(TargetKind::CUDASim, std::move(arch), "");
   }
 
+  /// Which backend builds for this target.
   TargetKind kind() const { return kind_; }
   /// For CUDA targets: the architecture ("sm_80"), or "" for the current device's.
   const std::string& arch() const {
@@ -56,6 +60,7 @@ class Target {
   const std::string& cpu_name() const { return cpu_name_; }
   /// Feature overrides in LLVM syntax, applied after the CPU's own features ("" for none).
   const std::string& features() const { return features_; }
+  /// True for a CPU target for the host as detected (cpu_name "host"), not a named CPU or a GPU.
   bool is_host() const { return cpu_name_ == "host"; }
 
   /// Lets LLVM reassociate and contract float arithmetic (results then differ from the
@@ -64,6 +69,7 @@ class Target {
     fast_math_ = on;
     return *this;
   }
+  /// Whether set_fast_math() is on.
   bool fast_math() const { return fast_math_; }
 
   /// "cpu -mcpu=host", "cpu -mcpu=x86-64-v3 -mattr=+avx2 -fast-math": the request as written.
@@ -80,12 +86,14 @@ class Target {
     return s;
   }
 
+  /// Equal when kind, CPU or architecture, features and fast-math all agree.
   friend bool operator==(const Target& a, const Target& b) {
     return a.kind_ == b.kind_ && a.cpu_name_ == b.cpu_name_ && a.features_ == b.features_ &&
            a.fast_math_ == b.fast_math_;
   }
 
  protected:
+  /// Used by the named constructors cpu(), cuda() and cuda_sim().
   Target(TargetKind kind, std::string cpu_name, std::string features)
       : kind_(kind), cpu_name_(std::move(cpu_name)), features_(std::move(features)) {}
 

@@ -16,8 +16,11 @@
 
 namespace loom {
 
+/// The operation compute() makes: one body expression per output over the data-parallel `axis`,
+/// and the reduce axes the bodies reduce over (cloned per compute from the user's reduce_axis handles).
 class ComputeOpNode : public OperationNode {
  public:
+  /// Stores the fields unchecked; use compute(), which builds the axes and checks the body.
   ComputeOpNode(std::string n, std::string t, std::vector<IterVar> ax, std::vector<IterVar> rax,
                 std::vector<IterVar> rax_origin, std::vector<Expr> b, std::vector<Expr> s)
       : OperationNode(OpKind::Compute, std::move(n), std::move(t)),
@@ -26,13 +29,19 @@ class ComputeOpNode : public OperationNode {
         reduce_axis_origin(std::move(rax_origin)),
         body(std::move(b)),
         shape(std::move(s)) {}
+  /// The data-parallel axes, one per output dimension.
   const std::vector<IterVar> axis;
+  /// The reduce axes of this compute (its own copies).
   const std::vector<IterVar> reduce_axis;
   /// The user's reduce_axis handles these were cloned from, in the same order.
   const std::vector<IterVar> reduce_axis_origin;
-  const std::vector<Expr> body;  // one per output
+  const std::vector<Expr> body;  ///< one per output
+  /// The output shape, the extents of `axis`.
   const std::vector<Expr> shape;
 
+  /// The OperationNode interface: one output per body, all of `shape`; the tensors the bodies read;
+  /// the axes, data-parallel then reduce.
+  /// @{
   int num_outputs() const override { return static_cast<int>(body.size()); }
   DType output_dtype(int i) const override { return body.at(static_cast<size_t>(i)).dtype(); }
   const std::vector<Expr>& output_shape(int) const override { return shape; }
@@ -42,6 +51,7 @@ class ComputeOpNode : public OperationNode {
     all.insert(all.end(), reduce_axis.begin(), reduce_axis.end());
     return all;
   }
+  /// @}
   /// Whether the body is a reduction (then every output's body is a Reduce).
   bool is_reduction() const { return body.at(0).as<ReduceNode>() != nullptr; }
 

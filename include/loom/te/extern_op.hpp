@@ -10,8 +10,10 @@
 
 namespace loom {
 
+/// The operation extern_compute() makes: outputs computed by a registered C++ function (ExternRegistry).
 class ExternOpNode : public OperationNode {
  public:
+  /// Stores the fields unchecked; use extern_compute().
   ExternOpNode(std::string n, std::vector<Tensor> in, std::vector<std::vector<Expr>> shapes,
                std::vector<DType> types, int64_t id)
       : OperationNode(OpKind::Extern, std::move(n), ""),
@@ -19,11 +21,16 @@ class ExternOpNode : public OperationNode {
         output_shapes(std::move(shapes)),
         output_dtypes(std::move(types)),
         function_id(id) {}
+  /// The tensors passed to the function as inputs.
   const std::vector<Tensor> inputs;
+  /// The shape of each output.
   const std::vector<std::vector<Expr>> output_shapes;
+  /// The element type of each output.
   const std::vector<DType> output_dtypes;
-  const int64_t function_id;  // in ExternRegistry::global()
+  const int64_t function_id;  ///< in ExternRegistry::global()
 
+  /// The OperationNode interface: the declared outputs, the given inputs, no axes to schedule.
+  /// @{
   int num_outputs() const override { return static_cast<int>(output_shapes.size()); }
   DType output_dtype(int i) const override { return output_dtypes.at(static_cast<size_t>(i)); }
   const std::vector<Expr>& output_shape(int i) const override {
@@ -31,6 +38,7 @@ class ExternOpNode : public OperationNode {
   }
   std::vector<Tensor> input_tensors() const override { return inputs; }
   std::vector<IterVar> root_iter_vars() const override { return {}; }
+  /// @}
 };
 
 /// Several outputs computed by `fn(inputs, outputs)`; buffers arrive as BufferViews.

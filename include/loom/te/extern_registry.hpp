@@ -17,16 +17,20 @@ namespace loom {
 
 struct BufferView;  // runtime/buffer.hpp
 
+/// The C++ function of an extern stage: it reads `inputs` and writes `outputs`, whose memory the kernel owns.
 using ExternFunction =
     std::function<void(const std::vector<BufferView>& inputs, const std::vector<BufferView>& outputs)>;
 
+/// The process-wide table of extern stage functions, by id (lowered IR names them by integer); thread-safe.
 class ExternRegistry {
  public:
+  /// The table every build and run uses.
   static ExternRegistry& global() {
     static ExternRegistry registry;
     return registry;
   }
 
+  /// Registers `fn` under `name` (for messages) and returns its id; ids are never reused.
   int64_t add(ExternFunction fn, std::string name) {
     std::lock_guard<std::mutex> lock(mutex_);
     entries_.push_back(std::make_shared<Entry>(Entry{std::move(fn), std::move(name)}));
@@ -41,6 +45,7 @@ class ExternRegistry {
     return std::shared_ptr<const ExternFunction>(entry, &entry->fn);
   }
 
+  /// The name of function `id`, or "?" when there is none.
   std::string name(int64_t id) const {
     std::lock_guard<std::mutex> lock(mutex_);
     return static_cast<size_t>(id) < entries_.size() ? entries_[static_cast<size_t>(id)]->name : "?";

@@ -22,6 +22,7 @@ inline IterVar reduce_axis(Expr begin, Expr end, std::string name = "rv") {
   return IterVar(Range(begin, extent), Var(std::move(name), begin.dtype(), /*reduce_axis=*/true),
                  IterVarKind::CommReduce);
 }
+/// A reduction axis over `range` (min, extent); throws loom::Error when the extent is a constant <= 0.
 inline IterVar reduce_axis(Range range, std::string name = "rv") {
   return reduce_axis(range.min, range.min + range.extent, std::move(name));
 }
@@ -40,6 +41,7 @@ inline Expr max_value(DType t) {
   return make_int_const(
       t, t.bits == 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (t.bits - 1)) - 1);
 }
+/// The smallest finite value of `t` (the lowest float, not -inf; 0 for unsigned and bool).
 inline Expr min_value(DType t) {
   if (t.is_float()) return make_const(t, -*as_const_float(max_value(t)));
   if (t.is_uint() || t.is_bool()) return make_int_const(t, 0);
@@ -50,10 +52,14 @@ inline Expr min_value(DType t) {
 /// A commutative, associative reduction: combine(lhs, rhs) and its identity, per value type.
 class Reducer {
  public:
+  /// Combines two tuples of values (one Expr per reduced value) into one; must be commutative and
+  /// associative.
   using Combine =
       std::function<std::vector<Expr>(const std::vector<Expr>& lhs, const std::vector<Expr>& rhs)>;
+  /// The identity values for the given value types (0 for sum, the largest value for min).
   using Identity = std::function<std::vector<Expr>(const std::vector<DType>& types)>;
 
+  /// A reducer named `name` (the name messages and the IR printer use).
   Reducer(Combine combine, Identity identity, std::string name)
       : combine_(std::move(combine)), identity_(std::move(identity)), name_(std::move(name)) {}
 
@@ -68,6 +74,7 @@ class Reducer {
     return make(std::move(sources), std::move(axis), std::move(where));
   }
 
+  /// The reducer's name.
   const std::string& name() const { return name_; }
 
  private:
@@ -127,7 +134,11 @@ inline Reducer comm_reducer(Reducer::Combine combine, Reducer::Identity identity
   return Reducer(std::move(combine), std::move(identity), std::move(name));
 }
 
+/// The built-in Reducer objects: reducers::sum()(A(i, k), {k}) is sum(A(i, k), {k}).
 namespace reducers {
+/// The built-in reducers, shared: sum (identity 0), prod (1), min (the type's largest value),
+/// max (the type's smallest value).
+/// @{
 inline const Reducer& sum() {
   static const Reducer r =
       comm_reducer([](Expr a, Expr b) { return a + b; }, [](DType t) { return make_zero(t); }, "sum");
@@ -148,11 +159,16 @@ inline const Reducer& max() {
                                         [](DType t) { return min_value(t); }, "max");
   return r;
 }
+/// @}
 }  // namespace reducers
 
+/// The sum of `source` over the reduce axes `axis` where `where` holds (everywhere by default),
+/// for the body of a compute: compute({n}, [&](Var i) { return sum(A(i, k), {k}); }). Throws loom::Error
+/// when an axis is not a reduce axis or `where` is not bool.
 inline Expr sum(Expr source, std::vector<IterVar> axis, Expr where = Expr()) {
   return reducers::sum()(std::move(source), std::move(axis), std::move(where));
 }
+/// The product of `source` over the reduce axes `axis`, as sum().
 inline Expr prod(Expr source, std::vector<IterVar> axis, Expr where = Expr()) {
   return reducers::prod()(std::move(source), std::move(axis), std::move(where));
 }
@@ -160,6 +176,7 @@ inline Expr prod(Expr source, std::vector<IterVar> axis, Expr where = Expr()) {
 inline Expr min(Expr source, std::vector<IterVar> axis, Expr where = Expr()) {
   return reducers::min()(std::move(source), std::move(axis), std::move(where));
 }
+/// max over reduce axes, as sum() (the binary max(a, b) of ir/op.hpp is a different overload).
 inline Expr max(Expr source, std::vector<IterVar> axis, Expr where = Expr()) {
   return reducers::max()(std::move(source), std::move(axis), std::move(where));
 }

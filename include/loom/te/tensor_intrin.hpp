@@ -15,16 +15,17 @@ namespace loom {
 
 /// One operand of a tensorized region: a window into a flat buffer, as the body sees it.
 struct BufferRegion {
-  Var data;                   // the flat buffer
-  DType dtype;                // element type
-  Expr elem_offset;           // elements from the buffer's start to the window's first element
-  std::vector<Expr> shape;    // the window's shape: the intrinsic operand's shape
-  std::vector<Expr> strides;  // element strides of the window's dimensions in the buffer
+  Var data;                   ///< the flat buffer
+  DType dtype;                ///< element type
+  Expr elem_offset;           ///< elements from the buffer's start to the window's first element
+  std::vector<Expr> shape;    ///< the window's shape: the intrinsic operand's shape
+  std::vector<Expr> strides;  ///< element strides of the window's dimensions in the buffer
 
   /// The address of the window's first element (a handle), for extern calls.
   Expr access_ptr() const {
     return CallNode::make(handle_type, intrinsic::address_of, {LoadNode::make(dtype, data, elem_offset)});
   }
+  /// The flat index of window element `indices`: elem_offset plus each index times its stride.
   Expr offset_of(const std::vector<Expr>& indices) const {
     Expr index = elem_offset;
     for (size_t d = 0; d < indices.size(); ++d) index = index + indices[d] * strides.at(d);
@@ -40,32 +41,40 @@ struct BufferRegion {
   }
 };
 
+/// Builds the IR that replaces a tensorized loop nest from the regions of its inputs and outputs.
 using IntrinBody =
     std::function<Stmt(const std::vector<BufferRegion>& inputs, const std::vector<BufferRegion>& outputs)>;
 
+/// A tensor intrinsic (decl_tensor_intrin()): what it computes, as a compute over placeholders, and the
+/// bodies that replace a loop nest that computes the same.
 class TensorIntrinNode : public Object {
  public:
+  /// The intrinsic's name, for messages and the IR.
   std::string name;
-  Operation op;              // a compute over placeholders: what the intrinsic computes
-  IntrinBody body;           // computes the whole region (reductions included, from their identity)
-  IntrinBody reduce_init;    // for a reduction split around the intrinsic: sets outputs to the identity
-  IntrinBody reduce_update;  // ... and accumulates one part into them
-  int64_t id = 0;            // in TensorIntrinRegistry
+  Operation op;              ///< a compute over placeholders: what the intrinsic computes
+  IntrinBody body;           ///< computes the whole region (reductions included, from their identity)
+  IntrinBody reduce_init;    ///< for a reduction split around the intrinsic: sets outputs to the identity
+  IntrinBody reduce_update;  ///< ... and accumulates one part into them
+  int64_t id = 0;            ///< in TensorIntrinRegistry
 };
+/// A shared handle to a tensor intrinsic; Stage::tensorize() takes one.
 using TensorIntrin = Ref<const TensorIntrinNode>;
 
 /// Intrinsics by id, so that lowered IR can name them with an integer.
 class TensorIntrinRegistry {
  public:
+  /// The registry every build uses.
   static TensorIntrinRegistry& global() {
     static TensorIntrinRegistry registry;
     return registry;
   }
+  /// Adds `intrin` and returns its id.
   int64_t add(TensorIntrin intrin) {
     std::lock_guard<std::mutex> lock(mutex_);
     entries_.push_back(std::move(intrin));
     return static_cast<int64_t>(entries_.size() - 1);
   }
+  /// The intrinsic of `id`; throws std::out_of_range for an unknown id.
   TensorIntrin get(int64_t id) const {
     std::lock_guard<std::mutex> lock(mutex_);
     return entries_.at(static_cast<size_t>(id));

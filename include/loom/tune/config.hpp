@@ -15,8 +15,8 @@ namespace loom::tune {
 
 /// One knob: its name and the values it may take, the first being the default.
 struct Knob {
-  std::string name;
-  std::vector<int64_t> options;
+  std::string name;              ///< as the schedule function asked for it
+  std::vector<int64_t> options;  ///< the values it may take, the default first
 };
 
 /// The values of a configuration, by knob name.

@@ -20,13 +20,13 @@ inline constexpr int kSchemaVersion = 1;
 
 /// One measured configuration.
 struct Record {
-  std::string workload;  // 16 hex digits: structural hash of the computation, shapes and dtypes
-  std::string name;      // the workload's name as the user gave it (for people reading the file)
-  std::string target;    // Target::str()
-  std::string cpu;       // the machine's CPU model
-  int threads = 0;       // the thread pool's threads during the measurement
-  Assignment knobs;
-  double ms = 0;  // median time of one call
+  std::string workload;  ///< 16 hex digits: structural hash of the computation, shapes and dtypes
+  std::string name;      ///< the workload's name as the user gave it (for people reading the file)
+  std::string target;    ///< Target::str()
+  std::string cpu;       ///< the machine's CPU model
+  int threads = 0;       ///< the thread pool's threads during the measurement
+  Assignment knobs;      ///< the configuration
+  double ms = 0;         ///< median time of one call, in milliseconds
 };
 
 /// The records of one file.
@@ -36,6 +36,7 @@ class Database {
   /// the cache is off (LOOM_CACHE_DIR=off): then appends are dropped and nothing is read.
   LOOM_DECL explicit Database(std::string path = "");
 
+  /// The file (empty: none, the cache is off).
   const std::string& path() const { return path_; }
   /// Appends one record (creating the file and its directory as needed). Throws loom::Error when
   /// the file cannot be written.

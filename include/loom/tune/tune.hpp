@@ -32,40 +32,45 @@ using ScheduleFunction = std::function<Schedule(Config&)>;
 /// create their own tensors each time (lib::gemm): every candidate's arguments must have the
 /// shapes and dtypes of the default configuration's.
 struct Candidate {
-  Schedule schedule;
-  std::vector<LowerArg> args;
+  Schedule schedule;           ///< the configuration's schedule
+  std::vector<LowerArg> args;  ///< what to lower it with (as for build())
 };
+/// Builds one configuration's candidate (reading its knobs from the Config).
 using CandidateFunction = std::function<Candidate(Config&)>;
 
+/// How tune() searches and measures.
 struct Options {
   Target target = Target::cpu();
-  std::string name = "workload";  // recorded with each measurement, for people reading the database
-  int max_trials = 64;            // configurations measured at most (more: a seeded random sample)
-  uint32_t seed = 1;              // of the sample and of the random inputs
-  int repeats = 5;                // timed samples per configuration; the median counts
-  double min_sample_ms = 1.0;     // a sample repeats the call until it took at least this long
-  double tolerance = 1e-4;        // allowed |x - ref| / (1 + |ref|) against the default's outputs
-  std::string database;           // the database file ("": the default; "off": record nothing)
+  std::string name = "workload";  ///< recorded with each measurement, for people reading the database
+  int max_trials = 64;            ///< configurations measured at most (more: a seeded random sample)
+  uint32_t seed = 1;              ///< of the sample and of the random inputs
+  int repeats = 5;                ///< timed samples per configuration; the median counts
+  double min_sample_ms = 1.0;     ///< a sample repeats the call until it took at least this long
+  double tolerance = 1e-4;        ///< allowed |x - ref| / (1 + |ref|) against the default's outputs
+  std::string database;           ///< the database file ("": the default; "off": record nothing)
 };
 
 /// One configuration's outcome.
 struct Trial {
+  /// Timed; refused by Loom (a loom::Error while scheduling, lowering or building); or built but
+  /// computing other outputs than the default configuration.
   enum class Outcome { Measured, Invalid, Wrong };
-  Assignment knobs;
-  Outcome outcome = Outcome::Measured;
-  double ms = 0;       // median time of one call (Measured)
-  std::string detail;  // the refusal (Invalid) or the first mismatching element (Wrong)
+  Assignment knobs;                     ///< the configuration
+  Outcome outcome = Outcome::Measured;  ///< what became of it
+  double ms = 0;                        ///< median time of one call (Measured)
+  std::string detail;                   ///< the refusal (Invalid) or the first mismatching element (Wrong)
 };
 
+/// What tune() found.
 struct Result {
-  std::string workload;     // the key the database files it under
-  std::vector<Knob> space;  // the knobs the schedule function asked for
-  int64_t space_size = 1;   // configurations in the space
-  std::vector<Trial> trials;
-  int measured = 0, invalid = 0, wrong = 0;
-  Assignment best;  // the fastest measured configuration (the default's knobs if none was)
-  double best_ms = 0;
-  double default_ms = 0;  // the default configuration's time
+  std::string workload;                      ///< the key the database files it under
+  std::vector<Knob> space;                   ///< the knobs the schedule function asked for
+  int64_t space_size = 1;                    ///< configurations in the space
+  std::vector<Trial> trials;                 ///< every configuration tried, the default first
+  int measured = 0, invalid = 0, wrong = 0;  ///< trials by outcome
+  Assignment best;        ///< the fastest measured configuration (the default's knobs if none was)
+  double best_ms = 0;     ///< its time (0 when none was measured)
+  double default_ms = 0;  ///< the default configuration's time
 };
 
 /// The database key of a computation: a structural hash of its unscheduled lowering (which
