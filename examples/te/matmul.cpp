@@ -1,6 +1,6 @@
 // Matrix multiply C[i, j] = sum_k A[i, k] * B[k, j]: the loop IR of the default schedule,
-// then of a tiled one (DESIGN.md's example), both checked against a plain C++ loop on sizes
-// the tiles do not divide.
+// then of a tiled one (the example of docs/getting-started.md and README.md), both checked
+// against a plain C++ loop on sizes the tiles do not divide.
 #include <iostream>
 
 #include "../example_util.hpp"
