@@ -227,6 +227,7 @@ TEST_CASE("tune: lib::gemm's blocking, tuned once, is what later gemm() calls us
   CHECK(used.str() == tuned.str());
   // Another problem has no record: the model's choice.
   CHECK(lib::gemm(q).config.str() == heuristic_q.str());
+  CHECK(lib::model_gemm_config(p).str() == heuristic.str());  // the model, whatever is recorded
   // With LOOM_TUNE=1, a problem without a record is tuned first, and recorded.
   ::setenv("LOOM_TUNE", "1", 1);
   ::setenv("LOOM_TUNE_TRIALS", "3", 1);

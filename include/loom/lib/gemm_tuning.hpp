@@ -11,6 +11,10 @@
 
 namespace loom::lib {
 
+/// The configuration the cache-size model picks for `problem` on this machine, whatever the
+/// tuning database holds (what gemm(problem) uses when it holds nothing for the problem).
+LOOM_DECL GemmConfig model_gemm_config(const GemmProblem& problem);
+
 /// The GEMM configuration a Config's knobs select, around `base` (the default of each knob).
 LOOM_DECL GemmConfig gemm_config_knobs(tune::Config& cfg, const GemmConfig& base);
 

@@ -13,7 +13,6 @@ LOOM_IMPLEMENTATION_FILE("loom/backend/lint.hpp");
 
 #include "loom/backend/lint.hpp"
 #include "loom/codegen/llvm/math_lanes.hpp"
-#include "loom/ir/printer.hpp"
 #include "loom/ir/simplify.hpp"
 #include "loom/ir/substitute.hpp"
 #include "loom/ir/visitor.hpp"

@@ -35,6 +35,10 @@ inline bool tuning_requested() {
 
 }  // namespace detail
 
+LOOM_DECL GemmConfig model_gemm_config(const GemmProblem& problem) {
+  return detail::heuristic_gemm_config(problem);
+}
+
 LOOM_DECL GemmConfig gemm_config_knobs(tune::Config& cfg, const GemmConfig& base) {
   GemmConfig c = base;
   // kc rows of a B panel in L1; mc rows of A (a multiple of mr) in L2; nc columns of B (a multiple
