@@ -228,13 +228,43 @@ TEST_CASE("tune: lib::gemm's blocking, tuned once, is what later gemm() calls us
   // Another problem has no record: the model's choice.
   CHECK(lib::gemm(q).config.str() == heuristic_q.str());
   CHECK(lib::model_gemm_config(p).str() == heuristic.str());  // the model, whatever is recorded
+  // A record for a problem that was never tuned here is found and applied (only lowered, not run).
+  lib::GemmProblem r2;
+  r2.m = r2.n = r2.k = 1024;
+  const lib::GemmConfig model_r2 = lib::model_gemm_config(r2);
+  const std::string model_final = lib::gemm(r2, model_r2).config.str();
+  // A kc that gemm() keeps different from the model's (it adjusts some to the problem).
+  tune::Assignment knobs = {
+      {"kc", 0}, {"mc", model_r2.mc}, {"nc", model_r2.nc}, {"pack_a", model_r2.pack_a ? 1 : 0}};
+  std::string planted_final;
+  for (int64_t kc : {128, 192, 256, 384, 512}) {
+    knobs["kc"] = kc;
+    tune::Config c(knobs);
+    planted_final = lib::gemm(r2, lib::gemm_config_knobs(c, model_r2)).config.str();
+    if (planted_final != model_final) break;
+  }
+  REQUIRE(planted_final != model_final);
+  tune::Record planted;
+  planted.workload = tune::workload_key(lib::gemm(r2, model_r2).args());
+  planted.target = Target::cpu().str();
+  planted.cpu = tune::cpu_model();
+  planted.knobs = knobs;
+  planted.ms = 0.001;
+  tune::Database().append(planted);
+  CHECK(lib::gemm(r2).config.str() == planted_final);
   // With LOOM_TUNE=1, a problem without a record is tuned first, and recorded.
   ::setenv("LOOM_TUNE", "1", 1);
   ::setenv("LOOM_TUNE_TRIALS", "3", 1);
   lib::Gemm g = lib::gemm(q);
   ::unsetenv("LOOM_TUNE");
   ::unsetenv("LOOM_TUNE_TRIALS");
-  CHECK(tune::best_knobs(tune::workload_key(g.args()), Target::cpu()).has_value());
+  // Records are filed under the model configuration's workload (a tuned configuration may add or
+  // drop packing stages, which changes its own unscheduled graph).
+  const std::string key_q = tune::workload_key(lib::gemm(q, lib::model_gemm_config(q)).args());
+  std::optional<tune::Assignment> recorded = tune::best_knobs(key_q, Target::cpu());
+  REQUIRE(recorded.has_value());
+  tune::Config recorded_cfg(*recorded);
+  CHECK(g.config.str() == lib::gemm_config_knobs(recorded_cfg, heuristic_q).str());
   check_jit_matches_interpreter(lower(g.schedule, g.args(), "tuned_gemm"),
                                 RandomArgs(random_args(lower(g.schedule, g.args()), 5)).args);
 }

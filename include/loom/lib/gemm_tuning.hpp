@@ -19,7 +19,10 @@ LOOM_DECL GemmConfig model_gemm_config(const GemmProblem& problem);
 LOOM_DECL GemmConfig gemm_config_knobs(tune::Config& cfg, const GemmConfig& base);
 
 /// Tunes the blocking of `problem` (the heuristic's configuration is the default candidate) and
-/// records the measurements in the tuning database, which later gemm(problem) calls read.
+/// records the measurements in the tuning database, which later gemm(problem) calls read. They
+/// are filed under the workload key of the model configuration's gemm (tune::workload_key of
+/// gemm(problem, model_gemm_config(problem)).args()): a tuned configuration may add or drop
+/// packing stages, which changes its own graph.
 LOOM_DECL tune::Result tune_gemm(const GemmProblem& problem, tune::Options options = tune::Options());
 
 /// The configuration recorded as fastest for `problem` on this CPU (the database of `options`),

@@ -72,7 +72,7 @@ LOOM_DECL GemmConfig tuned_gemm_config(const GemmProblem& problem, const GemmCon
   // Most programs have no database: do not lower anything to look one up.
   std::error_code ec;
   if (!asked && (db.path().empty() || !std::filesystem::exists(db.path(), ec))) return base;
-  const std::string key = tune::workload_key(gemm(problem, base).args());
+  const std::string key = tune::workload_key(gemm(problem, detail::heuristic_gemm_config(problem)).args());
   std::optional<tune::Assignment> knobs = tune::best_knobs(key, Target::cpu(), db.path());
   if (!knobs && asked) {
     tune::Options options;

@@ -58,9 +58,10 @@ inline void set_element(const BufferView& v, int64_t i, double x) {
   if (t == i64) static_cast<int64_t*>(v.data)[i] = static_cast<int64_t>(x);
 }
 
-/// Buffers for the parameters of `f` (constant shapes only): inputs random, outputs zero.
-inline std::vector<ArgBuffer> make_arguments(const LoweredFunc& f, uint32_t seed) {
-  std::mt19937 rng(seed);
+/// Buffers for the parameters of `f` (lowered with `args`; constant shapes only): the inputs
+/// random in [-1, 1] (integers in [-8, 8]), the outputs (the computed tensors) zero.
+inline std::vector<ArgBuffer> make_arguments(const LoweredFunc& f, const std::vector<LowerArg>& args,
+                                             uint32_t seed) {
   std::vector<ArgBuffer> out;
   for (const FuncParam& p : f.params) {
     if (p.kind != FuncParam::Kind::Buffer)
@@ -86,8 +87,18 @@ inline std::vector<ArgBuffer> make_arguments(const LoweredFunc& f, uint32_t seed
     a.memory.reset(std::aligned_alloc(64, bytes));
     std::fill_n(static_cast<char*>(a.memory.get()), bytes, 0);
     a.view = BufferView(a.memory.get(), t, shape);
+    const LowerArg& arg = args.at(out.size());
+    a.output = arg.tensor.defined() && arg.tensor.op()->kind != OpKind::Placeholder;
     out.push_back(std::move(a));
   }
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  for (ArgBuffer& b : out)
+    if (!b.output)
+      for (int64_t i = 0; i < b.view.num_elements(); ++i) {
+        const double x = uniform(rng);
+        set_element(b.view, i, b.view.dtype.is_float() ? x : std::round(x * 8));
+      }
   return out;
 }
 
@@ -224,19 +235,7 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
 
   // The default configuration: its outputs are the reference every candidate must reproduce.
   Kernel reference = build(default_schedule, args, options.target, options.name);
-  std::vector<detail::ArgBuffer> buffers = detail::make_arguments(reference.lowered(), options.seed);
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    const LowerArg& a = args.at(i);
-    buffers[i].output = a.tensor.defined() && a.tensor.op()->kind != OpKind::Placeholder;
-  }
-  std::mt19937 rng(options.seed);
-  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  for (detail::ArgBuffer& b : buffers)
-    if (!b.output)
-      for (int64_t i = 0; i < b.view.num_elements(); ++i) {
-        const double x = uniform(rng);
-        detail::set_element(b.view, i, b.view.dtype.is_float() ? x : std::round(x * 8));
-      }
+  std::vector<detail::ArgBuffer> buffers = detail::make_arguments(reference.lowered(), args, options.seed);
   const std::vector<KernelArg> call_args = detail::kernel_args(buffers);
   reference(call_args);
   std::vector<std::vector<double>> expected;
