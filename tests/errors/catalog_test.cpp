@@ -404,8 +404,9 @@ TEST_CASE("E-BUILD-NO-CPU-BACKEND: build for the CPU in a program without the LL
   }
   runtime::cpu_backend_slot() = registered;
   CHECK_MESSAGE(
-      message.find("build(): this program has no CPU backend: include <loom/loom.hpp> in at least one "
-                   "of its source files and link the CMake target loom::jit") != std::string::npos,
+      message.find("build(): this program has no CPU backend: link the CMake target loom::jit (it needs LLVM "
+                   "19, Debian package llvm-19-dev); without CMake, include <loom/loom.hpp> header-only") !=
+          std::string::npos,
       message);
 }
 
@@ -623,8 +624,10 @@ TEST_CASE("E-ARG-STRIDES: a buffer laid out with other strides than the kernel's
   padded.fill(kSentinel);
   CHECK_THROWS_WITH_AS(
       interpret(f, {a, padded}),
-      Contains("argument 'C' of kernel 'rows' has strides [8, 1] but the kernel expects [5, 1] "
-               "(dimension 0 has stride 8, expected 5): pass a buffer laid out with strides [5, 1]"),
+      Contains(
+          "argument 'C' of kernel 'rows' has strides [8, 1] but the kernel expects [5, 1] "
+          "(dimension 0 has stride 8, expected 5): pass a buffer laid out with strides [5, 1] (a compact "
+          "row-major copy of this one: a kernel lowered from tensors takes its arguments compact)"),
       ArgumentError);
   CHECK(untouched(padded));
 }

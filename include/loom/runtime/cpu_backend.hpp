@@ -59,8 +59,9 @@ inline CpuBackend& cpu_backend() {
   CpuBackend* backend = cpu_backend_slot();
   if (!backend)
     throw Error(
-        "build(): this program has no CPU backend: include <loom/loom.hpp> in at least one of its source "
-        "files and link the CMake target loom::jit (it needs LLVM 19, Debian package llvm-19-dev)");
+        "build(): this program has no CPU backend: link the CMake target loom::jit (it needs LLVM 19, "
+        "Debian package llvm-19-dev); without CMake, include <loom/loom.hpp> header-only in one of the "
+        "program's source files, or compile <loom/impl/src_jit.hpp> into it, and link LLVM 19");
   return *backend;
 }
 

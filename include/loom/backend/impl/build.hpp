@@ -25,17 +25,10 @@ inline void lint_if_asked(const LoweredFunc& f) {
   if (!env || !*env || std::string(env) == "0") return;
   for (const LintFinding& finding : lint(f)) std::fprintf(stderr, "loom lint: %s\n", finding.message.c_str());
 }
-
-inline void require_cpu_target(const Target& target, const std::string& name) {
-  if (target.kind() != TargetKind::CPU)
-    throw Error(cat("build '", name, "': this build() compiles for the CPU (Target::cpu()), not for ",
-                    target_kind_name(target.kind()), "; use the backend of that target"));
-}
 }  // namespace detail
 
 LOOM_DECL Kernel build(const LoweredFunc& f, const Target& target) {
   if (target.kind() != TargetKind::CPU) return runtime::cuda::build_cuda(f, target);
-  detail::require_cpu_target(target, f.name);
   runtime::CpuBackend& backend = runtime::cpu_backend();
   detail::lint_if_asked(f);
   return runtime::make_kernel(f, target, backend.compile(f, target, PassContext().dump_dir), &backend);
@@ -46,7 +39,6 @@ LOOM_DECL Kernel build(const Schedule& s, const std::vector<LowerArg>& args, con
   ctx.target = target;  // the Device phase splits host and kernels for a GPU target
   if (target.kind() != TargetKind::CPU)
     return runtime::cuda::build_cuda(detail::lower_for("build", s, args, name, std::move(ctx)), target);
-  detail::require_cpu_target(target, name);
   runtime::CpuBackend& backend = runtime::cpu_backend();
   std::string dump_dir = ctx.dump_dir;
   LoweredFunc f = detail::lower_for("build", s, args, name, std::move(ctx));

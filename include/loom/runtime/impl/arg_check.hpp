@@ -277,12 +277,13 @@ class ArgumentBinder {
       // The stride of a dimension of extent 1 is never multiplied by a non-zero index.
       if (view.shape[d] == 1 || strides[d] == expected_strides[d]) continue;
       bool compact = expected_strides == compact_strides(view.shape);
-      throw ArgumentError(cat("argument '", p.name, "' of ", kernel(), " has strides ", join(strides),
-                              " but the kernel expects ", join(expected_strides), " (dimension ", d,
-                              " has stride ", strides[d], ", expected ", expected_strides[d],
-                              "): pass a buffer laid out with strides ", join(expected_strides),
-                              compact ? " (a compact row-major copy of this one)" : "",
-                              ", or declare this buffer's strides on the tensor when building the kernel"));
+      throw ArgumentError(cat(
+          "argument '", p.name, "' of ", kernel(), " has strides ", join(strides), " but the kernel expects ",
+          join(expected_strides), " (dimension ", d, " has stride ", strides[d], ", expected ",
+          expected_strides[d], "): pass a buffer laid out with strides ", join(expected_strides),
+          compact ? " (a compact row-major copy of this one: a kernel lowered from tensors "
+                    "takes its arguments compact)"
+                  : ""));
     }
     BoundBuffer bound{view.data, view.dtype, 0, 1};
     for (size_t d = 0; d < view.shape.size(); ++d) {
