@@ -24,7 +24,7 @@ static Lowered build(int n) {
   Tensor BF = s.rfactor(B, ki);
   IterVar tx = thread_axis("threadIdx.x");
   // TVM's s[B].op.reduce_axis[0]: after rfactor, B reduces over k.inner.v, its last loop.
-  IterVar kv = s[B]->leaf_iter_vars.back();
+  IterVar kv = s[B].leaf_axes().back();
   s[B].bind(kv, tx);
   Lowered out;
   out.before = lower(s, {A, B}, "main");

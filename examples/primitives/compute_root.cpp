@@ -22,7 +22,7 @@ static Lowered build(int n) {
   auto [ko, ki] = s[B].split(B.reduce_axis(0), 32);
   Tensor BF = s.rfactor(B, ki);
   IterVar tx = thread_axis("threadIdx.x");
-  IterVar kv = s[B]->leaf_iter_vars.back();  // TVM's s[B].op.reduce_axis[0] after rfactor
+  IterVar kv = s[B].leaf_axes().back();  // TVM's s[B].op.reduce_axis[0] after rfactor
   s[B].bind(kv, tx);
   s[BF].compute_at(s[B], kv);
   Lowered out;
