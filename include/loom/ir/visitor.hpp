@@ -155,4 +155,15 @@ void for_each_expr(const Expr& root, F&& f) {
   walker.visit_expr(root);
 }
 
+/// Whether a loop is nested anywhere in `body`.
+inline bool contains_loop(const Stmt& body) {
+  struct Finder : IRVisitor {
+    bool found = false;
+    using IRVisitor::visit;
+    void visit(const ForNode*) override { found = true; }
+  } finder;
+  finder.visit_stmt(body);
+  return finder.found;
+}
+
 }  // namespace loom

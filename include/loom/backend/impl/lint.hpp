@@ -78,7 +78,10 @@ class Linter : public IRVisitor {
                  " threads idle; parallelize an outer loop with more iterations, or fuse loops before "
                  "parallel (fuse, then parallel)"));
     loops_.push_back(op);
+    // Whether this loop holds no other: decided once here, not at every access inside it.
+    innermost_serial_.push_back(op->kind == ForKind::Serial && !contains_loop(op->body));
     IRVisitor::visit(op);
+    innermost_serial_.pop_back();
     loops_.pop_back();
   }
 
@@ -104,7 +107,7 @@ class Linter : public IRVisitor {
 
   void visit(const CallNode* op) override {
     const ForNode* loop = innermost();
-    if (op->dtype.lanes > 1 && op->is_pure() && is_math(op->name) &&
+    if (op->dtype.lanes > 1 && op->is_pure() && codegen::is_math_function(op->name) &&
         !codegen::cpu_math_stays_vector(op->name, op->dtype.element_of()))
       report("scalar-math", loop ? loop->loop_var.name() : "", op->name,
              cat(op->name, " on ", op->dtype.element_of().str(), " in vector code",
@@ -117,25 +120,10 @@ class Linter : public IRVisitor {
   }
 
  private:
-  static bool is_math(const std::string& n) {
-    for (const char* m : {"exp", "exp2", "log", "log2", "log10", "sqrt", "sin", "cos", "tan", "tanh", "erf",
-                          "floor", "ceil", "round", "trunc", "abs", "pow"})
-      if (n == m) return true;
-    return false;
-  }
   const ForNode* innermost() const { return loops_.empty() ? nullptr : loops_.back(); }
   static bool runs_once(const ForNode* loop) {
     const int64_t* e = as_const_int(loop->extent);
     return e && *e <= 1;
-  }
-  static bool has_loop(const Stmt& s) {
-    struct Finder : IRVisitor {
-      bool found = false;
-      using IRVisitor::visit;
-      void visit(const ForNode*) override { found = true; }
-    } f;
-    f.visit_stmt(s);
-    return f.found;
   }
 
   void check_access(const Var& buffer, const Expr& index, const char* what) {
@@ -156,7 +144,7 @@ class Linter : public IRVisitor {
       return;
     }
     // A scalar access of the innermost serial loop: the step of its index per iteration.
-    if (loop->kind != ForKind::Serial || has_loop(loop->body)) return;
+    if (!innermost_serial_.back()) return;
     const Var& v = loop->loop_var;
     const int64_t* step = as_const_int(simplify(substitute(index, v, v + 1) - index));
     if (!step || *step == 0 || *step == 1 || *step == -1) return;
@@ -178,6 +166,7 @@ class Linter : public IRVisitor {
   std::string kernel_;
   int threads_;
   std::vector<const ForNode*> loops_;
+  std::vector<bool> innermost_serial_;  // per entry of loops_: a serial loop with no loop inside
   std::set<std::tuple<std::string, std::string, std::string>> seen_;
 };
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "loom/codegen/llvm/codegen_llvm.hpp"
+#include "loom/codegen/llvm/math_lanes.hpp"
 #include "loom/codegen/llvm/vector_math.hpp"
 #include "loom/ir/thread_allreduce.hpp"
 #include "loom/te/warp_intrinsic.hpp"
@@ -548,9 +549,6 @@ inline llvm::Value* CodeGenLLVM::emit_call(const CallNode* op) {
     return address_of(load);
   }
   if (op->call_kind != CallKind::Extern && name != intrinsic::extern_stage) {
-    static const std::unordered_set<std::string> math = {"exp",  "exp2",  "log",   "log2", "log10", "sqrt",
-                                                         "sin",  "cos",   "tan",   "tanh", "erf",   "floor",
-                                                         "ceil", "round", "trunc", "abs",  "pow"};
     if (name == "abs" && !op->dtype.is_float()) {
       arg_count(1);
       llvm::Value* v = emit(op->args[0]);
@@ -559,7 +557,7 @@ inline llvm::Value* CodeGenLLVM::emit_call(const CallNode* op) {
       llvm::Value* negative = builder_.CreateICmpSLT(v, llvm::Constant::getNullValue(v->getType()));
       return builder_.CreateSelect(negative, builder_.CreateNeg(v), v);
     }
-    if (math.count(name) && op->dtype.is_float()) {
+    if (is_math_function(name) && op->dtype.is_float()) {
       arg_count(name == "pow" ? 2 : 1);
       return emit_math(op);
     }

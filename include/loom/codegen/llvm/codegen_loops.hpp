@@ -68,17 +68,6 @@ inline int widest_element_bits(const Stmt& body) {
   return bits == 0 ? 32 : bits;
 }
 
-/// Whether a loop is nested in the statement.
-inline bool contains_loop(const Stmt& body) {
-  struct Finder : IRVisitor {
-    bool found = false;
-    using IRVisitor::visit;
-    void visit(const ForNode*) override { found = true; }
-  } finder;
-  finder.visit_stmt(body);
-  return finder.found;
-}
-
 }  // namespace detail
 
 inline llvm::MDNode* CodeGenLLVM::loop_hints(const ForNode* op) {
@@ -100,7 +89,7 @@ inline llvm::MDNode* CodeGenLLVM::loop_hints(const ForNode* op) {
     }
   } else if (op->kind == ForKind::Unrolled) {
     flag("llvm.loop.unroll.full", nullptr);
-  } else if (op->kind == ForKind::Serial && detail::contains_loop(op->body)) {
+  } else if (op->kind == ForKind::Serial && contains_loop(op->body)) {
     // Schedules unroll explicitly. LLVM would otherwise fully unroll a small outer loop once its
     // inner loops are unrolled, and a block of thousands of vector stores (a GEMM's accumulator
     // initialization over a few register tiles) makes instruction selection take minutes.

@@ -9,6 +9,15 @@
 
 namespace loom::codegen {
 
+/// Whether `name` is one of the math functions te/ir's calls produce (exp(x), sqrt(x), ...), which the
+/// CPU backend compiles itself (the rest are Loom intrinsics or extern C calls).
+inline bool is_math_function(const std::string& name) {
+  for (const char* m : {"exp", "exp2", "log", "log2", "log10", "sqrt", "sin", "cos", "tan", "tanh", "erf",
+                        "floor", "ceil", "round", "trunc", "abs", "pow"})
+    if (name == m) return true;
+  return false;
+}
+
 /// exp, log, tanh and erf of float (and 16-bit floats, which the backend computes in float) have
 /// inline polynomials (vector_math.hpp); double keeps libm.
 inline bool has_cpu_polynomial(const std::string& name) {
