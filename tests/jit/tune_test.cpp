@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 
+#include <csignal>
 #include <fstream>
 #include <set>
 #include <string>
@@ -98,8 +99,20 @@ TEST_CASE("tune: every configuration is measured, refused or rejected, and the b
   CHECK(r.best.at("drop_rows") == 0);
   CHECK(r.best_ms > 0);
   CHECK(r.default_ms > 0);
-  // One database line per measured configuration.
-  CHECK(lines_of(db) == 6);
+  // The default and the three fastest others, timed again against each other: the best is the
+  // fastest of those.
+  REQUIRE(r.finals.size() == 4);
+  CHECK(r.finals[0].first == r.trials[0].knobs);
+  CHECK(r.default_ms == r.finals[0].second);
+  double fastest = r.finals[0].second;
+  for (const auto& [knobs, ms] : r.finals) {
+    CHECK(knobs.at("tile_i") == 4);
+    CHECK(knobs.at("drop_rows") == 0);
+    fastest = std::min(fastest, ms);
+  }
+  CHECK(r.best_ms == fastest);
+  // One database line per measured configuration, and one per finalist (marked confirmed).
+  CHECK(lines_of(db) == 6 + 4);
 
   // A later "process": the best configuration, from the file alone.
   tune::Database later(db);
@@ -123,6 +136,81 @@ TEST_CASE("tune: every configuration is measured, refused or rejected, and the b
   CHECK_FALSE(tune::apply_best(other.args(), other.schedule(), Target::cpu(), db));
 }
 
+namespace {
+
+// Kernels that call these crash or hang: only ever in the tuner's worker process.
+float tune_test_crash(float x) {
+  std::signal(SIGSEGV, SIG_DFL);  // not the test framework's handler: die as a plain process would
+  std::raise(SIGSEGV);
+  return x;
+}
+float tune_test_hang(float x) {
+  for (;;) ::pause();
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("tune: a configuration that crashes or hangs costs one trial, not the tuning run") {
+  ScopedCacheDir dir;
+  register_extern_c("tune_test_crash", &tune_test_crash);
+  register_extern_c("tune_test_hang", &tune_test_hang);
+  Tensor A = placeholder({64}, f32, "A");
+  tune::Assignment last;
+  auto schedule = [&](tune::Config& cfg) {
+    const int64_t fault = cfg.choice("fault", {0, 1, 2});
+    const int64_t split = cfg.choice("split", {8, 16});
+    Tensor C = compute(
+        {64},
+        [&](Expr i) {
+          if (fault == 1) return call_extern(f32, "tune_test_crash", {A(i)});
+          if (fault == 2) return call_extern(f32, "tune_test_hang", {A(i)});
+          return A(i) * 2.0f;
+        },
+        "C");
+    Schedule s = create_schedule(C);
+    s[C].split(C.axis(0), split);
+    last = cfg.assignment();
+    return tune::Candidate{s, {A, C}};
+  };
+  tune::Options o = quick("off");
+  o.time_limit_s = 1;
+  tune::Result r = tune::tune(schedule, o);
+  REQUIRE(r.trials.size() == 6);
+  CHECK(r.measured == 2);
+  CHECK(r.crashed == 2);
+  CHECK(r.timed_out == 2);
+  for (const tune::Trial& t : r.trials) {
+    const int64_t fault = t.knobs.at("fault");
+    if (fault == 1) {
+      CHECK(t.outcome == tune::Trial::Outcome::Crashed);
+      CHECK_MESSAGE(t.detail.find("signal 11") != std::string::npos, t.detail);
+    } else if (fault == 2) {
+      CHECK(t.outcome == tune::Trial::Outcome::TimedOut);
+      CHECK_MESSAGE(t.detail.find("time limit of 1 s") != std::string::npos, t.detail);
+    } else {
+      CHECK(t.outcome == tune::Trial::Outcome::Measured);
+      CHECK(t.timing.samples >= 1);
+    }
+  }
+  CHECK(r.best.at("fault") == 0);
+}
+
+TEST_CASE("tune: in the tuning process and with one build at a time, the outcomes are the same") {
+  ScopedCacheDir dir;
+  TunedMatmul w;
+  tune::Options o = quick("off");
+  o.isolate = false;
+  o.compile_threads = 1;
+  tune::Result r = tune::tune(w.args(), w.schedule(), o);
+  CHECK(r.strategy == tune::Strategy::Exhaustive);
+  CHECK(r.trials.size() == 24);
+  CHECK(r.invalid == 12);
+  CHECK(r.wrong == 6);
+  CHECK(r.measured == 6);
+  CHECK(r.seconds > 0);
+}
+
 TEST_CASE("tune: a space larger than max_trials is sampled, the default first") {
   ScopedCacheDir dir;
   TunedMatmul w;
@@ -130,6 +218,7 @@ TEST_CASE("tune: a space larger than max_trials is sampled, the default first") 
   o.max_trials = 5;
   tune::Result r = tune::tune(w.args(), w.schedule(), o);
   REQUIRE(r.trials.size() == 5);
+  CHECK(r.strategy == tune::Strategy::Evolutionary);
   CHECK(r.trials[0].knobs ==
         tune::Assignment{{"drop_rows", 0}, {"tile_i", 4}, {"tile_j", 8}, {"vectorize", 0}});
   std::set<tune::Assignment> distinct;
@@ -156,6 +245,7 @@ TEST_CASE("tune: the database skips lines it does not understand and takes appen
   db.append(r);
   std::vector<tune::Record> read = db.read();
   REQUIRE(read.size() == 1);
+  CHECK_FALSE(read[0].confirmed);
   CHECK(read[0].name == r.name);
   CHECK(read[0].knobs == r.knobs);
   CHECK(read[0].ms == 0.125);
@@ -180,6 +270,17 @@ TEST_CASE("tune: the database skips lines it does not understand and takes appen
   }
   CHECK(db.read().size() == 201);
   CHECK(lines_of(path) == 203);
+  // A confirmed record (from a tuning run's final rounds) is the best even where the search's own
+  // records of the workload are faster.
+  REQUIRE(db.best(r.workload, r.target));
+  CHECK(db.best(r.workload, r.target)->ms == 0.125);
+  tune::Record confirmed = r;
+  confirmed.knobs = {{"final", 1}};
+  confirmed.ms = 0.5;
+  confirmed.confirmed = true;
+  db.append(confirmed);
+  CHECK(db.read().back().confirmed);
+  CHECK(db.best(r.workload, r.target)->knobs == confirmed.knobs);
 }
 
 TEST_CASE("tune: knobs and workloads it cannot take are refused with a reason") {

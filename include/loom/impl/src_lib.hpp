@@ -9,5 +9,8 @@
 #include "loom/lib/impl/gemm_tuning.hpp"
 #include "loom/lib/impl/gpu_gemm.hpp"
 #include "loom/lib/impl/streamk_gemm.hpp"
+#include "loom/tune/impl/cost_model.hpp"
 #include "loom/tune/impl/database.hpp"
+#include "loom/tune/impl/measure.hpp"
+#include "loom/tune/impl/search.hpp"
 #include "loom/tune/impl/tune.hpp"

@@ -24,9 +24,16 @@ class ThreadPool {
   /// The process-wide pool, created on first use with LOOM_NUM_THREADS threads (default: the
   /// hardware concurrency). Never destroyed: kernels may run during static destruction, and the
   /// idle workers cost nothing at exit.
-  static ThreadPool& global() {
-    static ThreadPool* pool = new ThreadPool(threads_from_environment());
-    return *pool;
+  static ThreadPool& global() { return *instance(); }
+
+  /// For a child process made by fork() (loom::tune's measurement worker): the parent's workers do
+  /// not exist in the child, so the child gets a pool of its own with the same size and thread
+  /// limit. The parent's pool is left as it was (its mutex may have been held at the fork).
+  static void restart_after_fork() {
+    ThreadPool* old = instance();
+    auto* fresh = new ThreadPool(old->pool_size_);
+    fresh->set_num_threads(old->num_threads());
+    instance() = fresh;
   }
 
   /// Threads that run a parallel loop, counting the caller.
@@ -85,6 +92,11 @@ class ThreadPool {
   explicit ThreadPool(int threads) : pool_size_(threads), max_threads_(threads) {
     for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
     for (std::thread& t : workers_) t.detach();  // see global(): the pool lives until exit
+  }
+
+  static ThreadPool*& instance() {
+    static ThreadPool* pool = new ThreadPool(threads_from_environment());
+    return pool;
   }
 
   static int threads_from_environment() {

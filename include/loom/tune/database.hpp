@@ -27,6 +27,9 @@ struct Record {
   int threads = 0;       ///< the thread pool's threads during the measurement
   Assignment knobs;      ///< the configuration
   double ms = 0;         ///< median time of one call, in milliseconds
+  /// Timed again in a tuning run's final rounds (tune.hpp's Options::finalists): when a workload
+  /// has such records, the fastest of them is its best, whatever the search's own times say.
+  bool confirmed = false;
 };
 
 /// The records of one file.
@@ -43,7 +46,8 @@ class Database {
   LOOM_DECL void append(const Record& r) const;
   /// Every readable record of the current schema; lines that are not records are skipped.
   LOOM_DECL std::vector<Record> read() const;
-  /// The fastest record for `workload` on `target` and this machine's CPU, if any.
+  /// The fastest record for `workload` on `target` and this machine's CPU, if any; the fastest
+  /// confirmed one where there are confirmed ones.
   LOOM_DECL std::optional<Record> best(const std::string& workload, const std::string& target) const;
 
  private:

@@ -1,14 +1,14 @@
 // loom::tune: a measured search over the knobs of a schedule function. The function reads its
-// knobs from a Config and returns a schedule of fixed tensors; tune() discovers the knobs, builds
-// and times every configuration (or a seeded random sample of max_trials of them when there are
-// more), checks each one's outputs against the default configuration's on the same random inputs
-// (a fast wrong kernel is never chosen), skips configurations that Loom refuses (a loom::Error at
-// schedule, lower or build time), and appends every measurement to the tuning database, from
-// which apply_best() schedules the workload in a later process with no search.
-//
-// This first version runs candidates in the tuning process, one after another: a candidate that
-// crashes takes the process down, and there is no time limit per candidate (both are the next
-// steps, with a cost model for large spaces). Shapes must be constant and arguments tensors.
+// knobs from a Config and returns a schedule of fixed tensors; tune() discovers the knobs, then
+// measures configurations batch by batch as its Searcher proposes them (all of them, a random
+// sample, or an evolutionary search ranked by a cost model), building each batch's kernels in
+// parallel and timing them one at a time, each in a worker process with a time limit (a
+// configuration that crashes or hangs costs one trial). Every candidate's outputs are checked
+// against the default configuration's on the same random inputs (a fast wrong kernel is never
+// chosen); configurations that Loom refuses (a loom::Error at schedule, lower or build time) are
+// skipped and counted; every measurement is appended to the tuning database, from which
+// apply_best() schedules the workload in a later process with no search. Shapes must be constant
+// and arguments tensors.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,8 @@
 #include "loom/support/target.hpp"
 #include "loom/tune/config.hpp"
 #include "loom/tune/database.hpp"
+#include "loom/tune/measure.hpp"
+#include "loom/tune/search.hpp"
 
 namespace loom::tune {
 
@@ -41,36 +43,55 @@ using CandidateFunction = std::function<Candidate(Config&)>;
 /// How tune() searches and measures.
 struct Options {
   Target target = Target::cpu();
-  std::string name = "workload";  ///< recorded with each measurement, for people reading the database
-  int max_trials = 64;            ///< configurations measured at most (more: a seeded random sample)
-  uint32_t seed = 1;              ///< of the sample and of the random inputs
-  int repeats = 5;                ///< timed samples per configuration; the median counts
-  double min_sample_ms = 1.0;     ///< a sample repeats the call until it took at least this long
-  double tolerance = 1e-4;        ///< allowed |x - ref| / (1 + |ref|) against the default's outputs
-  std::string database;           ///< the database file ("": the default; "off": record nothing)
+  std::string name = "workload";       ///< recorded with each measurement, for people reading the database
+  int max_trials = 64;                 ///< configurations tried at most
+  Strategy strategy = Strategy::Auto;  ///< how they are chosen (see search.hpp)
+  uint32_t seed = 1;                   ///< of the search and of the random inputs
+  int repeats = 5;                     ///< timed samples per configuration (more when they disagree)
+  double min_sample_ms = 1.0;          ///< a sample repeats the call until it took at least this long
+  double tolerance = 1e-4;             ///< allowed |x - ref| / (1 + |ref|) against the default's outputs
+  std::string database;                ///< the database file ("": the default; "off": record nothing)
+  /// Check and time each configuration in a worker process (fork()), so that a crash or a hang
+  /// costs one trial; false: in the tuning process (then a crash ends it and there is no limit).
+  bool isolate = true;
+  double time_limit_s = 30;  ///< per configuration's check and timing in the worker (<= 0: none)
+  int compile_threads = 0;   ///< builds at once (0: the hardware's threads)
+  /// The fastest few configurations of the search, with the default, are timed again against
+  /// each other in alternating rounds, and the fastest of that is the result: a search's best time
+  /// is partly its luck (the one sample the machine was quiet), and this takes the luck out.
+  int finalists = 3;
+  int final_rounds = 3;  ///< alternating rounds of the final timing
 };
 
 /// One configuration's outcome.
 struct Trial {
-  /// Timed; refused by Loom (a loom::Error while scheduling, lowering or building); or built but
-  /// computing other outputs than the default configuration.
-  enum class Outcome { Measured, Invalid, Wrong };
+  /// Timed; refused by Loom (a loom::Error while scheduling, lowering, building or calling);
+  /// built but computing other outputs than the default configuration; killed by a signal in the
+  /// worker; or still running at the time limit.
+  enum class Outcome { Measured, Invalid, Wrong, Crashed, TimedOut };
   Assignment knobs;                     ///< the configuration
   Outcome outcome = Outcome::Measured;  ///< what became of it
   double ms = 0;                        ///< median time of one call (Measured)
-  std::string detail;                   ///< the refusal (Invalid) or the first mismatching element (Wrong)
+  Timing timing;                        ///< the samples behind `ms` (Measured)
+  double predicted_ms = 0;              ///< the cost model's prediction, when it chose this one
+  std::string detail;                   ///< why it was not measured
 };
 
 /// What tune() found.
 struct Result {
-  std::string workload;                      ///< the key the database files it under
-  std::vector<Knob> space;                   ///< the knobs the schedule function asked for
-  int64_t space_size = 1;                    ///< configurations in the space
-  std::vector<Trial> trials;                 ///< every configuration tried, the default first
-  int measured = 0, invalid = 0, wrong = 0;  ///< trials by outcome
-  Assignment best;        ///< the fastest measured configuration (the default's knobs if none was)
+  std::string workload;       ///< the key the database files it under
+  std::vector<Knob> space;    ///< the knobs the schedule function asked for
+  int64_t space_size = 1;     ///< configurations in the space
+  std::vector<Trial> trials;  ///< every configuration tried, the default first
+  int measured = 0, invalid = 0, wrong = 0, crashed = 0, timed_out = 0;  ///< trials by outcome
+  Strategy strategy = Strategy::Auto;                                    ///< the strategy used (never Auto)
+  double seconds = 0;                                                    ///< the whole search, wall time
+  Assignment best;        ///< the fastest configuration (the default's knobs if none was measured)
   double best_ms = 0;     ///< its time (0 when none was measured)
   double default_ms = 0;  ///< the default configuration's time
+  /// The finalists' times from the final alternating rounds (empty when fewer than two were
+  /// measured or the final timing failed; then best and best_ms are the search's).
+  std::vector<std::pair<Assignment, double>> finals;
 };
 
 /// The database key of a computation: a structural hash of its unscheduled lowering (which

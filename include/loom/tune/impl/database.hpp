@@ -142,7 +142,7 @@ inline std::string record_line(const Record& r) {
   return cat("{\"schema\":", kSchemaVersion, ",\"workload\":", json_string(r.workload),
              ",\"name\":", json_string(r.name), ",\"target\":", json_string(r.target),
              ",\"machine\":{\"cpu\":", json_string(r.cpu), ",\"threads\":", r.threads, "},\"knobs\":{", knobs,
-             "},\"ms\":", ms, "}\n");
+             "},\"ms\":", ms, r.confirmed ? ",\"confirmed\":1" : "", "}\n");
 }
 
 inline std::optional<Record> parse_record(const std::string& line) {
@@ -171,6 +171,7 @@ inline std::optional<Record> parse_record(const std::string& line) {
     r.knobs[knob] = std::strtoll(value.text.c_str(), nullptr, 10);
   }
   r.ms = std::strtod(ms->text.c_str(), nullptr);
+  if (const JsonValue* confirmed = member(*v, "confirmed", K::Number)) r.confirmed = confirmed->text != "0";
   return r;
 }
 
@@ -213,7 +214,8 @@ LOOM_DECL std::optional<Record> Database::best(const std::string& workload, cons
   std::optional<Record> best;
   const std::string cpu = cpu_model();
   for (Record& r : read())
-    if (r.workload == workload && r.target == target && r.cpu == cpu && (!best || r.ms < best->ms))
+    if (r.workload == workload && r.target == target && r.cpu == cpu &&
+        (!best || (r.confirmed && !best->confirmed) || (r.confirmed == best->confirmed && r.ms < best->ms)))
       best = std::move(r);
   return best;
 }

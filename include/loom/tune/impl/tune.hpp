@@ -1,19 +1,25 @@
-// The definitions of tune/tune.hpp: knob discovery, the candidates (all, or a seeded sample), one
-// set of random inputs for every candidate, the default configuration's outputs as the reference,
-// and timing by the median of samples that each last at least min_sample_ms.
+// The definitions of tune/tune.hpp: knob discovery, one set of random inputs for every candidate,
+// the default configuration's outputs as the reference, and the loop over the Searcher's batches:
+// schedule functions called one at a time (user code need not be thread-safe), builds in parallel,
+// checks and timings one at a time (in a worker process unless isolation is off).
 #pragma once
 
 #include "loom/support/config.hpp"
 LOOM_IMPLEMENTATION_FILE("loom/tune/tune.hpp");
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "loom/backend/build.hpp"
@@ -108,54 +114,6 @@ inline std::vector<KernelArg> kernel_args(const std::vector<ArgBuffer>& buffers)
   return out;
 }
 
-/// The configurations to measure: all of them, or `max` drawn without repeats (the default first).
-inline std::vector<Assignment> candidates(const std::vector<Knob>& space, int64_t size, int max,
-                                          uint32_t seed) {
-  auto nth = [&](int64_t index) {
-    Assignment a;
-    for (const Knob& k : space) {
-      const int64_t n = static_cast<int64_t>(k.options.size());
-      a[k.name] = k.options[static_cast<size_t>(index % n)];
-      index /= n;
-    }
-    return a;
-  };
-  std::vector<int64_t> picked;
-  if (size <= max) {
-    for (int64_t i = 0; i < size; ++i) picked.push_back(i);
-  } else {
-    std::mt19937_64 rng(seed);
-    picked.push_back(0);
-    while (static_cast<int>(picked.size()) < max) {
-      const int64_t i = static_cast<int64_t>(rng() % static_cast<uint64_t>(size));
-      if (std::find(picked.begin(), picked.end(), i) == picked.end()) picked.push_back(i);
-    }
-  }
-  std::vector<Assignment> out;
-  for (int64_t i : picked) out.push_back(nth(i));
-  return out;
-}
-
-/// The median of `repeats` samples, each the mean time of as many calls as last min_ms.
-inline double median_ms(const Kernel& k, const std::vector<KernelArg>& args, int repeats, double min_ms) {
-  using Clock = std::chrono::steady_clock;
-  k(args);  // warm-up
-  std::vector<double> samples;
-  for (int r = 0; r < std::max(repeats, 1); ++r) {
-    int calls = 0;
-    const auto start = Clock::now();
-    double elapsed = 0;
-    do {
-      k(args);
-      ++calls;
-      elapsed = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    } while (elapsed < min_ms);
-    samples.push_back(elapsed / calls);
-  }
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
-}
-
 /// The first output element that differs from the reference by more than `tolerance`, described.
 inline std::string first_mismatch(const std::vector<ArgBuffer>& got,
                                   const std::vector<std::vector<double>>& ref, double tolerance) {
@@ -170,6 +128,123 @@ inline std::string first_mismatch(const std::vector<ArgBuffer>& got,
     }
   }
   return "";
+}
+
+/// What a check-and-time of one candidate reports (from the worker, as text): "W<mismatch>" or
+/// "M <ms> <samples> <rejected> <spread>".
+inline std::string encode_timing(const Timing& t) {
+  char line[128];
+  std::snprintf(line, sizeof line, "M %.17g %d %d %.17g", t.ms, t.samples, t.rejected, t.spread);
+  return line;
+}
+
+inline void decode_outcome(const std::string& report, Trial& trial) {
+  if (!report.empty() && report[0] == 'W') {
+    trial.outcome = Trial::Outcome::Wrong;
+    trial.detail = report.substr(1);
+    return;
+  }
+  Timing& t = trial.timing;
+  if (std::sscanf(report.c_str(), "M %lf %d %d %lf", &t.ms, &t.samples, &t.rejected, &t.spread) != 4) {
+    trial.outcome = Trial::Outcome::Crashed;
+    trial.detail = cat("the worker's report could not be read: '", report, "'");
+    return;
+  }
+  trial.ms = t.ms;
+}
+
+/// Builds the kernels of a batch's candidates on `threads` threads; a build that Loom refuses
+/// marks its trial Invalid. Any other exception is rethrown here, after every thread has joined.
+inline void build_batch(const std::vector<std::optional<Candidate>>& candidates, const Options& options,
+                        int threads, std::vector<Kernel>& kernels, std::vector<Trial>& trials) {
+  std::atomic<size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < candidates.size();) {
+      if (!candidates[i]) continue;
+      try {
+        kernels[i] = build(candidates[i]->schedule, candidates[i]->args, options.target, options.name);
+      } catch (const Error& e) {
+        trials[i].outcome = Trial::Outcome::Invalid;
+        trials[i].detail = e.what();
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (int t = 1; t < std::min<int>(threads, static_cast<int>(candidates.size())); ++t)
+    helpers.emplace_back(work);
+  work();
+  for (std::thread& t : helpers) t.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+/// The final rounds: the default and the search's fastest few, timed again against each other in
+/// alternating rounds (each keeps its best round), in one worker. Their times replace the search's
+/// best; each is passed to `confirmed` for the database. When the final timing fails (the worker
+/// crashed or ran past its limit), the search's result stands.
+template <typename Confirmed>
+void final_rounds(const CandidateFunction& candidate, const Options& options, Result& result,
+                  const Assignment& default_knobs, Confirmed&& confirmed,
+                  const std::vector<KernelArg>& call_args) {
+  std::vector<const Trial*> measured;
+  for (const Trial& t : result.trials)
+    if (t.outcome == Trial::Outcome::Measured) measured.push_back(&t);
+  std::sort(measured.begin(), measured.end(), [](const Trial* a, const Trial* b) { return a->ms < b->ms; });
+  std::vector<Assignment> finalists;
+  for (const Trial* t : measured)
+    if (t->knobs == default_knobs) finalists.push_back(t->knobs);
+  int others = 0;
+  for (size_t i = 0; i < measured.size() && others < options.finalists; ++i)
+    if (measured[i]->knobs != default_knobs) finalists.push_back(measured[i]->knobs), ++others;
+  if (options.finalists <= 0 || finalists.size() < 2) return;
+  std::vector<Kernel> kernels;
+  for (const Assignment& knobs : finalists) {
+    Config cfg(knobs);
+    Candidate c = candidate(cfg);
+    kernels.push_back(build(c.schedule, c.args, options.target, options.name));  // a kernel-cache hit
+  }
+  auto time_all = [&]() -> std::string {
+    std::vector<double> best(kernels.size(), 1e300);
+    for (int round = 0; round < std::max(options.final_rounds, 1); ++round)
+      for (size_t i = 0; i < kernels.size(); ++i)
+        best[i] = std::min(
+            best[i], time_calls([&] { kernels[i](call_args); }, options.repeats, options.min_sample_ms).ms);
+    std::string out;
+    for (double ms : best) out += cat(ms, " ");
+    return out;
+  };
+  std::string times;
+  if (options.isolate) {
+    const double limit =
+        options.time_limit_s > 0 ? options.time_limit_s * static_cast<double>(kernels.size()) : 0;
+    const WorkerResult w = run_in_worker(time_all, limit);
+    if (w.status != WorkerResult::Status::Finished) return;
+    times = w.output;
+  } else {
+    times = time_all();
+  }
+  std::vector<std::pair<Assignment, double>> finals;
+  const char* p = times.c_str();
+  for (const Assignment& knobs : finalists) {
+    char* end = nullptr;
+    const double ms = std::strtod(p, &end);
+    if (end == p) return;
+    p = end;
+    finals.emplace_back(knobs, ms);
+  }
+  result.finals = finals;
+  for (const auto& [knobs, ms] : finals) {
+    confirmed(knobs, ms);
+    if (knobs == default_knobs) result.default_ms = ms;
+  }
+  const auto fastest = std::min_element(finals.begin(), finals.end(),
+                                        [](const auto& a, const auto& b) { return a.second < b.second; });
+  result.best = fastest->first;
+  result.best_ms = fastest->second;
 }
 
 /// A candidate that brings its own tensors must take what the default configuration's kernel
@@ -219,6 +294,7 @@ LOOM_DECL Result tune(const std::vector<LowerArg>& args, const ScheduleFunction&
 }
 
 LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options) {
+  const auto started = std::chrono::steady_clock::now();
   Result result;
   Config discover;
   Candidate first = candidate(discover);
@@ -250,7 +326,7 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
   // Warm the machine up (caches, page mappings, the thread pool, the clock frequency) on the
   // default kernel before timing anything: else the first candidate measured, the default, pays
   // for it and every other looks faster than it is.
-  (void)detail::median_ms(reference, call_args, options.repeats, options.min_sample_ms);
+  (void)time_calls([&] { reference(call_args); }, options.repeats, options.min_sample_ms);
 
   const Database db(options.database == "off" ? std::string() : options.database);
   const bool record = options.database != "off";
@@ -261,47 +337,107 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
   base.cpu = cpu_model();
   base.threads = runtime::ThreadPool::global().num_threads();
 
+  // Checks one candidate's outputs against the reference, then times it: run in the worker.
+  auto check_and_time = [&](const Kernel& k) -> std::string {
+    for (detail::ArgBuffer& b : buffers)
+      if (b.output)
+        std::fill_n(static_cast<char*>(b.memory.get()), b.view.num_elements() * b.view.dtype.bits / 8, 0);
+    k(call_args);
+    const std::string mismatch = detail::first_mismatch(buffers, expected, options.tolerance);
+    if (!mismatch.empty()) return "W" + mismatch;
+    return detail::encode_timing(time_calls([&] { k(call_args); }, options.repeats, options.min_sample_ms));
+  };
+
+  const int threads = options.compile_threads > 0
+                          ? options.compile_threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  Searcher searcher(result.space, result.space_size, options.strategy, std::max(options.max_trials, 1),
+                    options.seed);
+  result.strategy = searcher.strategy();
+  const Assignment default_knobs = discover.assignment();
   bool have_best = false;
-  for (const Assignment& knobs :
-       detail::candidates(result.space, result.space_size, std::max(options.max_trials, 1), options.seed)) {
-    Trial trial;
-    trial.knobs = knobs;
-    try {
-      Config cfg(knobs);
-      Candidate c = candidate(cfg);
-      Kernel k = build(c.schedule, c.args, options.target, options.name);
-      detail::require_same_parameters(reference.lowered(), k.lowered());
-      for (detail::ArgBuffer& b : buffers)
-        if (b.output)
-          std::fill_n(static_cast<char*>(b.memory.get()), b.view.num_elements() * b.view.dtype.bits / 8, 0);
-      k(call_args);
-      trial.detail = detail::first_mismatch(buffers, expected, options.tolerance);
-      if (!trial.detail.empty()) {
-        trial.outcome = Trial::Outcome::Wrong;
-      } else {
-        trial.ms = detail::median_ms(k, call_args, options.repeats, options.min_sample_ms);
+  for (std::vector<Proposal> batch; !(batch = searcher.next_batch(2 * threads)).empty();) {
+    // The schedule functions, one at a time: user code need not be thread-safe.
+    std::vector<Trial> trials(batch.size());
+    std::vector<std::optional<Candidate>> candidates(batch.size());
+    for (size_t i = 0; i < batch.size(); ++i) {
+      trials[i].knobs = batch[i].knobs;
+      trials[i].predicted_ms = batch[i].predicted_ms;
+      try {
+        Config cfg(batch[i].knobs);
+        candidates[i] = candidate(cfg);
+      } catch (const Error& e) {
+        trials[i].outcome = Trial::Outcome::Invalid;
+        trials[i].detail = e.what();
       }
-    } catch (const Error& e) {
-      trial.outcome = Trial::Outcome::Invalid;
-      trial.detail = e.what();
     }
-    if (trial.outcome == Trial::Outcome::Measured) {
-      ++result.measured;
-      if (knobs == discover.assignment()) result.default_ms = trial.ms;
-      if (!have_best || trial.ms < result.best_ms)
-        result.best = knobs, result.best_ms = trial.ms, have_best = true;
-      if (record) {
+    std::vector<Kernel> kernels(batch.size());
+    detail::build_batch(candidates, options, threads, kernels, trials);
+
+    // Checks and timings, one at a time: two at once would disturb each other's timing.
+    for (size_t i = 0; i < batch.size(); ++i) {
+      Trial& trial = trials[i];
+      if (candidates[i] && trial.outcome == Trial::Outcome::Measured) {
+        try {
+          detail::require_same_parameters(reference.lowered(), kernels[i].lowered());
+          if (!options.isolate) {
+            detail::decode_outcome(check_and_time(kernels[i]), trial);
+          } else {
+            const WorkerResult w =
+                run_in_worker([&] { return check_and_time(kernels[i]); }, options.time_limit_s);
+            if (w.status == WorkerResult::Status::Finished) {
+              detail::decode_outcome(w.output, trial);
+            } else {
+              trial.outcome = w.status == WorkerResult::Status::Threw      ? Trial::Outcome::Invalid
+                              : w.status == WorkerResult::Status::TimedOut ? Trial::Outcome::TimedOut
+                                                                           : Trial::Outcome::Crashed;
+              trial.detail = w.detail;
+            }
+          }
+        } catch (const Error& e) {
+          trial.outcome = Trial::Outcome::Invalid;
+          trial.detail = e.what();
+        }
+      }
+      kernels[i] = Kernel();  // the machine code stays in the kernel cache; the buffers do not need it
+      switch (trial.outcome) {
+        case Trial::Outcome::Measured: {
+          ++result.measured;
+          if (trial.knobs == default_knobs) result.default_ms = trial.ms;
+          if (!have_best || trial.ms < result.best_ms)
+            result.best = trial.knobs, result.best_ms = trial.ms, have_best = true;
+          if (record) {
+            Record r = base;
+            r.knobs = trial.knobs;
+            r.ms = trial.ms;
+            db.append(r);
+          }
+          break;
+        }
+        case Trial::Outcome::Invalid: ++result.invalid; break;
+        case Trial::Outcome::Wrong: ++result.wrong; break;
+        case Trial::Outcome::Crashed: ++result.crashed; break;
+        case Trial::Outcome::TimedOut: ++result.timed_out; break;
+      }
+      searcher.observe(trial.knobs, trial.outcome == Trial::Outcome::Measured
+                                        ? std::optional<double>(trial.ms)
+                                        : std::nullopt);
+      result.trials.push_back(std::move(trial));
+    }
+  }
+  if (!have_best) result.best = default_knobs;
+  detail::final_rounds(
+      candidate, options, result, default_knobs,
+      [&](const Assignment& knobs, double ms) {
+        if (!record) return;
         Record r = base;
         r.knobs = knobs;
-        r.ms = trial.ms;
+        r.ms = ms;
+        r.confirmed = true;
         db.append(r);
-      }
-    } else {
-      ++(trial.outcome == Trial::Outcome::Invalid ? result.invalid : result.wrong);
-    }
-    result.trials.push_back(std::move(trial));
-  }
-  if (!have_best) result.best = discover.assignment();
+      },
+      call_args);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }
 

@@ -1,0 +1,185 @@
+// The tuner's parts that need no kernel: the Searcher (every strategy proposes each configuration
+// once, the default first, within the budget; the evolutionary search finds better configurations
+// than a random sample of the same size on a synthetic landscape), the CostModel (recovers an
+// additive landscape), Tukey's fence over timing samples, and the worker process (a result, an
+// exception, a crash and a hang each come back as what they are, and the caller survives).
+#include <loom/tune/tune.hpp>
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <csignal>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace loom;
+using namespace loom::tune;
+
+namespace {
+
+/// Four knobs of eight options: 4096 configurations.
+std::vector<Knob> landscape_space() {
+  std::vector<Knob> space;
+  for (const char* name : {"a", "b", "c", "d"}) space.push_back(Knob{name, {1, 2, 4, 8, 16, 32, 64, 128}});
+  return space;
+}
+
+/// A landscape with one best configuration (a=32, b=8, c=64, d=4: 1 ms), an interaction between a
+/// and b (their product matters) and a ridge elsewhere.
+double landscape_ms(const Assignment& x) {
+  auto dist = [](double v, double best) { return std::abs(std::log2(v) - std::log2(best)); };
+  const double ab = dist(static_cast<double>(x.at("a") * x.at("b")), 256);
+  return 1.0 + 0.3 * ab * ab + 0.5 * dist(static_cast<double>(x.at("a")), 32) +
+         0.2 * dist(static_cast<double>(x.at("c")), 64) + 0.4 * dist(static_cast<double>(x.at("d")), 4);
+}
+
+/// The best time a search with `strategy` finds in `trials` measurements of the landscape.
+double search_best(Strategy strategy, int trials, uint32_t seed, std::set<Assignment>* seen = nullptr) {
+  const std::vector<Knob> space = landscape_space();
+  Searcher s(space, 4096, strategy, trials, seed);
+  double best = 1e30;
+  int proposed = 0;
+  for (std::vector<Proposal> batch; !(batch = s.next_batch(4)).empty();)
+    for (const Proposal& p : batch) {
+      if (proposed == 0) CHECK(p.knobs == Assignment{{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}});
+      ++proposed;
+      if (seen) CHECK_MESSAGE(seen->insert(p.knobs).second, "a configuration was proposed twice");
+      const double ms = landscape_ms(p.knobs);
+      best = std::min(best, ms);
+      s.observe(p.knobs, ms);
+    }
+  CHECK(proposed == trials);
+  return best;
+}
+
+}  // namespace
+
+TEST_CASE("tune search: each strategy proposes every configuration once at most, the default first") {
+  for (Strategy st : {Strategy::Random, Strategy::Evolutionary}) {
+    std::set<Assignment> seen;
+    search_best(st, 100, 7, &seen);
+    CHECK(seen.size() == 100);
+  }
+  // A space smaller than the budget: Auto measures all of it, in order.
+  std::vector<Knob> small{{"x", {1, 2, 3}}, {"y", {0, 1}}};
+  Searcher s(small, 6, Strategy::Auto, 64, 1);
+  CHECK(s.strategy() == Strategy::Exhaustive);
+  std::vector<Assignment> order;
+  for (std::vector<Proposal> b; !(b = s.next_batch(4)).empty();)
+    for (const Proposal& p : b) order.push_back(p.knobs);
+  REQUIRE(order.size() == 6);
+  CHECK(order[0] == Assignment{{"x", 1}, {"y", 0}});
+  CHECK(order[1] == Assignment{{"x", 2}, {"y", 0}});
+  CHECK(order[5] == Assignment{{"x", 3}, {"y", 1}});
+  CHECK(Searcher(small, 6, Strategy::Auto, 5, 1).strategy() == Strategy::Evolutionary);
+  // Evolutionary with a budget as large as the space ends having proposed all of it.
+  Searcher e(small, 6, Strategy::Evolutionary, 6, 3);
+  std::set<Assignment> all;
+  for (std::vector<Proposal> b; !(b = e.next_batch(4)).empty();)
+    for (const Proposal& p : b) {
+      all.insert(p.knobs);
+      e.observe(p.knobs, 1.0 + static_cast<double>(p.knobs.at("x")));
+    }
+  CHECK(all.size() == 6);
+}
+
+TEST_CASE("tune search: the evolutionary search beats a random sample of the same size") {
+  // Ten seeds, 64 trials of 4096 configurations. The landscape's best is 1 ms.
+  double evolutionary = 0, random = 0;
+  int evolutionary_wins = 0;
+  for (uint32_t seed = 1; seed <= 10; ++seed) {
+    const double e = search_best(Strategy::Evolutionary, 64, seed),
+                 r = search_best(Strategy::Random, 64, seed);
+    evolutionary += e / 10;
+    random += r / 10;
+    evolutionary_wins += e < r;
+  }
+  MESSAGE("mean best of 64 trials: evolutionary ", evolutionary, " ms, random ", random, " ms");
+  CHECK(evolutionary < random);
+  CHECK(evolutionary_wins >= 7);
+  CHECK(evolutionary < 1.6);
+}
+
+TEST_CASE("tune cost model: an additive landscape is learned from a few measurements") {
+  std::vector<Knob> space{{"tile", {8, 16, 32, 64}}, {"vec", {0, 1}}, {"order", {0, 1, 2}}};
+  // log(ms) = log 2 + 0.5 log2(tile / 8) - 0.7 vec + (order == 2 ? 0.3 : 0).
+  auto truth = [](const Assignment& x) {
+    return 2.0 * std::exp(0.5 * std::log2(static_cast<double>(x.at("tile")) / 8) -
+                          0.7 * static_cast<double>(x.at("vec")) + (x.at("order") == 2 ? 0.3 : 0.0));
+  };
+  CostModel model(space, 1e-6);
+  CHECK(model.predict_ms({{"tile", 8}, {"vec", 0}, {"order", 0}}) ==
+        doctest::Approx(1.0));  // nothing learned
+  // 12 of the 24 configurations: vec alternates with the tile, so no knob stands in for another.
+  int added = 0;
+  for (int64_t t = 0; t < 4; ++t)
+    for (int64_t order : {0, 1, 2}) {
+      Assignment x{{"tile", int64_t{8} << t}, {"vec", (t + order) % 2}, {"order", order}};
+      model.add(x, truth(x));
+      ++added;
+    }
+  CHECK(model.observations() == static_cast<size_t>(added));
+  for (int64_t tile : {8, 16, 32, 64})
+    for (int64_t vec : {0, 1})
+      for (int64_t order : {0, 1, 2}) {
+        Assignment x{{"tile", tile}, {"vec", vec}, {"order", order}};
+        CHECK(model.predict_ms(x) == doctest::Approx(truth(x)).epsilon(1e-3));
+      }
+}
+
+TEST_CASE("tune measure: slow outliers are rejected, the median of the rest is the time") {
+  Timing t = summarize_samples({1.0, 1.1, 10.0, 1.0, 1.05});
+  CHECK(t.rejected == 1);
+  CHECK(t.samples == 4);
+  CHECK(t.ms == doctest::Approx(1.025));
+  CHECK(t.spread == doctest::Approx(0.0625 / 1.025));
+  // A fast sample is kept: nothing makes a kernel faster than it is.
+  t = summarize_samples({0.2, 1.0, 1.0, 1.0, 1.0});
+  CHECK(t.rejected == 0);
+  CHECK(t.ms == doctest::Approx(1.0));
+  CHECK(summarize_samples({}).samples == 0);
+  int calls = 0;
+  t = time_calls([&] { ++calls; }, 3, 0.0);
+  CHECK(t.samples + t.rejected >= 3);
+  CHECK(calls >= 4);  // the warm-up and one call per sample at least
+}
+
+TEST_CASE("tune measure: the worker process reports a result, an exception, a crash and a hang") {
+  WorkerResult r = run_in_worker([] { return std::string("42"); }, 10);
+  CHECK(r.status == WorkerResult::Status::Finished);
+  CHECK(r.output == "42");
+  // What the work writes stays in the worker.
+  int touched = 0;
+  r = run_in_worker(
+      [&] {
+        touched = 1;
+        return std::to_string(touched);
+      },
+      10);
+  CHECK(r.output == "1");
+  CHECK(touched == 0);
+  r = run_in_worker([]() -> std::string { throw Error("refused in the worker"); }, 10);
+  CHECK(r.status == WorkerResult::Status::Threw);
+  CHECK(r.detail == "refused in the worker");
+  r = run_in_worker(
+      []() -> std::string {
+        std::signal(SIGABRT, SIG_DFL);  // not the test framework's handler: die as a plain process would
+        std::abort();
+      },
+      10);
+  CHECK(r.status == WorkerResult::Status::Crashed);
+  CHECK_MESSAGE(r.detail.find("signal 6") != std::string::npos, r.detail);
+  r = run_in_worker([]() -> std::string { ::_exit(0); }, 10);
+  CHECK(r.status == WorkerResult::Status::Crashed);
+  CHECK_MESSAGE(r.detail.find("exited with status 0 before it reported") != std::string::npos, r.detail);
+  r = run_in_worker(
+      []() -> std::string {
+        for (;;) ::pause();
+      },
+      0.3);
+  CHECK(r.status == WorkerResult::Status::TimedOut);
+  CHECK_MESSAGE(r.detail.find("time limit of 0.3 s") != std::string::npos, r.detail);
+}
