@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Loom's build, tests, examples and benchmarks need, if any is
-# missing (apt-get as root, or through sudo). Does nothing when all are installed.
+# missing (apt-get as root, or through sudo). Does nothing when all are installed. Arguments name
+# more packages to install the same way (scripts/mpi-check.sh adds Open MPI).
 set -euo pipefail
 
-PACKAGES=(g++ cmake make ccache doctest-dev llvm-19-dev libbenchmark-dev libopenblas-dev libdlpack-dev)
+PACKAGES=(g++ cmake make ccache doctest-dev llvm-19-dev libbenchmark-dev libopenblas-dev libdlpack-dev "$@")
 
 if [[ "${LOOM_SKIP_DEPS:-0}" == "1" ]]; then
   echo "install-deps: LOOM_SKIP_DEPS=1, not checking packages"

@@ -303,6 +303,18 @@ TEST_CASE("tune: knobs and workloads it cannot take are refused with a reason") 
                            {A, C}, [&](tune::Config&) { return create_schedule(C); }, quick("off")),
                        Contains("tune: argument 'A' has the symbolic extent n; tuning needs constant shapes"),
                        Error);
+  Tensor F = placeholder({8}, f32, "F");
+  Tensor G = compute(
+      {8}, [&](Expr i) { return F(i) + 1.0f; }, "G");
+  tune::Options shared = quick("off");
+  shared.distribution.size = 2;
+  shared.distribution.rank = 2;
+  CHECK_THROWS_WITH_AS(
+      tune::tune(
+          {F, G}, [&](tune::Config&) { return create_schedule(G); }, shared),
+      Contains("tune: the distribution says process 2 of 2 but has no all_gather; give rank in "
+               "[0, size) and an all_gather"),
+      Error);
 }
 
 TEST_CASE("tune: lib::gemm's blocking, tuned once, is what later gemm() calls use") {

@@ -40,6 +40,19 @@ struct Candidate {
 /// Builds one configuration's candidate (reading its knobs from the Config).
 using CandidateFunction = std::function<Candidate(Config&)>;
 
+/// Several processes sharing one search (an MPI job's ranks, say: tune/mpi.hpp's
+/// mpi_distribution() makes one). Every process calls tune() with the same workload and options;
+/// process `rank` builds, checks and times every size-th configuration of each batch, all_gather
+/// gives every process every process's outcomes, so all follow the same search to the same result;
+/// process 0 alone times the final rounds and writes the database.
+struct Distribution {
+  int rank = 0;  ///< this process, in [0, size)
+  int size = 1;  ///< processes sharing the search
+  /// Collective: called by every process with its string at the same point of the search, returns
+  /// every process's string in rank order.
+  std::function<std::vector<std::string>(const std::string&)> all_gather;
+};
+
 /// How tune() searches and measures.
 struct Options {
   Target target = Target::cpu();
@@ -60,7 +73,8 @@ struct Options {
   /// each other in alternating rounds, and the fastest of that is the result: a search's best time
   /// is partly its luck (the one sample the machine was quiet), and this takes the luck out.
   int finalists = 3;
-  int final_rounds = 3;  ///< alternating rounds of the final timing
+  int final_rounds = 3;       ///< alternating rounds of the final timing
+  Distribution distribution;  ///< the processes sharing the search (by default this one alone)
 };
 
 /// One configuration's outcome.

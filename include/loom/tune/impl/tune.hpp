@@ -153,6 +153,28 @@ inline void decode_outcome(const std::string& report, Trial& trial) {
   trial.ms = t.ms;
 }
 
+/// A trial's outcome as one line of text, for the other processes of a distributed search (the
+/// knobs are not sent: every process knows which configurations a batch holds).
+inline std::string encode_trial(const Trial& t) {
+  std::string detail = t.detail;
+  std::replace(detail.begin(), detail.end(), '\n', ' ');
+  char head[160];
+  std::snprintf(head, sizeof head, "%d %.17g %d %d %.17g ", static_cast<int>(t.outcome), t.ms,
+                t.timing.samples, t.timing.rejected, t.timing.spread);
+  return head + detail + "\n";
+}
+
+inline void decode_trial(const std::string& line, Trial& t) {
+  int outcome = 0, used = 0;
+  if (std::sscanf(line.c_str(), "%d %lf %d %d %lf %n", &outcome, &t.ms, &t.timing.samples, &t.timing.rejected,
+                  &t.timing.spread, &used) < 5)
+    throw Error(
+        cat("tune: a process of the distributed search sent a report that cannot be read: '", line, "'"));
+  t.outcome = static_cast<Trial::Outcome>(outcome);
+  t.timing.ms = t.ms;
+  t.detail = line.substr(static_cast<size_t>(used));
+}
+
 /// Builds the kernels of a batch's candidates on `threads` threads; a build that Loom refuses
 /// marks its trial Invalid. Any other exception is rethrown here, after every thread has joined.
 inline void build_batch(const std::vector<std::optional<Candidate>>& candidates, const Options& options,
@@ -182,25 +204,11 @@ inline void build_batch(const std::vector<std::optional<Candidate>>& candidates,
   if (failure) std::rethrow_exception(failure);
 }
 
-/// The final rounds: the default and the search's fastest few, timed again against each other in
-/// alternating rounds (each keeps its best round), in one worker. Their times replace the search's
-/// best; each is passed to `confirmed` for the database. When the final timing fails (the worker
-/// crashed or ran past its limit), the search's result stands.
-template <typename Confirmed>
-void final_rounds(const CandidateFunction& candidate, const Options& options, Result& result,
-                  const Assignment& default_knobs, Confirmed&& confirmed,
-                  const std::vector<KernelArg>& call_args) {
-  std::vector<const Trial*> measured;
-  for (const Trial& t : result.trials)
-    if (t.outcome == Trial::Outcome::Measured) measured.push_back(&t);
-  std::sort(measured.begin(), measured.end(), [](const Trial* a, const Trial* b) { return a->ms < b->ms; });
-  std::vector<Assignment> finalists;
-  for (const Trial* t : measured)
-    if (t->knobs == default_knobs) finalists.push_back(t->knobs);
-  int others = 0;
-  for (size_t i = 0; i < measured.size() && others < options.finalists; ++i)
-    if (measured[i]->knobs != default_knobs) finalists.push_back(measured[i]->knobs), ++others;
-  if (options.finalists <= 0 || finalists.size() < 2) return;
+/// Times the finalists' kernels against each other in alternating rounds (each keeps its best
+/// round), in one worker; their times as text, one per finalist, or "" when the worker failed.
+inline std::string time_finalists(const CandidateFunction& candidate, const Options& options,
+                                  const std::vector<Assignment>& finalists,
+                                  const std::vector<KernelArg>& call_args) {
   std::vector<Kernel> kernels;
   for (const Assignment& knobs : finalists) {
     Config cfg(knobs);
@@ -217,22 +225,44 @@ void final_rounds(const CandidateFunction& candidate, const Options& options, Re
     for (double ms : best) out += cat(ms, " ");
     return out;
   };
+  if (!options.isolate) return time_all();
+  const double limit =
+      options.time_limit_s > 0 ? options.time_limit_s * static_cast<double>(kernels.size()) : 0;
+  const WorkerResult w = run_in_worker(time_all, limit);
+  return w.status == WorkerResult::Status::Finished ? w.output : "";
+}
+
+/// The final rounds: the default and the search's fastest few, timed again against each other
+/// (time_finalists). Their times replace the search's best; each is passed to `confirmed` for the
+/// database. When the final timing fails (the worker crashed or ran past its limit), the search's
+/// result stands.
+template <typename Confirmed>
+void final_rounds(const CandidateFunction& candidate, const Options& options, Result& result,
+                  const Assignment& default_knobs, Confirmed&& confirmed,
+                  const std::vector<KernelArg>& call_args) {
+  std::vector<const Trial*> measured;
+  for (const Trial& t : result.trials)
+    if (t.outcome == Trial::Outcome::Measured) measured.push_back(&t);
+  std::sort(measured.begin(), measured.end(), [](const Trial* a, const Trial* b) { return a->ms < b->ms; });
+  std::vector<Assignment> finalists;
+  for (const Trial* t : measured)
+    if (t->knobs == default_knobs) finalists.push_back(t->knobs);
+  int others = 0;
+  for (size_t i = 0; i < measured.size() && others < options.finalists; ++i)
+    if (measured[i]->knobs != default_knobs) finalists.push_back(measured[i]->knobs), ++others;
+  if (options.finalists <= 0 || finalists.size() < 2) return;
+  // One process times the finals (times from different machines do not compare); the others
+  // learn the outcome from it.
+  const Distribution& dist = options.distribution;
   std::string times;
-  if (options.isolate) {
-    const double limit =
-        options.time_limit_s > 0 ? options.time_limit_s * static_cast<double>(kernels.size()) : 0;
-    const WorkerResult w = run_in_worker(time_all, limit);
-    if (w.status != WorkerResult::Status::Finished) return;
-    times = w.output;
-  } else {
-    times = time_all();
-  }
+  if (dist.rank == 0) times = time_finalists(candidate, options, finalists, call_args);
+  if (dist.size > 1) times = dist.all_gather(times).at(0);
   std::vector<std::pair<Assignment, double>> finals;
   const char* p = times.c_str();
   for (const Assignment& knobs : finalists) {
     char* end = nullptr;
     const double ms = std::strtod(p, &end);
-    if (end == p) return;
+    if (end == p) return;  // the final timing failed: the search's result stands
     p = end;
     finals.emplace_back(knobs, ms);
   }
@@ -296,6 +326,12 @@ LOOM_DECL Result tune(const std::vector<LowerArg>& args, const ScheduleFunction&
 LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options) {
   const auto started = std::chrono::steady_clock::now();
   Result result;
+  const Distribution& dist = options.distribution;
+  if (dist.size < 1 || dist.rank < 0 || dist.rank >= dist.size || (dist.size > 1 && !dist.all_gather))
+    throw Error(
+        cat("tune: the distribution says process ", dist.rank, " of ", dist.size,
+            (dist.size > 1 && !dist.all_gather) ? " but has no all_gather" : "",
+            "; give rank in [0, size) and an all_gather (tune/mpi.hpp's mpi_distribution() makes one)"));
   Config discover;
   Candidate first = candidate(discover);
   const std::vector<LowerArg>& args = first.args;
@@ -328,8 +364,8 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
   // for it and every other looks faster than it is.
   (void)time_calls([&] { reference(call_args); }, options.repeats, options.min_sample_ms);
 
-  const Database db(options.database == "off" ? std::string() : options.database);
-  const bool record = options.database != "off";
+  const Database db(options.database == "off" || dist.rank != 0 ? std::string() : options.database);
+  const bool record = options.database != "off" && dist.rank == 0;
   Record base;
   base.workload = result.workload;
   base.name = options.name;
@@ -358,11 +394,14 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
   bool have_best = false;
   for (std::vector<Proposal> batch; !(batch = searcher.next_batch(2 * threads)).empty();) {
     // The schedule functions, one at a time: user code need not be thread-safe.
+    // Distributed: this process takes every size-th configuration of the batch.
+    auto mine = [&](size_t i) { return static_cast<int>(i % static_cast<size_t>(dist.size)) == dist.rank; };
     std::vector<Trial> trials(batch.size());
     std::vector<std::optional<Candidate>> candidates(batch.size());
     for (size_t i = 0; i < batch.size(); ++i) {
       trials[i].knobs = batch[i].knobs;
       trials[i].predicted_ms = batch[i].predicted_ms;
+      if (!mine(i)) continue;
       try {
         Config cfg(batch[i].knobs);
         candidates[i] = candidate(cfg);
@@ -399,7 +438,30 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
           trial.detail = e.what();
         }
       }
-      kernels[i] = Kernel();  // the machine code stays in the kernel cache; the buffers do not need it
+      kernels[i] = Kernel();  // the machine code stays in the kernel cache
+    }
+    if (dist.size > 1) {
+      // Every process learns every outcome, in batch order, so all follow the same search.
+      std::string report;
+      for (size_t i = 0; i < batch.size(); ++i)
+        if (mine(i)) report += detail::encode_trial(trials[i]);
+      const std::vector<std::string> reports = dist.all_gather(report);
+      for (int rank = 0; rank < dist.size; ++rank) {
+        size_t pos = 0;
+        for (size_t i = static_cast<size_t>(rank); i < batch.size(); i += static_cast<size_t>(dist.size)) {
+          const std::string& all = reports.at(static_cast<size_t>(rank));
+          const size_t end = all.find('\n', pos);
+          if (end == std::string::npos)
+            throw Error(
+                cat("tune: process ", rank,
+                    " of the distributed search reported fewer outcomes than its "
+                    "share of the batch; every process must tune the same workload with the same options"));
+          detail::decode_trial(all.substr(pos, end - pos), trials[i]);
+          pos = end + 1;
+        }
+      }
+    }
+    for (Trial& trial : trials) {
       switch (trial.outcome) {
         case Trial::Outcome::Measured: {
           ++result.measured;
