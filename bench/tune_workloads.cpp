@@ -3,12 +3,14 @@
 // lanes, where intermediate stages are computed, what runs in parallel). Each workload's default
 // configuration is its hand-written schedule (the examples' own, or lib::gemm's cache model); the
 // tuner searches the knobs (LOOM_TUNE_TRIALS per workload, default 32) into a throw-away database,
-// then both configurations are timed again in alternating rounds, and a second process (this
-// program again, with --apply) schedules the workload from the database with no search and times
-// it. Prints, per workload:
-//   loom-bench tune workload= strategy= space= candidates= measured= invalid= wrong= crashed=
-//     timed_out= tuning_s= default_ms= tuned_ms= second_process_ms= speedup= ratio=<default/tuned>
-// LOOM_BENCH_QUICK=1 (the ctest smoke run): small sizes, 4 trials.
+// then both configurations are timed again in alternating samples (the fastest of 16 each), and a second
+// process (this program again, with --apply) schedules the workload from the database with no search and
+// times it. Prints, per workload:
+//   loom-bench tune workload= threads= strategy= space= candidates= measured= invalid= wrong=
+//     crashed= timed_out= tuning_s= build_s= measure_s= default_ms= tuned_ms= second_process_ms=
+//     kept_default= best={knobs} peer=loom-default-schedule speedup= ratio=<default/tuned>
+// LOOM_BENCH_QUICK=1 (the ctest smoke run): small sizes, 4 trials. LOOM_BENCH_ONLY=<prefix>: only
+// the workloads whose name begins with it.
 #include <loom/lib/gemm_tuning.hpp>
 #include <loom/loom.hpp>
 #include <loom/runtime/thread_pool.hpp>
@@ -204,17 +206,17 @@ std::vector<Buffer<float>> buffers_for(const tune::Candidate& c) {
   return out;
 }
 
-/// The median time of one call of the candidate's kernel (tune's own measurement, in process).
+/// Kernels timed on one set of buffers: two sets could differ in page placement (huge pages or
+/// not), which alone moves a memory-bound kernel's time by 10% on this kind of machine.
 struct Timed {
-  Kernel kernel;
   std::vector<Buffer<float>> buffers;
   std::vector<KernelArg> args;
-  explicit Timed(const tune::Candidate& c, const std::string& name)
-      : kernel(build(c.schedule, c.args, Target::cpu(), name)), buffers(buffers_for(c)) {
+  explicit Timed(const tune::Candidate& c) : buffers(buffers_for(c)) {
     for (const Buffer<float>& b : buffers) args.emplace_back(b);
   }
-  double ms() {
-    return tune::time_calls([&] { kernel(args); }, quick ? 1 : 5, quick ? 0.01 : 20).ms;
+  /// One sample of `k`: the mean time of calls lasting at least 20 ms.
+  double ms(const Kernel& k) {
+    return tune::sample_ms([&] { k(args); }, quick ? 0.01 : 20);
   }
 };
 
@@ -240,8 +242,11 @@ int apply_only(const std::string& name) {
       tune::Config cfg(*best);
       c = w.candidate(cfg);
     }
-    Timed t(c, w.name + "_applied");
-    std::printf("%.6f\n", t.ms());
+    Timed t(c);
+    const Kernel k = build(c.schedule, c.args, Target::cpu(), w.name + "_applied");
+    double best = t.ms(k);  // warm-up
+    for (int round = 0; round < (quick ? 1 : 16); ++round) best = std::min(best, t.ms(k));
+    std::printf("%.6f\n", best);
     return 0;
   }
   return 1;
@@ -261,7 +266,9 @@ int main(int argc, char** argv) {
   const ssize_t len = ::readlink("/proc/self/exe", self, sizeof self - 1);
   if (len <= 0) return 1;
 
+  const char* only = std::getenv("LOOM_BENCH_ONLY");
   for (const Workload& w : workloads()) {
+    if (only && w.name.rfind(only, 0) != 0) continue;
     tune::Options o;
     o.name = w.name;
     o.max_trials = trials;
@@ -270,13 +277,22 @@ int main(int argc, char** argv) {
     tune::Result r = w.library_gemm ? lib::tune_gemm(w.problem, o) : tune::tune(w.candidate, o);
 
     tune::Config best(r.best);
-    Timed base(default_candidate(w), w.name + "_default"), tuned(w.candidate(best), w.name + "_tuned");
-    // Alternating rounds, best of each: both see the same machine state.
+    tune::Config discover;
+    const tune::Candidate default_c = w.candidate(discover), tuned_c = w.candidate(best);
+    const Kernel default_k = build(default_c.schedule, default_c.args, Target::cpu(), w.name + "_default");
+    const Kernel tuned_k = build(tuned_c.schedule, tuned_c.args, Target::cpu(), w.name + "_tuned");
+    Timed timed(default_c);
+    // Alternating samples, the fastest of each: both see the same moments of the machine. When the
+    // tuner kept the default, both are one kernel, timed once: timing it twice would only show the
+    // machine's noise as a speedup or a slowdown.
+    const bool kept_default = r.best == discover.assignment();
     double default_ms = 1e30, tuned_ms = 1e30;
-    for (int round = 0; round < (quick ? 1 : 3); ++round) {
-      default_ms = std::min(default_ms, base.ms());
-      tuned_ms = std::min(tuned_ms, tuned.ms());
+    timed.ms(default_k), timed.ms(tuned_k);  // warm-up
+    for (int round = 0; round < (quick ? 1 : 16); ++round) {
+      default_ms = std::min(default_ms, timed.ms(default_k));
+      if (!kept_default) tuned_ms = std::min(tuned_ms, timed.ms(tuned_k));
     }
+    if (kept_default) tuned_ms = default_ms;
     double second_ms = 0;
     const std::string command = std::string(self) + " --apply " + w.name;
     if (FILE* p = ::popen(command.c_str(), "r")) {
@@ -288,12 +304,13 @@ int main(int argc, char** argv) {
       knobs += (knobs.empty() ? "" : ",") + knob + "=" + std::to_string(value);
     std::printf(
         "loom-bench tune workload=%s threads=%d strategy=%s space=%lld candidates=%zu measured=%d invalid=%d "
-        "wrong=%d crashed=%d timed_out=%d tuning_s=%.1f default_ms=%.3f tuned_ms=%.3f second_process_ms=%.3f "
-        "best={%s} peer=loom-default-schedule speedup=%.3f ratio=%.3f\n",
+        "wrong=%d crashed=%d timed_out=%d tuning_s=%.1f build_s=%.1f measure_s=%.1f default_ms=%.3f "
+        "tuned_ms=%.3f second_process_ms=%.3f "
+        "kept_default=%d best={%s} peer=loom-default-schedule speedup=%.3f ratio=%.3f\n",
         w.name.c_str(), runtime::ThreadPool::global().num_threads(), tune::strategy_name(r.strategy).c_str(),
         static_cast<long long>(r.space_size), r.trials.size(), r.measured, r.invalid, r.wrong, r.crashed,
-        r.timed_out, r.seconds, default_ms, tuned_ms, second_ms, knobs.c_str(), default_ms / tuned_ms,
-        default_ms / tuned_ms);
+        r.timed_out, r.seconds, r.build_seconds, r.measure_seconds, default_ms, tuned_ms, second_ms,
+        kept_default ? 1 : 0, knobs.c_str(), default_ms / tuned_ms, default_ms / tuned_ms);
     std::fflush(stdout);
   }
   std::filesystem::remove_all(dir);

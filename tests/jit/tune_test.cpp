@@ -196,6 +196,33 @@ TEST_CASE("tune: a configuration that crashes or hangs costs one trial, not the 
   CHECK(r.best.at("fault") == 0);
 }
 
+TEST_CASE("tune: a configuration whose first call is far slower than the default is not timed further") {
+  ScopedCacheDir dir;
+  Tensor A = placeholder({64}, f32, "A");
+  auto schedule = [&](tune::Config& cfg) {
+    // extra = 400000: the same values (the maximum is at r = 0, exactly A(i)) through 25.6 million
+    // subtractions and maxima that no simplifier removes.
+    const int64_t extra = cfg.choice("extra", {1, 400000});
+    const int64_t split = cfg.choice("split", {8, 16});
+    IterVar r = reduce_axis(0, extra, "r");
+    Tensor C = compute(
+        {64}, [&](Expr i) { return max(A(i) - cast(f32, r.var()), {r}); }, "C");
+    Schedule s = create_schedule(C);
+    s[C].split(C.axis(0), split);
+    return tune::Candidate{s, {A, C}};
+  };
+  tune::Result r = tune::tune(schedule, quick("off"));
+  REQUIRE(r.trials.size() == 4);
+  CHECK(r.measured == 4);
+  for (const tune::Trial& t : r.trials) {
+    CHECK(t.outcome == tune::Trial::Outcome::Measured);
+    const bool slow = t.knobs.at("extra") != 1;
+    CHECK(t.timing.cut_short == slow);
+    if (slow) CHECK(t.timing.samples == 1);
+  }
+  CHECK(r.best.at("extra") == 1);
+}
+
 TEST_CASE("tune: in the tuning process and with one build at a time, the outcomes are the same") {
   ScopedCacheDir dir;
   TunedMatmul w;

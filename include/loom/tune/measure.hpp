@@ -18,11 +18,18 @@ struct Timing {
   int samples = 0;    ///< samples kept
   int rejected = 0;   ///< slow outliers dropped (beyond Tukey's upper fence: Q3 + 1.5 IQR)
   double spread = 0;  ///< interquartile range of the kept samples over their median
+  /// The first call alone took longer than the tuner's limit (Options::give_up_factor times the
+  /// fastest so far): `ms` is that one call, and no more were made.
+  bool cut_short = false;
 };
 
 /// Summarizes samples (each the time of one call, in ms): drops the slow outliers, then takes the
 /// median of the rest. Fast outliers are kept: nothing makes a kernel faster than it is.
 LOOM_DECL Timing summarize_samples(std::vector<double> samples);
+
+/// One sample: the mean time of as many calls of `call` as take at least `min_sample_ms` (one at
+/// least), in milliseconds. No warm-up.
+LOOM_DECL double sample_ms(const std::function<void()>& call, double min_sample_ms);
 
 /// Times `call`: one warm-up call, then `repeats` samples, each the mean of as many calls as take
 /// at least `min_sample_ms`. When the kept samples spread by more than `max_spread` (interquartile

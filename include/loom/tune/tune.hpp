@@ -68,12 +68,20 @@ struct Options {
   /// costs one trial; false: in the tuning process (then a crash ends it and there is no limit).
   bool isolate = true;
   double time_limit_s = 30;  ///< per configuration's check and timing in the worker (<= 0: none)
-  int compile_threads = 0;   ///< builds at once (0: the hardware's threads)
+  /// A configuration whose first call takes longer than this many times the fastest so far (the
+  /// default's time to begin with; and longer than 2 ms) is not timed further: its time is that
+  /// call (0: time all fully).
+  double give_up_factor = 10;
+  int compile_threads = 0;  ///< builds at once (0: the hardware's threads)
   /// The fastest few configurations of the search, with the default, are timed again against
   /// each other in alternating rounds, and the fastest of that is the result: a search's best time
   /// is partly its luck (the one sample the machine was quiet), and this takes the luck out.
   int finalists = 3;
-  int final_rounds = 3;       ///< alternating rounds of the final timing
+  int final_rounds = 3;  ///< alternating rounds of the final timing, each of `repeats` samples per finalist
+  /// In the final rounds a finalist replaces the default only when it is faster by more than this
+  /// fraction: a smaller difference is within what a busy machine's timings wander, and keeping
+  /// the default then costs at most that.
+  double min_gain = 0.03;
   Distribution distribution;  ///< the processes sharing the search (by default this one alone)
 };
 
@@ -100,9 +108,11 @@ struct Result {
   int measured = 0, invalid = 0, wrong = 0, crashed = 0, timed_out = 0;  ///< trials by outcome
   Strategy strategy = Strategy::Auto;                                    ///< the strategy used (never Auto)
   double seconds = 0;                                                    ///< the whole search, wall time
-  Assignment best;        ///< the fastest configuration (the default's knobs if none was measured)
-  double best_ms = 0;     ///< its time (0 when none was measured)
-  double default_ms = 0;  ///< the default configuration's time
+  double build_seconds = 0;    ///< of which building kernels (the batches' parallel builds)
+  double measure_seconds = 0;  ///< of which checking and timing them (final rounds included)
+  Assignment best;             ///< the fastest configuration (the default's knobs if none was measured)
+  double best_ms = 0;          ///< its time (0 when none was measured)
+  double default_ms = 0;       ///< the default configuration's time
   /// The finalists' times from the final alternating rounds (empty when fewer than two were
   /// measured or the final timing failed; then best and best_ms are the search's).
   std::vector<std::pair<Assignment, double>> finals;

@@ -62,23 +62,25 @@ LOOM_DECL Timing summarize_samples(std::vector<double> samples) {
   return t;
 }
 
+LOOM_DECL double sample_ms(const std::function<void()>& call, double min_sample_ms) {
+  using Clock = std::chrono::steady_clock;
+  int calls = 0;
+  const auto start = Clock::now();
+  double elapsed = 0;
+  do {
+    call();
+    ++calls;
+    elapsed = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  } while (elapsed < min_sample_ms);
+  return elapsed / calls;
+}
+
 LOOM_DECL Timing time_calls(const std::function<void()>& call, int repeats, double min_sample_ms,
                             double max_spread) {
-  using Clock = std::chrono::steady_clock;
   call();  // warm-up: caches, page mappings, the thread pool
   std::vector<double> samples;
   auto take = [&](int n) {
-    for (int r = 0; r < n; ++r) {
-      int calls = 0;
-      const auto start = Clock::now();
-      double elapsed = 0;
-      do {
-        call();
-        ++calls;
-        elapsed = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-      } while (elapsed < min_sample_ms);
-      samples.push_back(elapsed / calls);
-    }
+    for (int r = 0; r < n; ++r) samples.push_back(sample_ms(call, min_sample_ms));
   };
   const int n = std::max(repeats, 1);
   take(n);

@@ -134,7 +134,8 @@ inline std::string first_mismatch(const std::vector<ArgBuffer>& got,
 /// "M <ms> <samples> <rejected> <spread>".
 inline std::string encode_timing(const Timing& t) {
   char line[128];
-  std::snprintf(line, sizeof line, "M %.17g %d %d %.17g", t.ms, t.samples, t.rejected, t.spread);
+  std::snprintf(line, sizeof line, "M %.17g %d %d %.17g %d", t.ms, t.samples, t.rejected, t.spread,
+                t.cut_short ? 1 : 0);
   return line;
 }
 
@@ -145,11 +146,14 @@ inline void decode_outcome(const std::string& report, Trial& trial) {
     return;
   }
   Timing& t = trial.timing;
-  if (std::sscanf(report.c_str(), "M %lf %d %d %lf", &t.ms, &t.samples, &t.rejected, &t.spread) != 4) {
+  int cut = 0;
+  if (std::sscanf(report.c_str(), "M %lf %d %d %lf %d", &t.ms, &t.samples, &t.rejected, &t.spread, &cut) !=
+      5) {
     trial.outcome = Trial::Outcome::Crashed;
     trial.detail = cat("the worker's report could not be read: '", report, "'");
     return;
   }
+  t.cut_short = cut != 0;
   trial.ms = t.ms;
 }
 
@@ -159,19 +163,20 @@ inline std::string encode_trial(const Trial& t) {
   std::string detail = t.detail;
   std::replace(detail.begin(), detail.end(), '\n', ' ');
   char head[160];
-  std::snprintf(head, sizeof head, "%d %.17g %d %d %.17g ", static_cast<int>(t.outcome), t.ms,
-                t.timing.samples, t.timing.rejected, t.timing.spread);
+  std::snprintf(head, sizeof head, "%d %.17g %d %d %.17g %d ", static_cast<int>(t.outcome), t.ms,
+                t.timing.samples, t.timing.rejected, t.timing.spread, t.timing.cut_short ? 1 : 0);
   return head + detail + "\n";
 }
 
 inline void decode_trial(const std::string& line, Trial& t) {
-  int outcome = 0, used = 0;
-  if (std::sscanf(line.c_str(), "%d %lf %d %d %lf %n", &outcome, &t.ms, &t.timing.samples, &t.timing.rejected,
-                  &t.timing.spread, &used) < 5)
+  int outcome = 0, cut = 0, used = 0;
+  if (std::sscanf(line.c_str(), "%d %lf %d %d %lf %d %n", &outcome, &t.ms, &t.timing.samples,
+                  &t.timing.rejected, &t.timing.spread, &cut, &used) < 6)
     throw Error(
         cat("tune: a process of the distributed search sent a report that cannot be read: '", line, "'"));
   t.outcome = static_cast<Trial::Outcome>(outcome);
   t.timing.ms = t.ms;
+  t.timing.cut_short = cut != 0;
   t.detail = line.substr(static_cast<size_t>(used));
 }
 
@@ -204,8 +209,8 @@ inline void build_batch(const std::vector<std::optional<Candidate>>& candidates,
   if (failure) std::rethrow_exception(failure);
 }
 
-/// Times the finalists' kernels against each other in alternating rounds (each keeps its best
-/// round), in one worker; their times as text, one per finalist, or "" when the worker failed.
+/// Times the finalists' kernels against each other in alternating rounds (each keeps its fastest
+/// sample), in one worker; their times as text, one per finalist, or "" when the worker failed.
 inline std::string time_finalists(const CandidateFunction& candidate, const Options& options,
                                   const std::vector<Assignment>& finalists,
                                   const std::vector<KernelArg>& call_args) {
@@ -216,11 +221,14 @@ inline std::string time_finalists(const CandidateFunction& candidate, const Opti
     kernels.push_back(build(c.schedule, c.args, options.target, options.name));  // a kernel-cache hit
   }
   auto time_all = [&]() -> std::string {
+    // One sample of each finalist per round, in turn, so that all see the same moments of the
+    // machine; the fastest sample of each counts (what slows a sample down is not the kernel).
     std::vector<double> best(kernels.size(), 1e300);
-    for (int round = 0; round < std::max(options.final_rounds, 1); ++round)
+    for (const Kernel& k : kernels) k(call_args);  // warm-up
+    const int rounds = std::max(options.final_rounds, 1) * std::max(options.repeats, 1);
+    for (int round = 0; round < rounds; ++round)
       for (size_t i = 0; i < kernels.size(); ++i)
-        best[i] = std::min(
-            best[i], time_calls([&] { kernels[i](call_args); }, options.repeats, options.min_sample_ms).ms);
+        best[i] = std::min(best[i], sample_ms([&] { kernels[i](call_args); }, options.min_sample_ms));
     std::string out;
     for (double ms : best) out += cat(ms, " ");
     return out;
@@ -271,8 +279,12 @@ void final_rounds(const CandidateFunction& candidate, const Options& options, Re
     confirmed(knobs, ms);
     if (knobs == default_knobs) result.default_ms = ms;
   }
-  const auto fastest = std::min_element(finals.begin(), finals.end(),
-                                        [](const auto& a, const auto& b) { return a.second < b.second; });
+  auto fastest = std::min_element(finals.begin(), finals.end(),
+                                  [](const auto& a, const auto& b) { return a.second < b.second; });
+  // The default stays unless the fastest beats it by more than min_gain.
+  if (finals.front().first == default_knobs &&
+      fastest->second > finals.front().second * (1 - options.min_gain))
+    fastest = finals.begin();
   result.best = fastest->first;
   result.best_ms = fastest->second;
 }
@@ -362,7 +374,8 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
   // Warm the machine up (caches, page mappings, the thread pool, the clock frequency) on the
   // default kernel before timing anything: else the first candidate measured, the default, pays
   // for it and every other looks faster than it is.
-  (void)time_calls([&] { reference(call_args); }, options.repeats, options.min_sample_ms);
+  const double reference_ms =
+      time_calls([&] { reference(call_args); }, options.repeats, options.min_sample_ms).ms;
 
   const Database db(options.database == "off" || dist.rank != 0 ? std::string() : options.database);
   const bool record = options.database != "off" && dist.rank == 0;
@@ -374,13 +387,24 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
   base.threads = runtime::ThreadPool::global().num_threads();
 
   // Checks one candidate's outputs against the reference, then times it: run in the worker.
-  auto check_and_time = [&](const Kernel& k) -> std::string {
+  // A hopeless configuration (its first call give_up_ms or longer) is not timed further.
+  auto check_and_time = [&](const Kernel& k, double give_up_ms) -> std::string {
     for (detail::ArgBuffer& b : buffers)
       if (b.output)
         std::fill_n(static_cast<char*>(b.memory.get()), b.view.num_elements() * b.view.dtype.bits / 8, 0);
+    const auto start = std::chrono::steady_clock::now();
     k(call_args);
+    const double first_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     const std::string mismatch = detail::first_mismatch(buffers, expected, options.tolerance);
     if (!mismatch.empty()) return "W" + mismatch;
+    if (give_up_ms > 0 && first_ms > give_up_ms) {
+      Timing t;
+      t.ms = first_ms;
+      t.samples = 1;
+      t.cut_short = true;
+      return detail::encode_timing(t);
+    }
     return detail::encode_timing(time_calls([&] { k(call_args); }, options.repeats, options.min_sample_ms));
   };
 
@@ -411,19 +435,34 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
       }
     }
     std::vector<Kernel> kernels(batch.size());
+    auto phase = std::chrono::steady_clock::now();
+    auto seconds_since = [](std::chrono::steady_clock::time_point& t) {
+      const auto now = std::chrono::steady_clock::now();
+      const double seconds = std::chrono::duration<double>(now - t).count();
+      t = now;
+      return seconds;
+    };
     detail::build_batch(candidates, options, threads, kernels, trials);
+    result.build_seconds += seconds_since(phase);
 
     // Checks and timings, one at a time: two at once would disturb each other's timing.
+    // Not below 2 ms: a first call also pays for page faults and the worker's threads starting,
+    // which can dwarf a kernel of microseconds; a kernel that fast is cheap to time fully anyway.
+    const double give_up_ms =
+        options.give_up_factor > 0
+            ? std::max(2.0, options.give_up_factor *
+                                (have_best ? std::min(reference_ms, result.best_ms) : reference_ms))
+            : 0;
     for (size_t i = 0; i < batch.size(); ++i) {
       Trial& trial = trials[i];
       if (candidates[i] && trial.outcome == Trial::Outcome::Measured) {
         try {
           detail::require_same_parameters(reference.lowered(), kernels[i].lowered());
           if (!options.isolate) {
-            detail::decode_outcome(check_and_time(kernels[i]), trial);
+            detail::decode_outcome(check_and_time(kernels[i], give_up_ms), trial);
           } else {
             const WorkerResult w =
-                run_in_worker([&] { return check_and_time(kernels[i]); }, options.time_limit_s);
+                run_in_worker([&] { return check_and_time(kernels[i], give_up_ms); }, options.time_limit_s);
             if (w.status == WorkerResult::Status::Finished) {
               detail::decode_outcome(w.output, trial);
             } else {
@@ -440,6 +479,7 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
       }
       kernels[i] = Kernel();  // the machine code stays in the kernel cache
     }
+    result.measure_seconds += seconds_since(phase);
     if (dist.size > 1) {
       // Every process learns every outcome, in batch order, so all follow the same search.
       std::string report;
@@ -488,6 +528,7 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
     }
   }
   if (!have_best) result.best = default_knobs;
+  const auto finals_started = std::chrono::steady_clock::now();
   detail::final_rounds(
       candidate, options, result, default_knobs,
       [&](const Assignment& knobs, double ms) {
@@ -499,7 +540,9 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
         db.append(r);
       },
       call_args);
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const auto finished = std::chrono::steady_clock::now();
+  result.measure_seconds += std::chrono::duration<double>(finished - finals_started).count();
+  result.seconds = std::chrono::duration<double>(finished - started).count();
   return result;
 }
 
