@@ -1,7 +1,8 @@
 // The input regions lower() records (lower/input_regions.hpp) and the call-time check against
 // them (runtime/arg_check.hpp): reads past either end of an input are refused before anything
-// runs, guarded reads (if_then_else, a reduction's where) count only where their guard holds,
-// schedules do not change the regions, and data-dependent reads are left unchecked.
+// runs, guarded reads (if_then_else, a reduction's where) count only where their guard holds and
+// are checked when the guard is a box, schedules do not change the regions, and data-dependent
+// reads are left unchecked.
 #include <loom/core.hpp>
 
 #include <doctest/doctest.h>
@@ -72,8 +73,28 @@ TEST_CASE("input regions: a read before the start of an input is refused; Select
   Tensor D = compute(
       {n}, [&](Expr i) { return if_then_else(i >= 1, A(i - 1), Expr(0.0f)); }, "D");
   LoweredFunc g = lower(create_schedule(D), {A, D}, "guarded");
-  CHECK(read_ranges(g, {}).empty());  // a guarded read is not checked
+  CHECK(read_ranges(g, {}) == "D:A(i - 1)[0]=0..10");  // a box guard: checked, exactly
   CHECK_NOTHROW(test::interpret_checked(g, {a, c}));
+  // A guard that does not keep its read inside A is caught like an unguarded read.
+  Var m = size_var("m");
+  Tensor V = placeholder({m}, f32, "V");
+  Tensor E = compute(
+      {m}, [&](Expr i) { return if_then_else(i >= 1, V(i + 1), Expr(0.0f)); }, "E");
+  LoweredFunc h = lower(create_schedule(E), {V, E}, "off_by_one");
+  CHECK(read_ranges(h, {{m.get(), 12}}) == "E:V(i + 1)[0]=2..12");
+  Buffer<float> v({12}), e({12});
+  CHECK_THROWS_WITH_AS(interpret(h, {v, e}),
+                       Contains("stage 'E' reads V(i + 1), which along dimension 0 reaches indices 2 to 12"),
+                       ArgumentError);
+  // Guards that are not boxes (two variables, a disjunction) leave their reads unchecked: the
+  // narrowed intervals could hold points the guard excludes, and refuse a valid call.
+  Tensor W2 = placeholder({8, 8}, f32, "W2");
+  Tensor F = compute(
+      {8, 8}, [&](Expr i, Expr j) { return if_then_else(i + j < 8, W2(i + j, j), Expr(0.0f)); }, "F");
+  CHECK(read_ranges(lower(create_schedule(F), {W2, F}, "triangle"), {}).empty());
+  Tensor G = compute(
+      {n}, [&](Expr i) { return if_then_else(i < 2 || i > 5, A(i), Expr(0.0f)); }, "G");
+  CHECK(read_ranges(lower(create_schedule(G), {A, G}, "either"), {}).empty());
 }
 
 TEST_CASE("input regions: a padded 2-D stencil needs exactly the input, through an intermediate") {
@@ -98,7 +119,9 @@ TEST_CASE("input regions: a padded 2-D stencil needs exactly the input, through 
   auto [yo, yi] = s[B].split(B.axis(0), 4);
   s[P].compute_at(s[B], yo);
   LoweredFunc f = lower(s, {A, B, h, w}, "box");
-  CHECK(read_ranges(f, {{h.get(), 7}, {w.get(), 5}}).empty());  // guarded: not checked, not refused
+  // The padding guard is a box: A is needed exactly over [0, h) x [0, w).
+  CHECK(read_ranges(f, {{h.get(), 7}, {w.get(), 5}}) ==
+        "P:A(i - 1, j - 1)[0]=0..6; P:A(i - 1, j - 1)[1]=0..4");
   Buffer<float> a({7, 5}), b({7, 5});
   for (int64_t e = 0; e < a.num_elements(); ++e) a.at_flat(e) = 1.0f;
   test::interpret_checked(f, {a, b, int64_t{7}, int64_t{5}});
@@ -124,7 +147,7 @@ TEST_CASE("input regions: reductions (where conditions, triangular domains) and 
   Tensor D = compute(
       {n}, [&](Expr i) { return sum(A(k1 - 1) * cast(f32, i), {k1}, k1 >= 1); }, "D");
   LoweredFunc g = lower(create_schedule(D), {A, D}, "where");
-  CHECK(read_ranges(g, {{n.get(), 9}}).empty());  // under where: not checked
+  CHECK(read_ranges(g, {{n.get(), 9}}) == "D:A(k1 - 1)[0]=0..8");  // where k1 >= 1: a box, checked
   // A GEMM's regions are the same under rfactor, cache_read and splits as unscheduled.
   const int m = 20;
   Tensor X = placeholder({m, m}, f32, "X"), Y = placeholder({m, m}, f32, "Y");

@@ -8,7 +8,10 @@
 // not which elements of an input they read. A read inside if_then_else's taken branch, or in a
 // reduction under its `where` condition, is only counted where the condition can hold (so a
 // padded convolution's if_then_else(0 <= y - 1 && y - 1 < h, A(y - 1), 0) needs A only over
-// [0, h)); Select evaluates both of its values, so both count.
+// [0, h)); Select evaluates both of its values, so both count. Reads under a guard are checked
+// only where the guard confines them to a box (is_box_guard: bounds on single variables, as a
+// padding guard is); under other guards they are left unchecked rather than risk refusing a valid
+// call.
 #pragma once
 
 #include <string>
@@ -126,6 +129,51 @@ class ConditionNarrower {
   IntervalMap& vars_;
   Analyzer& analyzer_;
 };
+
+/// Whether `cond` being `holds` confines the variables of `vars` to a box that the
+/// ConditionNarrower finds exactly: a conjunction of comparisons, each of one variable of the map
+/// (plus or minus a term) against an expression that uses no variable of the map. The points where
+/// such a guard holds are exactly the narrowed intervals' product, so the reads under it can be
+/// checked as exactly as unguarded ones; any other guard (a disjunction, two variables compared,
+/// a guard on data) may hold on fewer points than the narrowed intervals, and checking its reads
+/// could refuse a valid call.
+inline bool is_box_guard(const Expr& cond, bool holds, const IntervalMap& vars) {
+  if (const auto* op = cond.as<AndNode>())
+    return holds && is_box_guard(op->a, true, vars) && is_box_guard(op->b, true, vars);
+  if (const auto* op = cond.as<OrNode>())
+    return !holds && is_box_guard(op->a, false, vars) && is_box_guard(op->b, false, vars);
+  if (const auto* op = cond.as<NotNode>()) return is_box_guard(op->a, !holds, vars);
+  if (const auto* op = cond.as<CallNode>(); op && op->name == intrinsic::likely)
+    return is_box_guard(op->args[0], holds, vars);
+  Expr a, b;
+  if (const auto* op = cond.as<LTNode>())
+    a = op->a, b = op->b;
+  else if (const auto* op = cond.as<LENode>())
+    a = op->a, b = op->b;
+  else if (const auto* op = cond.as<GTNode>())
+    a = op->a, b = op->b;
+  else if (const auto* op = cond.as<GENode>())
+    a = op->a, b = op->b;
+  else if (const auto* op = cond.as<EQNode>(); op && holds)
+    a = op->a, b = op->b;
+  else
+    return false;
+  if (!a.dtype().is_integral() || !b.dtype().is_integral()) return false;
+  auto in_map = [&](const VarNode* v) { return vars.count(v) != 0; };
+  // `side` is v, v + t, t + v or v - t with v in the map and t free of the map's variables.
+  auto one_variable = [&](const Expr& side) {
+    if (const auto* v = side.as<VarNode>()) return in_map(v);
+    if (const auto* add = side.as<AddNode>()) {
+      if (const auto* v = add->a.as<VarNode>(); v && in_map(v)) return !uses_var_if(add->b, in_map);
+      if (const auto* v = add->b.as<VarNode>(); v && in_map(v)) return !uses_var_if(add->a, in_map);
+      return false;
+    }
+    if (const auto* sub = side.as<SubNode>())
+      if (const auto* v = sub->a.as<VarNode>(); v && in_map(v)) return !uses_var_if(sub->b, in_map);
+    return false;
+  };
+  return (one_variable(a) && !uses_var_if(b, in_map)) || (one_variable(b) && !uses_var_if(a, in_map));
+}
 
 /// Walks the tensor expressions from the outputs to the inputs, keeping the region each
 /// operation computes and, for each input, what each reading operation needs of it.
@@ -272,10 +320,10 @@ class InputRegionInference {
       IntervalEvaluator ev(input ? vars_ : plain_, self_.analyzer_);
       std::vector<IntervalSet> region;
       for (const Expr& index : op->indices) region.push_back(ev.eval(index));
-      // A guarded read of an input is not recorded: the narrowing understands only simple guards
-      // (one variable +- a term), and a guard it misses would refuse a valid call. Reads that
-      // no guard encloses are exact.
-      self_.need(t, region, input && guards_ > 0 ? std::string() : access_text(t, op->indices));
+      // A read of an input under a guard that is not a box (is_box_guard) is not recorded: the
+      // narrowing may leave points where the guard fails, and checking them could refuse a valid
+      // call. Reads under box guards, and reads that no guard encloses, are exact.
+      self_.need(t, region, input && inexact_guards_ > 0 ? std::string() : access_text(t, op->indices));
     }
     void visit(const CallNode* op) override {
       if (op->name != intrinsic::if_then_else) return IRVisitor::visit(op);
@@ -291,12 +339,13 @@ class InputRegionInference {
           self_.add_domain(plain_, iv);
         }
       visit_expr(op->condition);
-      if (op->condition.defined()) ConditionNarrower(vars_, self_.analyzer_).narrow(op->condition, true);
       const int64_t* always = as_const_int(op->condition);
-      const int guard = op->condition.defined() && !(always && *always != 0) ? 1 : 0;  // not a where: true
-      guards_ += guard;
+      const bool where = op->condition.defined() && !(always && *always != 0);  // not a where: true
+      const int inexact = where && !is_box_guard(op->condition, true, vars_) ? 1 : 0;
+      if (op->condition.defined()) ConditionNarrower(vars_, self_.analyzer_).narrow(op->condition, true);
+      inexact_guards_ += inexact;
       for (const Expr& e : op->source) visit_expr(e);
-      guards_ -= guard;
+      inexact_guards_ -= inexact;
       vars_ = std::move(outer);
       plain_ = std::move(outer_plain);
     }
@@ -313,17 +362,18 @@ class InputRegionInference {
    private:
     void guarded(const Expr& cond, bool holds, const Expr& branch) {
       IntervalMap outer = vars_;
+      const int inexact = is_box_guard(cond, holds, vars_) ? 0 : 1;
       ConditionNarrower(vars_, self_.analyzer_).narrow(cond, holds);
-      ++guards_;
+      inexact_guards_ += inexact;
       visit_expr(branch);
-      --guards_;
+      inexact_guards_ -= inexact;
       vars_ = std::move(outer);
     }
 
     InputRegionInference& self_;
-    IntervalMap vars_;   // narrowed by the guards around the current expression
-    IntervalMap plain_;  // the same variables, not narrowed
-    int guards_ = 0;     // if_then_else branches and where conditions around the current expression
+    IntervalMap vars_;        // narrowed by the guards around the current expression
+    IntervalMap plain_;       // the same variables, not narrowed
+    int inexact_guards_ = 0;  // guards around the current expression that are not boxes (is_box_guard)
   };
 
   const InputParams& inputs_;
