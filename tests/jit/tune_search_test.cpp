@@ -12,6 +12,7 @@
 #include <cmath>
 #include <csignal>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -164,6 +165,10 @@ TEST_CASE("tune measure: the worker process reports a result, an exception, a cr
   r = run_in_worker([]() -> std::string { throw Error("refused in the worker"); }, 10);
   CHECK(r.status == WorkerResult::Status::Threw);
   CHECK(r.detail == "refused in the worker");
+  // Another exception is not a refusal by Loom: a failure, reported as a crash.
+  r = run_in_worker([]() -> std::string { throw std::runtime_error("out of luck"); }, 10);
+  CHECK(r.status == WorkerResult::Status::Crashed);
+  CHECK(r.detail == "the worker threw: out of luck");
   r = run_in_worker(
       []() -> std::string {
         std::signal(SIGABRT, SIG_DFL);  // not the test framework's handler: die as a plain process would

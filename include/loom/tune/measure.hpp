@@ -39,8 +39,8 @@ LOOM_DECL Timing time_calls(const std::function<void()>& call, int repeats, doub
 
 /// What became of work run in a worker process.
 struct WorkerResult {
-  /// Returned a string; threw (a C++ exception); died (a signal or exit()); or ran past its limit
-  /// and was killed.
+  /// Returned a string; threw a loom::Error (a refusal); died (a signal, exit(), or an exception
+  /// other than loom::Error); or ran past its limit and was killed.
   enum class Status { Finished, Threw, Crashed, TimedOut };
   Status status = Status::Finished;  ///< what became of it
   std::string output;                ///< what the work returned (Finished)

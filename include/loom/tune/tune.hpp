@@ -66,8 +66,12 @@ struct Options {
   std::string database;                ///< the database file ("": the default; "off": record nothing)
   /// Check and time each configuration in a worker process (fork()), so that a crash or a hang
   /// costs one trial; false: in the tuning process (then a crash ends it and there is no limit).
+  /// Kernels for Target::cuda() always run in the tuning process: a forked child cannot use the
+  /// parent's CUDA context.
   bool isolate = true;
-  double time_limit_s = 30;  ///< per configuration's check and timing in the worker (<= 0: none)
+  /// Seconds for one configuration's check and timing in the worker (<= 0: none); at least what
+  /// a configuration give_up_factor times slower than the default needs to be timed fully.
+  double time_limit_s = 30;
   /// A configuration whose first call takes longer than this many times the fastest so far (the
   /// default's time to begin with; and longer than 2 ms) is not timed further: its time is that
   /// call (0: time all fully).

@@ -5,6 +5,7 @@
 #include "loom/support/config.hpp"
 LOOM_IMPLEMENTATION_FILE("loom/tune/measure.hpp");
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -94,7 +95,10 @@ LOOM_DECL Timing time_calls(const std::function<void()>& call, int repeats, doub
 
 LOOM_DECL WorkerResult run_in_worker(const std::function<std::string()>& work, double time_limit_s) {
   int fds[2];
-  if (::pipe(fds) != 0) throw Error(cat("tune: cannot create a pipe for the worker: ", std::strerror(errno)));
+  // Close-on-exec: a process that another thread starts meanwhile must not hold the write end
+  // open, or the end of the worker's report would wait for that process to exit.
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw Error(cat("tune: cannot create a pipe for the worker: ", std::strerror(errno)));
   std::fflush(nullptr);  // else the child's exit could print what the parent had buffered
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -108,10 +112,12 @@ LOOM_DECL WorkerResult run_in_worker(const std::function<std::string()>& work, d
     std::string message;
     try {
       message = "F" + work();
-    } catch (const std::exception& e) {
+    } catch (const Error& e) {
       message = std::string("T") + e.what();
+    } catch (const std::exception& e) {  // not a refusal: a failure, reported as a crash
+      message = std::string("X") + e.what();
     } catch (...) {
-      message = "Tan exception that is not a std::exception";
+      message = "Xan exception that is not a std::exception";
     }
     const bool written = detail::write_all(fds[1], message);
     ::_exit(written ? 0 : 3);
@@ -163,6 +169,9 @@ LOOM_DECL WorkerResult run_in_worker(const std::function<std::string()>& work, d
   } else if (message[0] == 'T') {
     r.status = WorkerResult::Status::Threw;
     r.detail = message.substr(1);
+  } else if (message[0] == 'X') {
+    r.status = WorkerResult::Status::Crashed;
+    r.detail = "the worker threw: " + message.substr(1);
   } else {
     r.output = message.substr(1);
   }

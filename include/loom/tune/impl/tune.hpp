@@ -14,11 +14,13 @@ LOOM_IMPLEMENTATION_FILE("loom/tune/tune.hpp");
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -114,7 +116,16 @@ inline std::vector<KernelArg> kernel_args(const std::vector<ArgBuffer>& buffers)
   return out;
 }
 
-/// The first output element that differs from the reference by more than `tolerance`, described.
+/// Whether x matches the reference y: within `tolerance` relative to 1 + |y| (at least the
+/// rounding of a 16-bit float type, whose results change with the order of a reduction), or both
+/// NaN, or the same infinity.
+inline bool matches(double x, double y, DType t, double tolerance) {
+  if (t == f16) tolerance = std::max(tolerance, 1e-2);
+  if (t == bf16) tolerance = std::max(tolerance, 5e-2);
+  return x == y || (std::isnan(x) && std::isnan(y)) || std::abs(x - y) <= tolerance * (1 + std::abs(y));
+}
+
+/// The first output element that differs from the reference, described.
 inline std::string first_mismatch(const std::vector<ArgBuffer>& got,
                                   const std::vector<std::vector<double>>& ref, double tolerance) {
   size_t o = 0;
@@ -123,11 +134,31 @@ inline std::string first_mismatch(const std::vector<ArgBuffer>& got,
     const std::vector<double>& r = ref[o++];
     for (int64_t i = 0; i < b.view.num_elements(); ++i) {
       const double x = element(b.view, i), y = r[static_cast<size_t>(i)];
-      if (!(std::abs(x - y) <= tolerance * (1 + std::abs(y))))
+      if (!matches(x, y, b.view.dtype, tolerance))
         return cat("output element ", i, " is ", x, " where the default configuration gives ", y);
     }
   }
   return "";
+}
+
+/// Sets every output element to `value` (integer types get -77 for a NaN).
+inline void fill_outputs(std::vector<ArgBuffer>& buffers, double value) {
+  for (ArgBuffer& b : buffers)
+    if (b.output)
+      for (int64_t i = 0; i < b.view.num_elements(); ++i)
+        set_element(b.view, i, b.view.dtype.is_float() || !std::isnan(value) ? value : -77.0);
+}
+
+/// The outputs' values, in order.
+inline std::vector<std::vector<double>> output_values(const std::vector<ArgBuffer>& buffers) {
+  std::vector<std::vector<double>> out;
+  for (const ArgBuffer& b : buffers)
+    if (b.output) {
+      std::vector<double> values(static_cast<size_t>(b.view.num_elements()));
+      for (int64_t i = 0; i < b.view.num_elements(); ++i) values[static_cast<size_t>(i)] = element(b.view, i);
+      out.push_back(std::move(values));
+    }
+  return out;
 }
 
 /// What a check-and-time of one candidate reports (from the worker, as text): "W<mismatch>" or
@@ -202,55 +233,62 @@ inline void build_batch(const std::vector<std::optional<Candidate>>& candidates,
     }
   };
   std::vector<std::thread> helpers;
-  for (int t = 1; t < std::min<int>(threads, static_cast<int>(candidates.size())); ++t)
-    helpers.emplace_back(work);
+  try {
+    for (int t = 1; t < std::min<int>(threads, static_cast<int>(candidates.size())); ++t)
+      helpers.emplace_back(work);
+  } catch (const std::system_error&) {
+    // No more threads to be had: the ones started, and this one, build the rest.
+  }
   work();
   for (std::thread& t : helpers) t.join();
   if (failure) std::rethrow_exception(failure);
 }
 
 /// Times the finalists' kernels against each other in alternating rounds (each keeps its fastest
-/// sample), in one worker; their times as text, one per finalist, or "" when the worker failed.
+/// sample), in one worker; their times as text, one per finalist, or "" when that failed.
 inline std::string time_finalists(const CandidateFunction& candidate, const Options& options,
                                   const std::vector<Assignment>& finalists,
-                                  const std::vector<KernelArg>& call_args) {
-  std::vector<Kernel> kernels;
-  for (const Assignment& knobs : finalists) {
-    Config cfg(knobs);
-    Candidate c = candidate(cfg);
-    kernels.push_back(build(c.schedule, c.args, options.target, options.name));  // a kernel-cache hit
+                                  const std::vector<KernelArg>& call_args, bool isolate,
+                                  double time_limit_s) {
+  try {
+    std::vector<Kernel> kernels;
+    for (const Assignment& knobs : finalists) {
+      Config cfg(knobs);
+      Candidate c = candidate(cfg);
+      kernels.push_back(build(c.schedule, c.args, options.target, options.name));  // a kernel-cache hit
+    }
+    auto time_all = [&]() -> std::string {
+      // One sample of each finalist per round, in turn, so that all see the same moments of the
+      // machine; the fastest sample of each counts (what slows a sample down is not the kernel).
+      std::vector<double> best(kernels.size(), 1e300);
+      for (const Kernel& k : kernels) k(call_args);  // warm-up
+      const int rounds = std::max(options.final_rounds, 1) * std::max(options.repeats, 1);
+      for (int round = 0; round < rounds; ++round)
+        for (size_t i = 0; i < kernels.size(); ++i)
+          best[i] = std::min(best[i], sample_ms([&] { kernels[i](call_args); }, options.min_sample_ms));
+      std::string out;
+      for (double ms : best) out += cat(ms, " ");
+      return out;
+    };
+    if (!isolate) return time_all();
+    const WorkerResult w = run_in_worker(time_all, time_limit_s * static_cast<double>(kernels.size()));
+    return w.status == WorkerResult::Status::Finished ? w.output : "";
+  } catch (const std::exception&) {
+    return "";  // the search's result stands
   }
-  auto time_all = [&]() -> std::string {
-    // One sample of each finalist per round, in turn, so that all see the same moments of the
-    // machine; the fastest sample of each counts (what slows a sample down is not the kernel).
-    std::vector<double> best(kernels.size(), 1e300);
-    for (const Kernel& k : kernels) k(call_args);  // warm-up
-    const int rounds = std::max(options.final_rounds, 1) * std::max(options.repeats, 1);
-    for (int round = 0; round < rounds; ++round)
-      for (size_t i = 0; i < kernels.size(); ++i)
-        best[i] = std::min(best[i], sample_ms([&] { kernels[i](call_args); }, options.min_sample_ms));
-    std::string out;
-    for (double ms : best) out += cat(ms, " ");
-    return out;
-  };
-  if (!options.isolate) return time_all();
-  const double limit =
-      options.time_limit_s > 0 ? options.time_limit_s * static_cast<double>(kernels.size()) : 0;
-  const WorkerResult w = run_in_worker(time_all, limit);
-  return w.status == WorkerResult::Status::Finished ? w.output : "";
 }
 
-/// The final rounds: the default and the search's fastest few, timed again against each other
-/// (time_finalists). Their times replace the search's best; each is passed to `confirmed` for the
-/// database. When the final timing fails (the worker crashed or ran past its limit), the search's
-/// result stands.
-template <typename Confirmed>
+/// The final rounds: the default and the search's fastest few (not those cut short), timed again
+/// against each other (time_finalists). The fastest replaces the search's best, unless the
+/// default is within min_gain of it. `record(knobs, ms, chosen)` is called for each finalist.
+/// When the final timing fails, the search's result stands.
+template <typename Record>
 void final_rounds(const CandidateFunction& candidate, const Options& options, Result& result,
-                  const Assignment& default_knobs, Confirmed&& confirmed,
-                  const std::vector<KernelArg>& call_args) {
+                  const Assignment& default_knobs, Record&& record, const std::vector<KernelArg>& call_args,
+                  bool isolate, double time_limit_s) {
   std::vector<const Trial*> measured;
   for (const Trial& t : result.trials)
-    if (t.outcome == Trial::Outcome::Measured) measured.push_back(&t);
+    if (t.outcome == Trial::Outcome::Measured && !t.timing.cut_short) measured.push_back(&t);
   std::sort(measured.begin(), measured.end(), [](const Trial* a, const Trial* b) { return a->ms < b->ms; });
   std::vector<Assignment> finalists;
   for (const Trial* t : measured)
@@ -263,7 +301,7 @@ void final_rounds(const CandidateFunction& candidate, const Options& options, Re
   // learn the outcome from it.
   const Distribution& dist = options.distribution;
   std::string times;
-  if (dist.rank == 0) times = time_finalists(candidate, options, finalists, call_args);
+  if (dist.rank == 0) times = time_finalists(candidate, options, finalists, call_args, isolate, time_limit_s);
   if (dist.size > 1) times = dist.all_gather(times).at(0);
   std::vector<std::pair<Assignment, double>> finals;
   const char* p = times.c_str();
@@ -275,18 +313,16 @@ void final_rounds(const CandidateFunction& candidate, const Options& options, Re
     finals.emplace_back(knobs, ms);
   }
   result.finals = finals;
-  for (const auto& [knobs, ms] : finals) {
-    confirmed(knobs, ms);
-    if (knobs == default_knobs) result.default_ms = ms;
-  }
   auto fastest = std::min_element(finals.begin(), finals.end(),
                                   [](const auto& a, const auto& b) { return a.second < b.second; });
   // The default stays unless the fastest beats it by more than min_gain.
-  if (finals.front().first == default_knobs &&
-      fastest->second > finals.front().second * (1 - options.min_gain))
-    fastest = finals.begin();
+  if (finals.front().first == default_knobs) {
+    result.default_ms = finals.front().second;
+    if (fastest->second > finals.front().second * (1 - options.min_gain)) fastest = finals.begin();
+  }
   result.best = fastest->first;
   result.best_ms = fastest->second;
+  for (const auto& [knobs, ms] : finals) record(knobs, ms, knobs == result.best);
 }
 
 /// A candidate that brings its own tensors must take what the default configuration's kernel
@@ -344,38 +380,78 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
         cat("tune: the distribution says process ", dist.rank, " of ", dist.size,
             (dist.size > 1 && !dist.all_gather) ? " but has no all_gather" : "",
             "; give rank in [0, size) and an all_gather (tune/mpi.hpp's mpi_distribution() makes one)"));
-  Config discover;
-  Candidate first = candidate(discover);
-  const std::vector<LowerArg>& args = first.args;
-  result.workload = workload_key(args);
-  Schedule default_schedule = first.schedule;
-  result.space = discover.knobs();
-  for (const Knob& k : result.space) {
-    result.space_size *= static_cast<int64_t>(k.options.size());
-    if (result.space_size > (int64_t{1} << 40))
-      throw Error(
-          cat("tune: the search space has more than 2^40 configurations; give the knobs fewer options"));
-  }
-
-  // The default configuration: its outputs are the reference every candidate must reproduce.
-  Kernel reference = build(default_schedule, args, options.target, options.name);
-  std::vector<detail::ArgBuffer> buffers = detail::make_arguments(reference.lowered(), args, options.seed);
-  const std::vector<KernelArg> call_args = detail::kernel_args(buffers);
-  reference(call_args);
-  std::vector<std::vector<double>> expected;
-  for (const detail::ArgBuffer& b : buffers)
-    if (b.output) {
-      std::vector<double> values(static_cast<size_t>(b.view.num_elements()));
-      for (int64_t i = 0; i < b.view.num_elements(); ++i)
-        values[static_cast<size_t>(i)] = detail::element(b.view, i);
-      expected.push_back(std::move(values));
+  // Distributed: every process calls this at the same points with its failure ("": none); when any
+  // failed, every process throws the first failure, so that none waits for the others forever.
+  auto agree = [&](const std::string& failure) {
+    if (dist.size == 1) return;
+    const std::vector<std::string> all = dist.all_gather(failure);
+    for (int r = 0; r < dist.size; ++r)
+      if (!all.at(static_cast<size_t>(r)).empty())
+        throw Error(
+            cat("tune: process ", r, " of the distributed search failed: ", all[static_cast<size_t>(r)]));
+  };
+  // Runs `work` here; distributed, a failure is shared with every process (agree) instead.
+  auto together = [&](const std::function<void()>& work) {
+    if (dist.size == 1) return work();
+    std::string failure;
+    try {
+      work();
+    } catch (const std::exception& e) {
+      failure = *e.what() ? e.what() : "an exception";
+    } catch (...) {
+      failure = "an exception that is not a std::exception";
     }
+    agree(failure);
+  };
 
-  // Warm the machine up (caches, page mappings, the thread pool, the clock frequency) on the
-  // default kernel before timing anything: else the first candidate measured, the default, pays
-  // for it and every other looks faster than it is.
-  const double reference_ms =
-      time_calls([&] { reference(call_args); }, options.repeats, options.min_sample_ms).ms;
+  Config discover;
+  std::optional<Candidate> first;
+  std::optional<Kernel> reference;
+  std::vector<detail::ArgBuffer> buffers;
+  std::vector<KernelArg> call_args;
+  std::vector<std::vector<double>> expected;
+  double poison = 0, reference_ms = 0;
+  together([&] {
+    first = candidate(discover);
+    result.workload = workload_key(first->args);
+    result.space = discover.knobs();
+    for (const Knob& k : result.space) {
+      result.space_size *= static_cast<int64_t>(k.options.size());
+      if (result.space_size > (int64_t{1} << 40))
+        throw Error(
+            cat("tune: the search space has more than 2^40 configurations; give the knobs fewer options"));
+    }
+    // The default configuration: its outputs are the reference every candidate must reproduce.
+    reference = build(first->schedule, first->args, options.target, options.name);
+    buffers = detail::make_arguments(reference->lowered(), first->args, options.seed);
+    call_args = detail::kernel_args(buffers);
+    // Outputs start as zeros, then as NaN (integers: -77), so that a configuration that skips
+    // writes cannot pass where the right value happens to be zero. A default whose outputs differ
+    // between the two starts reads or leaves some of its outputs: then every candidate starts
+    // from zeros, as the reference did.
+    detail::fill_outputs(buffers, 0.0);
+    (*reference)(call_args);
+    expected = detail::output_values(buffers);
+    detail::fill_outputs(buffers, std::nan(""));
+    (*reference)(call_args);
+    poison = detail::first_mismatch(buffers, expected, 0.0).empty() ? std::nan("") : 0.0;
+    // Warm the machine up (caches, page mappings, the thread pool, the clock frequency) on the
+    // default kernel before timing anything: else the first candidate measured, the default, pays
+    // for it and every other looks faster than it is.
+    reference_ms = time_calls([&] { (*reference)(call_args); }, options.repeats, options.min_sample_ms).ms;
+  });
+
+  // CUDA keeps a device context that a fork()ed child cannot use: device kernels run here.
+  const bool isolate = options.isolate && options.target.kind() != TargetKind::CUDA;
+  // The time limit grows with the kernel: a configuration within give_up_factor of the default
+  // is timed fully (two calls, then up to three times `repeats` samples).
+  const double slowest_ms = std::max(options.give_up_factor, 1.0) * reference_ms;
+  const double time_limit_s =
+      options.time_limit_s <= 0
+          ? 0
+          : std::max(options.time_limit_s,
+                     1.5e-3 * (2 * slowest_ms + 3.0 * std::max(options.repeats, 1) *
+                                                    std::max(options.min_sample_ms, slowest_ms)));
 
   const Database db(options.database == "off" || dist.rank != 0 ? std::string() : options.database);
   const bool record = options.database != "off" && dist.rank == 0;
@@ -385,13 +461,26 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
   base.target = options.target.str();
   base.cpu = cpu_model();
   base.threads = runtime::ThreadPool::global().num_threads();
+  // Distributed, a record that cannot be written is reported, not thrown: process 0 alone writes,
+  // and the others would wait for it forever.
+  auto append = [&](const Assignment& knobs, double ms, bool confirmed) {
+    if (!record) return;
+    Record r = base;
+    r.knobs = knobs;
+    r.ms = ms;
+    r.confirmed = confirmed;
+    if (dist.size == 1) return db.append(r);
+    try {
+      db.append(r);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "loom::tune: %s (the search goes on)\n", e.what());
+    }
+  };
 
   // Checks one candidate's outputs against the reference, then times it: run in the worker.
   // A hopeless configuration (its first call give_up_ms or longer) is not timed further.
   auto check_and_time = [&](const Kernel& k, double give_up_ms) -> std::string {
-    for (detail::ArgBuffer& b : buffers)
-      if (b.output)
-        std::fill_n(static_cast<char*>(b.memory.get()), b.view.num_elements() * b.view.dtype.bits / 8, 0);
+    detail::fill_outputs(buffers, poison);
     const auto start = std::chrono::steady_clock::now();
     k(call_args);
     const double first_ms =
@@ -411,41 +500,45 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
   const int threads = options.compile_threads > 0
                           ? options.compile_threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  int batch_size = 2 * threads;
+  if (dist.size > 1) {
+    // Every process must search the same space the same way, in batches of one size (the
+    // largest any process asks for): else a batch's outcomes would reach other configurations.
+    std::string space;
+    for (const Knob& k : result.space) {
+      space += k.name + ":";
+      for (int64_t o : k.options) space += cat(o, ",");
+      space += ";";
+    }
+    const std::string fingerprint =
+        cat(result.workload, " ", space, " ", strategy_name(options.strategy), " ", options.max_trials, " ",
+            options.seed, " ", options.finalists, " ", options.final_rounds, " ", options.min_gain);
+    const std::vector<std::string> all = dist.all_gather(cat(batch_size, " ", fingerprint));
+    for (int r = 0; r < dist.size; ++r) {
+      const std::string& theirs = all.at(static_cast<size_t>(r));
+      const size_t gap = theirs.find(' ');
+      batch_size = std::max(batch_size, std::atoi(theirs.c_str()));
+      if (gap == std::string::npos || theirs.substr(gap + 1) != fingerprint)
+        throw Error(cat("tune: process ", r,
+                        " of the distributed search tunes another workload, space or options "
+                        "than process ",
+                        dist.rank, "; every process must call tune() with the same ones"));
+    }
+  }
+
   Searcher searcher(result.space, result.space_size, options.strategy, std::max(options.max_trials, 1),
                     options.seed);
   result.strategy = searcher.strategy();
   const Assignment default_knobs = discover.assignment();
   bool have_best = false;
-  for (std::vector<Proposal> batch; !(batch = searcher.next_batch(2 * threads)).empty();) {
-    // The schedule functions, one at a time: user code need not be thread-safe.
+  for (std::vector<Proposal> batch; !(batch = searcher.next_batch(batch_size)).empty();) {
     // Distributed: this process takes every size-th configuration of the batch.
     auto mine = [&](size_t i) { return static_cast<int>(i % static_cast<size_t>(dist.size)) == dist.rank; };
     std::vector<Trial> trials(batch.size());
-    std::vector<std::optional<Candidate>> candidates(batch.size());
     for (size_t i = 0; i < batch.size(); ++i) {
       trials[i].knobs = batch[i].knobs;
       trials[i].predicted_ms = batch[i].predicted_ms;
-      if (!mine(i)) continue;
-      try {
-        Config cfg(batch[i].knobs);
-        candidates[i] = candidate(cfg);
-      } catch (const Error& e) {
-        trials[i].outcome = Trial::Outcome::Invalid;
-        trials[i].detail = e.what();
-      }
     }
-    std::vector<Kernel> kernels(batch.size());
-    auto phase = std::chrono::steady_clock::now();
-    auto seconds_since = [](std::chrono::steady_clock::time_point& t) {
-      const auto now = std::chrono::steady_clock::now();
-      const double seconds = std::chrono::duration<double>(now - t).count();
-      t = now;
-      return seconds;
-    };
-    detail::build_batch(candidates, options, threads, kernels, trials);
-    result.build_seconds += seconds_since(phase);
-
-    // Checks and timings, one at a time: two at once would disturb each other's timing.
     // Not below 2 ms: a first call also pays for page faults and the worker's threads starting,
     // which can dwarf a kernel of microseconds; a kernel that fast is cheap to time fully anyway.
     const double give_up_ms =
@@ -453,16 +546,35 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
             ? std::max(2.0, options.give_up_factor *
                                 (have_best ? std::min(reference_ms, result.best_ms) : reference_ms))
             : 0;
-    for (size_t i = 0; i < batch.size(); ++i) {
-      Trial& trial = trials[i];
-      if (candidates[i] && trial.outcome == Trial::Outcome::Measured) {
+    together([&] {
+      // The schedule functions, one at a time: user code need not be thread-safe.
+      std::vector<std::optional<Candidate>> candidates(batch.size());
+      for (size_t i = 0; i < batch.size(); ++i) {
+        if (!mine(i)) continue;
         try {
-          detail::require_same_parameters(reference.lowered(), kernels[i].lowered());
-          if (!options.isolate) {
+          Config cfg(batch[i].knobs);
+          candidates[i] = candidate(cfg);
+        } catch (const Error& e) {
+          trials[i].outcome = Trial::Outcome::Invalid;
+          trials[i].detail = e.what();
+        }
+      }
+      std::vector<Kernel> kernels(batch.size());
+      auto phase = std::chrono::steady_clock::now();
+      detail::build_batch(candidates, options, threads, kernels, trials);
+      const auto built = std::chrono::steady_clock::now();
+      result.build_seconds += std::chrono::duration<double>(built - phase).count();
+      // Checks and timings, one at a time: two at once would disturb each other's timing.
+      for (size_t i = 0; i < batch.size(); ++i) {
+        Trial& trial = trials[i];
+        if (!candidates[i] || trial.outcome != Trial::Outcome::Measured) continue;
+        try {
+          detail::require_same_parameters(reference->lowered(), kernels[i].lowered());
+          if (!isolate) {
             detail::decode_outcome(check_and_time(kernels[i], give_up_ms), trial);
           } else {
             const WorkerResult w =
-                run_in_worker([&] { return check_and_time(kernels[i], give_up_ms); }, options.time_limit_s);
+                run_in_worker([&] { return check_and_time(kernels[i], give_up_ms); }, time_limit_s);
             if (w.status == WorkerResult::Status::Finished) {
               detail::decode_outcome(w.output, trial);
             } else {
@@ -476,10 +588,11 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
           trial.outcome = Trial::Outcome::Invalid;
           trial.detail = e.what();
         }
+        kernels[i] = Kernel();  // the machine code stays in the kernel cache
       }
-      kernels[i] = Kernel();  // the machine code stays in the kernel cache
-    }
-    result.measure_seconds += seconds_since(phase);
+      result.measure_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - built).count();
+    });
     if (dist.size > 1) {
       // Every process learns every outcome, in batch order, so all follow the same search.
       std::string report;
@@ -494,8 +607,7 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
           if (end == std::string::npos)
             throw Error(
                 cat("tune: process ", rank,
-                    " of the distributed search reported fewer outcomes than its "
-                    "share of the batch; every process must tune the same workload with the same options"));
+                    " of the distributed search reported fewer outcomes than its share of the batch"));
           detail::decode_trial(all.substr(pos, end - pos), trials[i]);
           pos = end + 1;
         }
@@ -508,12 +620,7 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
           if (trial.knobs == default_knobs) result.default_ms = trial.ms;
           if (!have_best || trial.ms < result.best_ms)
             result.best = trial.knobs, result.best_ms = trial.ms, have_best = true;
-          if (record) {
-            Record r = base;
-            r.knobs = trial.knobs;
-            r.ms = trial.ms;
-            db.append(r);
-          }
+          append(trial.knobs, trial.ms, false);
           break;
         }
         case Trial::Outcome::Invalid: ++result.invalid; break;
@@ -529,17 +636,7 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
   }
   if (!have_best) result.best = default_knobs;
   const auto finals_started = std::chrono::steady_clock::now();
-  detail::final_rounds(
-      candidate, options, result, default_knobs,
-      [&](const Assignment& knobs, double ms) {
-        if (!record) return;
-        Record r = base;
-        r.knobs = knobs;
-        r.ms = ms;
-        r.confirmed = true;
-        db.append(r);
-      },
-      call_args);
+  detail::final_rounds(candidate, options, result, default_knobs, append, call_args, isolate, time_limit_s);
   const auto finished = std::chrono::steady_clock::now();
   result.measure_seconds += std::chrono::duration<double>(finished - finals_started).count();
   result.seconds = std::chrono::duration<double>(finished - started).count();
