@@ -397,15 +397,16 @@ TEST_CASE("tune: lib::gemm's blocking, tuned once, is what later gemm() calls us
   o.max_trials = 6;
   o.min_sample_ms = 0.01;
   tune::Result r = lib::tune_gemm(p, o);
-  CHECK(r.space.size() == 4);  // kc, mc, nc, pack_a
+  CHECK(r.space.size() == 5);  // kc, mc, nc, pack_a, stream_k
   CHECK(r.trials.size() == 6);
   CHECK(r.wrong == 0);  // every blocking computes the same product
   CHECK(r.measured + r.invalid == 6);
   REQUIRE(r.measured >= 1);
   tune::Config best(r.best);
   const lib::GemmConfig tuned = lib::gemm_config_knobs(best, heuristic);
+  // (Compared as gemm() makes them final: it fits some sizes to the problem.)
   const lib::GemmConfig used = lib::gemm(p).config;
-  CHECK(used.str() == tuned.str());
+  CHECK(used.str() == lib::gemm(p, tuned).config.str());
   // Another problem has no record: the model's choice.
   CHECK(lib::gemm(q).config.str() == heuristic_q.str());
   CHECK(lib::model_gemm_config(p).str() == heuristic.str());  // the model, whatever is recorded
@@ -433,6 +434,12 @@ TEST_CASE("tune: lib::gemm's blocking, tuned once, is what later gemm() calls us
   planted.ms = 0.001;
   tune::Database().append(planted);
   CHECK(lib::gemm(r2).config.str() == planted_final);
+  // A faster record with the Stream-K decomposition: gemm() shares the work that way.
+  CHECK(lib::gemm(r2).config.decomposition == lib::Decomposition::DataParallel);
+  planted.knobs["stream_k"] = 1;
+  planted.ms = 0.0005;
+  tune::Database().append(planted);
+  CHECK(lib::gemm(r2).config.decomposition == lib::Decomposition::StreamK);
   // With LOOM_TUNE=1, a problem without a record is tuned first, and recorded.
   ::setenv("LOOM_TUNE", "1", 1);
   ::setenv("LOOM_TUNE_TRIALS", "3", 1);
@@ -445,7 +452,7 @@ TEST_CASE("tune: lib::gemm's blocking, tuned once, is what later gemm() calls us
   std::optional<tune::Assignment> recorded = tune::best_knobs(key_q, Target::cpu());
   REQUIRE(recorded.has_value());
   tune::Config recorded_cfg(*recorded);
-  CHECK(g.config.str() == lib::gemm_config_knobs(recorded_cfg, heuristic_q).str());
+  CHECK(g.config.str() == lib::gemm(q, lib::gemm_config_knobs(recorded_cfg, heuristic_q)).config.str());
   check_jit_matches_interpreter(lower(g.schedule, g.args(), "tuned_gemm"),
                                 RandomArgs(random_args(lower(g.schedule, g.args()), 5)).args);
 }

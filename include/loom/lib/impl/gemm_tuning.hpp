@@ -49,6 +49,14 @@ LOOM_DECL GemmConfig gemm_config_knobs(tune::Config& cfg, const GemmConfig& base
   c.nc = cfg.choice(
       "nc", detail::options_with_default(base.nc, {8 * base.nr, 16 * base.nr, 32 * base.nr, 64 * base.nr}));
   c.pack_a = cfg.choice("pack_a", {base.pack_a ? 1 : 0, base.pack_a ? 0 : 1}) != 0;
+  // How the threads share the work: blocks of rows (data-parallel) or equal shares of the MAC-loop
+  // iterations (Stream-K, which pays a fixup where a tile is split); gemm() refuses Stream-K where
+  // it does not apply (batched products), and the tuner counts those as invalid.
+  if (base.parallel) {
+    const int64_t stream_k = base.decomposition == Decomposition::StreamK ? 1 : 0;
+    c.decomposition = cfg.choice("stream_k", {stream_k, 1 - stream_k}) != 0 ? Decomposition::StreamK
+                                                                            : Decomposition::DataParallel;
+  }
   return c;
 }
 
