@@ -294,7 +294,10 @@ int main(int argc, char** argv) {
     }
     if (kept_default) tuned_ms = default_ms;
     double second_ms = 0;
-    const std::string command = std::string(self) + " --apply " + w.name;
+    // The path in single quotes for the shell (a quote inside as '\'').
+    std::string quoted = "'";
+    for (const char* c = self; *c; ++c) quoted += *c == '\'' ? std::string("'\\''") : std::string(1, *c);
+    const std::string command = quoted + "' --apply " + w.name;
     if (FILE* p = ::popen(command.c_str(), "r")) {
       if (std::fscanf(p, "%lf", &second_ms) != 1) second_ms = 0;
       ::pclose(p);
