@@ -8,9 +8,12 @@
 // times it. Prints, per workload:
 //   loom-bench tune workload= threads= strategy= space= candidates= measured= invalid= wrong=
 //     crashed= timed_out= tuning_s= build_s= measure_s= default_ms= tuned_ms= second_process_ms=
-//     kept_default= best={knobs} peer=loom-default-schedule speedup= ratio=<default/tuned>
+//     kept_default= model_rank_corr= best={knobs} peer=loom-default-schedule speedup= ratio=<default/tuned>
+// model_rank_corr: Spearman's correlation of the cost model's predictions with the measured times
+// of the configurations it ranked.
 // LOOM_BENCH_QUICK=1 (the ctest smoke run): small sizes, 4 trials. LOOM_BENCH_ONLY=<prefix>: only
-// the workloads whose name begins with it.
+// the workloads whose name begins with it. LOOM_TUNE_NO_IR_FEATURES=1: the cost model sees the knobs
+// only.
 #include <loom/lib/gemm_tuning.hpp>
 #include <loom/loom.hpp>
 #include <loom/runtime/thread_pool.hpp>
@@ -225,6 +228,31 @@ tune::Candidate default_candidate(const Workload& w) {
   return w.candidate(cfg);
 }
 
+/// Spearman's rank correlation between the cost model's predictions and the measured times of
+/// the configurations it ranked (0 when fewer than three): how well it orders what it proposes.
+double model_rank_correlation(const tune::Result& r) {
+  std::vector<std::pair<double, double>> pairs;
+  for (const tune::Trial& t : r.trials)
+    if (t.predicted_ms > 0 && t.outcome == tune::Trial::Outcome::Measured && !t.timing.cut_short)
+      pairs.emplace_back(t.predicted_ms, t.ms);
+  const size_t n = pairs.size();
+  if (n < 3) return 0;
+  auto ranks = [&](bool second) {
+    std::vector<size_t> order(n);
+    for (size_t i = 0; i < n; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return second ? pairs[a].second < pairs[b].second : pairs[a].first < pairs[b].first;
+    });
+    std::vector<double> rank(n);
+    for (size_t i = 0; i < n; ++i) rank[order[i]] = static_cast<double>(i);
+    return rank;
+  };
+  const std::vector<double> x = ranks(false), y = ranks(true);
+  double d2 = 0;
+  for (size_t i = 0; i < n; ++i) d2 += (x[i] - y[i]) * (x[i] - y[i]);
+  return 1 - 6 * d2 / (static_cast<double>(n) * (static_cast<double>(n * n) - 1));
+}
+
 /// The second process: the workload scheduled from the database alone, timed; prints its time.
 int apply_only(const std::string& name) {
   for (const Workload& w : workloads()) {
@@ -274,6 +302,7 @@ int main(int argc, char** argv) {
     o.max_trials = trials;
     o.repeats = quick ? 1 : 5;
     o.min_sample_ms = quick ? 0.01 : 2;
+    o.ir_features = std::getenv("LOOM_TUNE_NO_IR_FEATURES") == nullptr;
     tune::Result r = w.library_gemm ? lib::tune_gemm(w.problem, o) : tune::tune(w.candidate, o);
 
     tune::Config best(r.best);
@@ -309,11 +338,12 @@ int main(int argc, char** argv) {
         "loom-bench tune workload=%s threads=%d strategy=%s space=%lld candidates=%zu measured=%d invalid=%d "
         "wrong=%d crashed=%d timed_out=%d tuning_s=%.1f build_s=%.1f measure_s=%.1f default_ms=%.3f "
         "tuned_ms=%.3f second_process_ms=%.3f "
-        "kept_default=%d best={%s} peer=loom-default-schedule speedup=%.3f ratio=%.3f\n",
+        "kept_default=%d model_rank_corr=%.2f best={%s} peer=loom-default-schedule speedup=%.3f ratio=%.3f\n",
         w.name.c_str(), runtime::ThreadPool::global().num_threads(), tune::strategy_name(r.strategy).c_str(),
         static_cast<long long>(r.space_size), r.trials.size(), r.measured, r.invalid, r.wrong, r.crashed,
         r.timed_out, r.seconds, r.build_seconds, r.measure_seconds, default_ms, tuned_ms, second_ms,
-        kept_default ? 1 : 0, knobs.c_str(), default_ms / tuned_ms, default_ms / tuned_ms);
+        kept_default ? 1 : 0, model_rank_correlation(r), knobs.c_str(), default_ms / tuned_ms,
+        default_ms / tuned_ms);
     std::fflush(stdout);
   }
   std::filesystem::remove_all(dir);

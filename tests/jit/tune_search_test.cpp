@@ -2,7 +2,10 @@
 // once, the default first, within the budget; the evolutionary search finds better configurations
 // than a random sample of the same size on a synthetic landscape), the CostModel (recovers an
 // additive landscape), Tukey's fence over timing samples, and the worker process (a result, an
-// exception, a crash and a hang each come back as what they are, and the caller survives).
+// exception, a crash and a hang each come back as what they are, and the caller survives), and the
+// counts the cost model takes from a lowered function (IrFeatures).
+#include <loom/core.hpp>
+#include <loom/tune/ir_features.hpp>
 #include <loom/tune/tune.hpp>
 
 #include <doctest/doctest.h>
@@ -187,4 +190,40 @@ TEST_CASE("tune measure: the worker process reports a result, an exception, a cr
       0.3);
   CHECK(r.status == WorkerResult::Status::TimedOut);
   CHECK_MESSAGE(r.detail.find("time limit of 0.3 s") != std::string::npos, r.detail);
+}
+
+TEST_CASE("tune cost model: extra features per configuration are learned like knobs") {
+  std::vector<Knob> space{{"unused", {0, 1}}};
+  CostModel model(space, 1e-6);
+  // log(ms) = 0.5 + 0.25 * extra: the knob says nothing, the feature everything.
+  for (double f : {0.0, 1.0, 2.0, 4.0, 8.0}) model.add({{"unused", 0}}, std::exp(0.5 + 0.25 * f), {f});
+  CHECK(model.predict_ms({{"unused", 0}}, {6.0}) == doctest::Approx(std::exp(0.5 + 1.5)).epsilon(1e-3));
+  CHECK(model.predict_ms({{"unused", 0}}, {}) == doctest::Approx(std::exp(0.5)).epsilon(1e-3));  // missing: 0
+}
+
+TEST_CASE("tune IR features: loop iterations, stores, their vector share and the parallel balance") {
+  Tensor A = placeholder({64}, f32, "A");
+  Tensor C = compute(
+      {64}, [&](Expr i) { return A(i) * 2.0f; }, "C");
+  // Scalar and serial: 64 iterations, 64 stores, none of them vector.
+  IrFeatures plain = ir_features(lower(create_schedule(C), {A, C}, "plain"), 2);
+  CHECK(plain.loop_iterations == 64);
+  CHECK(plain.element_stores == 64);
+  CHECK(plain.vector_store_fraction == 0);
+  CHECK_FALSE(plain.parallel);
+  CHECK(plain.parallel_imbalance == 1);
+  CHECK(plain.vector().size() == 5);
+  // 4 parallel tasks of 16 lanes: one loop of 4 iterations, every element stored by a vector.
+  Schedule s = create_schedule(C);
+  auto [o, i] = s[C].split(C.axis(0), 16);
+  s[C].vectorize(i);
+  s[C].parallel(o);
+  LoweredFunc f = lower(s, {A, C}, "vector");
+  IrFeatures two = ir_features(f, 2);
+  CHECK(two.loop_iterations == 4);
+  CHECK(two.element_stores == 64);
+  CHECK(two.vector_store_fraction == 1);
+  CHECK(two.parallel);
+  CHECK(two.parallel_imbalance == 1);
+  CHECK(ir_features(f, 3).parallel_imbalance == doctest::Approx(1.5));  // 4 tasks on 3 threads: 2 rounds
 }

@@ -11,6 +11,7 @@
 #include "loom/lib/impl/streamk_gemm.hpp"
 #include "loom/tune/impl/cost_model.hpp"
 #include "loom/tune/impl/database.hpp"
+#include "loom/tune/impl/ir_features.hpp"
 #include "loom/tune/impl/measure.hpp"
 #include "loom/tune/impl/search.hpp"
 #include "loom/tune/impl/tune.hpp"

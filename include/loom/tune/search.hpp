@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <random>
 #include <set>
@@ -37,6 +39,10 @@ struct Proposal {
   double predicted_ms = 0;  ///< the cost model's prediction when it ranked this one (else 0)
 };
 
+/// Numbers that describe a configuration for the cost model (tune/ir_features.hpp), or nothing
+/// when it cannot be described (Loom refuses it).
+using Featurizer = std::function<std::optional<std::vector<double>>(const Assignment&)>;
+
 /// Proposes configurations batch by batch and learns from their outcomes.
 class Searcher {
  public:
@@ -49,6 +55,9 @@ class Searcher {
   LOOM_DECL std::vector<Proposal> next_batch(int batch);
   /// Reports a proposed configuration's time (nothing: refused, wrong, crashed or timed out).
   LOOM_DECL void observe(const Assignment& knobs, std::optional<double> ms);
+  /// Gives the cost model features of each configuration besides its knobs (the evolutionary
+  /// search ranks its proposals with them; a proposal without any ranks last).
+  void set_featurizer(Featurizer f) { featurizer_ = std::move(f); }
 
   /// The strategy in use (never Auto).
   Strategy strategy() const { return strategy_; }
@@ -60,6 +69,7 @@ class Searcher {
   Assignment mutate(const Assignment& parent);
   Assignment cross(const Assignment& a, const Assignment& b);
   std::vector<Proposal> evolutionary_round();
+  const std::optional<std::vector<double>>& features_of(int64_t index, const Assignment& knobs);
 
   std::vector<Knob> space_;
   int64_t space_size_;
@@ -71,6 +81,8 @@ class Searcher {
   CostModel model_;
   int64_t next_index_ = 0;  // Exhaustive: the next index in order
   int rounds_ = 0;
+  Featurizer featurizer_;
+  std::map<int64_t, std::optional<std::vector<double>>> features_;  // by index, once computed
 };
 
 }  // namespace loom::tune

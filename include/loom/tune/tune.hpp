@@ -76,6 +76,9 @@ struct Options {
   /// default's time to begin with; and longer than 2 ms) is not timed further: its time is that
   /// call (0: time all fully).
   double give_up_factor = 10;
+  /// The evolutionary search's cost model also learns from counts in each configuration's
+  /// lowered function (tune/ir_features.hpp; one lowering per proposal it ranks).
+  bool ir_features = true;
   int compile_threads = 0;  ///< builds at once (0: the hardware's threads)
   /// The fastest few configurations of the search, with the default, are timed again against
   /// each other in alternating rounds, and the fastest of that is the result: a search's best time

@@ -15,8 +15,10 @@ namespace loom::tune {
 LOOM_DECL CostModel::CostModel(std::vector<Knob> space, double ridge)
     : space_(std::move(space)), ridge_(ridge) {}
 
-LOOM_DECL std::vector<double> CostModel::features(const Assignment& knobs) const {
+LOOM_DECL std::vector<double> CostModel::features(const Assignment& knobs,
+                                                  const std::vector<double>& extra) const {
   std::vector<double> x{1.0};  // the intercept
+  for (size_t i = 0; i < extra_count_; ++i) x.push_back(i < extra.size() ? extra[i] : 0.0);
   for (const Knob& k : space_) {
     auto it = knobs.find(k.name);
     const int64_t value = it == knobs.end() ? k.options.front() : it->second;
@@ -27,15 +29,16 @@ LOOM_DECL std::vector<double> CostModel::features(const Assignment& knobs) const
   return x;
 }
 
-LOOM_DECL void CostModel::add(const Assignment& knobs, double ms) {
+LOOM_DECL void CostModel::add(const Assignment& knobs, double ms, const std::vector<double>& extra) {
   if (!(ms > 0)) return;
-  xs_.push_back(features(knobs));
+  if (xs_.empty()) extra_count_ = extra.size();
+  xs_.push_back(features(knobs, extra));
   ys_.push_back(std::log(ms));
   stale_ = true;
 }
 
 LOOM_DECL void CostModel::fit() const {
-  const size_t n = xs_.empty() ? features({}).size() : xs_.front().size();
+  const size_t n = xs_.empty() ? features({}, {}).size() : xs_.front().size();
   // (X^T X + ridge I) w = X^T y, the intercept not penalized.
   std::vector<std::vector<double>> a(n, std::vector<double>(n + 1, 0.0));
   for (size_t s = 0; s < xs_.size(); ++s)
@@ -64,9 +67,9 @@ LOOM_DECL void CostModel::fit() const {
   stale_ = false;
 }
 
-LOOM_DECL double CostModel::predict_ms(const Assignment& knobs) const {
+LOOM_DECL double CostModel::predict_ms(const Assignment& knobs, const std::vector<double>& extra) const {
   if (stale_) fit();
-  const std::vector<double> x = features(knobs);
+  const std::vector<double> x = features(knobs, extra);
   double log_ms = 0;
   for (size_t i = 0; i < x.size(); ++i) log_ms += weights_[i] * x[i];
   return std::exp(log_ms);

@@ -6,6 +6,7 @@
 LOOM_IMPLEMENTATION_FILE("loom/tune/search.hpp");
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "loom/tune/search.hpp"
@@ -113,7 +114,8 @@ LOOM_DECL std::vector<Proposal> Searcher::evolutionary_round() {
             [](const auto& x, const auto& y) { return x.first < y.first; });
   const size_t parents = std::min<size_t>(measured_.size(), 5);
   std::map<int64_t, Assignment> pool;
-  const size_t pool_size = static_cast<size_t>(8 * want);
+  // Each proposal a featurizer describes is lowered: fewer of them.
+  const size_t pool_size = static_cast<size_t>((featurizer_ ? 4 : 8) * want);
   for (int attempt = 0; attempt < 40 * want && pool.size() < pool_size; ++attempt) {
     Assignment a;
     const uint64_t r = rng_() % 10;
@@ -135,8 +137,16 @@ LOOM_DECL std::vector<Proposal> Searcher::evolutionary_round() {
 
   std::vector<std::pair<double, int64_t>> ranked;
   const bool use_model = model_.observations() >= 2;
-  for (const auto& [index, knobs] : pool)
-    ranked.emplace_back(use_model ? model_.predict_ms(knobs) : static_cast<double>(rng_() % 1000000), index);
+  for (const auto& [index, knobs] : pool) {
+    if (!use_model) {
+      ranked.emplace_back(static_cast<double>(rng_() % 1000000), index);
+    } else if (!featurizer_) {
+      ranked.emplace_back(model_.predict_ms(knobs), index);
+    } else {
+      const std::optional<std::vector<double>>& f = features_of(index, knobs);
+      ranked.emplace_back(f ? model_.predict_ms(knobs, *f) : HUGE_VAL, index);
+    }
+  }
   std::sort(ranked.begin(), ranked.end());
   const int slots = want - static_cast<int>(out.size());
   const int explore = use_model ? std::max(1, slots / 4) : 0;
@@ -176,10 +186,19 @@ LOOM_DECL std::vector<Proposal> Searcher::next_batch(int batch) {
   return out;
 }
 
+LOOM_DECL const std::optional<std::vector<double>>& Searcher::features_of(int64_t index,
+                                                                          const Assignment& knobs) {
+  auto it = features_.find(index);
+  if (it == features_.end()) it = features_.emplace(index, featurizer_(knobs)).first;
+  return it->second;
+}
+
 LOOM_DECL void Searcher::observe(const Assignment& knobs, std::optional<double> ms) {
   if (!ms || !(*ms > 0)) return;
   measured_.emplace_back(*ms, knobs);
-  model_.add(knobs, *ms);
+  if (!featurizer_) return model_.add(knobs, *ms);
+  const std::optional<std::vector<double>>& f = features_of(index_of(knobs), knobs);
+  model_.add(knobs, *ms, f ? *f : std::vector<double>());
 }
 
 }  // namespace loom::tune

@@ -28,6 +28,7 @@ LOOM_IMPLEMENTATION_FILE("loom/tune/tune.hpp");
 #include "loom/ir/half.hpp"
 #include "loom/ir/structural_hash.hpp"
 #include "loom/runtime/thread_pool.hpp"
+#include "loom/tune/ir_features.hpp"
 #include "loom/tune/tune.hpp"
 
 namespace loom::tune {
@@ -501,6 +502,7 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
                           ? options.compile_threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   int batch_size = 2 * threads;
+  int pool_threads = runtime::ThreadPool::global().num_threads();  // for the IR features
   if (dist.size > 1) {
     // Every process must search the same space the same way, in batches of one size (the
     // largest any process asks for): else a batch's outcomes would reach other configurations.
@@ -513,10 +515,13 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
     const std::string fingerprint =
         cat(result.workload, " ", space, " ", strategy_name(options.strategy), " ", options.max_trials, " ",
             options.seed, " ", options.finalists, " ", options.final_rounds, " ", options.min_gain);
-    const std::vector<std::string> all = dist.all_gather(cat(batch_size, " ", fingerprint));
+    // The features the search ranks by count process 0's threads, whatever this machine has.
+    const std::vector<std::string> all =
+        dist.all_gather(cat(batch_size, " ", pool_threads, " ", fingerprint));
+    pool_threads = std::atoi(all.at(0).substr(all.at(0).find(' ') + 1).c_str());
     for (int r = 0; r < dist.size; ++r) {
       const std::string& theirs = all.at(static_cast<size_t>(r));
-      const size_t gap = theirs.find(' ');
+      const size_t gap = theirs.find(' ', theirs.find(' ') + 1);
       batch_size = std::max(batch_size, std::atoi(theirs.c_str()));
       if (gap == std::string::npos || theirs.substr(gap + 1) != fingerprint)
         throw Error(cat("tune: process ", r,
@@ -529,6 +534,18 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
   Searcher searcher(result.space, result.space_size, options.strategy, std::max(options.max_trials, 1),
                     options.seed);
   result.strategy = searcher.strategy();
+  if (result.strategy == Strategy::Evolutionary && options.ir_features)
+    // The cost model also sees what each configuration's lowered function counts (a lowering, no
+    // build): loop iterations, stores and their vector share, the parallel loop's balance.
+    searcher.set_featurizer([&](const Assignment& knobs) -> std::optional<std::vector<double>> {
+      try {
+        Config cfg(knobs);
+        Candidate c = candidate(cfg);
+        return ir_features(lower(c.schedule, c.args, options.name), pool_threads).vector();
+      } catch (const Error&) {
+        return std::nullopt;
+      }
+    });
   const Assignment default_knobs = discover.assignment();
   bool have_best = false;
   for (std::vector<Proposal> batch; !(batch = searcher.next_batch(batch_size)).empty();) {
