@@ -162,35 +162,9 @@ inline std::vector<std::vector<double>> output_values(const std::vector<ArgBuffe
   return out;
 }
 
-/// What a check-and-time of one candidate reports (from the worker, as text): "W<mismatch>" or
-/// "M <ms> <samples> <rejected> <spread>".
-inline std::string encode_timing(const Timing& t) {
-  char line[128];
-  std::snprintf(line, sizeof line, "M %.17g %d %d %.17g %d", t.ms, t.samples, t.rejected, t.spread,
-                t.cut_short ? 1 : 0);
-  return line;
-}
-
-inline void decode_outcome(const std::string& report, Trial& trial) {
-  if (!report.empty() && report[0] == 'W') {
-    trial.outcome = Trial::Outcome::Wrong;
-    trial.detail = report.substr(1);
-    return;
-  }
-  Timing& t = trial.timing;
-  int cut = 0;
-  if (std::sscanf(report.c_str(), "M %lf %d %d %lf %d", &t.ms, &t.samples, &t.rejected, &t.spread, &cut) !=
-      5) {
-    trial.outcome = Trial::Outcome::Crashed;
-    trial.detail = cat("the worker's report could not be read: '", report, "'");
-    return;
-  }
-  t.cut_short = cut != 0;
-  trial.ms = t.ms;
-}
-
-/// A trial's outcome as one line of text, for the other processes of a distributed search (the
-/// knobs are not sent: every process knows which configurations a batch holds).
+/// A trial's outcome as one line of text: what the worker process reports of the configuration it
+/// checked and timed, and what the processes of a distributed search tell each other (the knobs
+/// are not sent: every process knows which configurations a batch holds).
 inline std::string encode_trial(const Trial& t) {
   std::string detail = t.detail;
   std::replace(detail.begin(), detail.end(), '\n', ' ');
@@ -200,16 +174,19 @@ inline std::string encode_trial(const Trial& t) {
   return head + detail + "\n";
 }
 
-inline void decode_trial(const std::string& line, Trial& t) {
+/// Reads encode_trial's line (a trailing newline or not) into `t`; false when it cannot be read.
+inline bool decode_trial(std::string line, Trial& t) {
+  if (!line.empty() && line.back() == '\n') line.pop_back();
   int outcome = 0, cut = 0, used = 0;
   if (std::sscanf(line.c_str(), "%d %lf %d %d %lf %d %n", &outcome, &t.ms, &t.timing.samples,
-                  &t.timing.rejected, &t.timing.spread, &cut, &used) < 6)
-    throw Error(
-        cat("tune: a process of the distributed search sent a report that cannot be read: '", line, "'"));
+                  &t.timing.rejected, &t.timing.spread, &cut, &used) < 6 ||
+      outcome < 0 || outcome > static_cast<int>(Trial::Outcome::TimedOut))
+    return false;
   t.outcome = static_cast<Trial::Outcome>(outcome);
   t.timing.ms = t.ms;
   t.timing.cut_short = cut != 0;
   t.detail = line.substr(static_cast<size_t>(used));
+  return true;
 }
 
 /// Builds the kernels of a batch's candidates on `threads` threads; a build that Loom refuses
@@ -486,16 +463,26 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
     k(call_args);
     const double first_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    const std::string mismatch = detail::first_mismatch(buffers, expected, options.tolerance);
-    if (!mismatch.empty()) return "W" + mismatch;
-    if (give_up_ms > 0 && first_ms > give_up_ms) {
-      Timing t;
-      t.ms = first_ms;
-      t.samples = 1;
-      t.cut_short = true;
-      return detail::encode_timing(t);
+    Trial t;
+    t.detail = detail::first_mismatch(buffers, expected, options.tolerance);
+    if (!t.detail.empty()) {
+      t.outcome = Trial::Outcome::Wrong;
+    } else if (give_up_ms > 0 && first_ms > give_up_ms) {
+      t.timing.ms = first_ms;
+      t.timing.samples = 1;
+      t.timing.cut_short = true;
+    } else {
+      t.timing = time_calls([&] { k(call_args); }, options.repeats, options.min_sample_ms);
     }
-    return detail::encode_timing(time_calls([&] { k(call_args); }, options.repeats, options.min_sample_ms));
+    t.ms = t.timing.ms;
+    return detail::encode_trial(t);
+  };
+  // The outcome the check reported, into the batch's trial (whose knobs it keeps).
+  auto take_report = [](const std::string& report, Trial& trial) {
+    if (!detail::decode_trial(report, trial)) {
+      trial.outcome = Trial::Outcome::Crashed;
+      trial.detail = cat("the worker's report could not be read: '", report, "'");
+    }
   };
 
   const int threads = options.compile_threads > 0
@@ -588,12 +575,12 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
         try {
           detail::require_same_parameters(reference->lowered(), kernels[i].lowered());
           if (!isolate) {
-            detail::decode_outcome(check_and_time(kernels[i], give_up_ms), trial);
+            take_report(check_and_time(kernels[i], give_up_ms), trial);
           } else {
             const WorkerResult w =
                 run_in_worker([&] { return check_and_time(kernels[i], give_up_ms); }, time_limit_s);
             if (w.status == WorkerResult::Status::Finished) {
-              detail::decode_outcome(w.output, trial);
+              take_report(w.output, trial);
             } else {
               trial.outcome = w.status == WorkerResult::Status::Threw      ? Trial::Outcome::Invalid
                               : w.status == WorkerResult::Status::TimedOut ? Trial::Outcome::TimedOut
@@ -625,7 +612,10 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
             throw Error(
                 cat("tune: process ", rank,
                     " of the distributed search reported fewer outcomes than its share of the batch"));
-          detail::decode_trial(all.substr(pos, end - pos), trials[i]);
+          if (!detail::decode_trial(all.substr(pos, end - pos), trials[i]))
+            throw Error(cat("tune: process ", rank,
+                            " of the distributed search sent a report that cannot be read: '",
+                            all.substr(pos, end - pos), "'"));
           pos = end + 1;
         }
       }
