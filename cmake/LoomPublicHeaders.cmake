@@ -4,7 +4,7 @@
 # compilation: declarations, types and small inline helpers only.
 set(LOOM_PUBLIC_HEADERS
   loom/loom.hpp loom/core.hpp loom/version.hpp
-  loom/support/config.hpp loom/support/error.hpp loom/support/gpu_device.hpp loom/support/object.hpp
+  loom/support/config.hpp loom/support/cpu_info.hpp loom/support/error.hpp loom/support/gpu_device.hpp loom/support/object.hpp
   loom/support/target.hpp
   loom/ir/bitwise_op.hpp loom/ir/dtype.hpp loom/ir/expr.hpp loom/ir/extern_c.hpp loom/ir/gpu_vocabulary.hpp
   loom/ir/half.hpp

@@ -310,10 +310,17 @@ TEST_CASE("tune: the database skips lines it does not understand and takes appen
   r.threads = 2;
   r.knobs = {{"a", -3}, {"b", 64}};
   r.ms = 0.125;
+  r.cores = 2;
+  r.l1d_bytes = 48 * 1024;
+  r.l2_bytes = 2 << 20;
+  r.l3_bytes = int64_t{480} << 20;
   db.append(r);
   std::vector<tune::Record> read = db.read();
   REQUIRE(read.size() == 1);
   CHECK_FALSE(read[0].confirmed);
+  CHECK(read[0].cores == 2);
+  CHECK(read[0].l1d_bytes == 48 * 1024);
+  CHECK(read[0].l3_bytes == int64_t{480} << 20);
   CHECK(read[0].name == r.name);
   CHECK(read[0].knobs == r.knobs);
   CHECK(read[0].ms == 0.125);

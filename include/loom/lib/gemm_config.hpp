@@ -2,84 +2,19 @@
 // from them: register tile mr x nr, cache blocks kc (L1), mc (L2), nc (L3), as in BLIS's analytical model.
 #pragma once
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdint>
-#include <fstream>
 #include <string>
 
 #include "loom/ir/dtype.hpp"
 #include "loom/lib/streamk_decomposition.hpp"
+#include "loom/support/cpu_info.hpp"
 #include "loom/support/error.hpp"
 
 namespace loom::lib {
 
-/// What the tile sizes depend on. host() reads Linux's sysfs (falling back to sysconf, then to
-/// common sizes) and the SIMD width the JIT targets on this machine.
-struct CpuCacheInfo {
-  /// The data cache sizes in bytes: L1 data, L2 and L3.
-  /// @{
-  int64_t l1d_bytes = 32 * 1024;
-  int64_t l2_bytes = 1024 * 1024;
-  int64_t l3_bytes = 8 * 1024 * 1024;
-  /// @}
-  int vector_bytes = 32;  ///< 64 with AVX-512, 32 with AVX2, 16 otherwise
-  int registers = 16;     ///< vector registers the micro-kernel may use (32 with AVX-512)
-
-  /// This machine's caches, detected once.
-  static const CpuCacheInfo& host() {
-    static const CpuCacheInfo info = detect();
-    return info;
-  }
-
-  /// Reads the caches and SIMD width now (sysfs, then sysconf, then common sizes).
-  static CpuCacheInfo detect() {
-    CpuCacheInfo c;
-    // sysfs gives each level's size; sysconf knows the same on glibc but may say 0.
-    for (int index = 0; index < 8; ++index) {
-      const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
-      std::ifstream level_file(dir + "level"), type_file(dir + "type"), size_file(dir + "size");
-      int level = 0;
-      std::string type, size;
-      if (!(level_file >> level) || !(type_file >> type) || !(size_file >> size)) break;
-      const int64_t bytes = parse_size(size);
-      if (bytes <= 0 || type == "Instruction") continue;
-      if (level == 1) c.l1d_bytes = bytes;
-      if (level == 2) c.l2_bytes = bytes;
-      if (level == 3) c.l3_bytes = bytes;
-    }
-#ifdef _SC_LEVEL1_DCACHE_SIZE
-    if (c.l1d_bytes <= 0) c.l1d_bytes = sysconf(_SC_LEVEL1_DCACHE_SIZE);
-#endif
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) {
-      c.vector_bytes = 64;
-      c.registers = 32;
-    } else if (__builtin_cpu_supports("avx2")) {
-      c.vector_bytes = 32;
-    } else {
-      c.vector_bytes = 16;
-    }
-#else
-    c.vector_bytes = 16;
-    c.registers = 32;
-#endif
-    return c;
-  }
-
-  /// "48K" -> 49152; "1024K" -> 1048576; "32M" -> 33554432.
-  static int64_t parse_size(const std::string& s) {
-    if (s.empty()) return 0;
-    int64_t value = 0;
-    size_t i = 0;
-    for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) value = value * 10 + (s[i] - '0');
-    if (i < s.size() && (s[i] == 'K' || s[i] == 'k')) value *= 1024;
-    if (i < s.size() && (s[i] == 'M' || s[i] == 'm')) value *= 1024 * 1024;
-    return value;
-  }
-};
+/// The caches and SIMD width the tile sizes are derived from (support/cpu_info.hpp).
+using loom::CpuCacheInfo;
 
 /// The tile sizes of one GEMM schedule. mr x nr is the register tile (mr rows of C, nr columns:
 /// nr / lanes vector accumulators per row); kc rows of a packed B micro-panel stay in L1, an

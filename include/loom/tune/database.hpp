@@ -1,6 +1,7 @@
 // The tuning database: one JSON object per line (JSON Lines), appended by every process that
 // tunes, read by later ones. A record says which workload (a structural hash of the computation
-// with its shapes and dtypes), target and machine a configuration was measured on, and its time.
+// with its shapes and dtypes), target and machine (CPU model, hardware threads, cache sizes, the
+// threads used) a configuration was measured on, and its time.
 // Appends take an exclusive lock on the file and write each line with one write(), so several
 // processes can share it. Default file: LOOM_CACHE_DIR (or ~/.cache/loom)/tuning.jsonl.
 #pragma once
@@ -25,8 +26,13 @@ struct Record {
   std::string target;    ///< Target::str()
   std::string cpu;       ///< the machine's CPU model
   int threads = 0;       ///< the thread pool's threads during the measurement
-  Assignment knobs;      ///< the configuration
-  double ms = 0;         ///< median time of one call, in milliseconds
+  int cores = 0;         ///< the machine's hardware threads (0: not recorded)
+  /// The machine's data caches in bytes, as support/cpu_info.hpp reads them (0: not recorded).
+  /// @{
+  int64_t l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;
+  /// @}
+  Assignment knobs;  ///< the configuration
+  double ms = 0;     ///< median time of one call, in milliseconds
   /// Timed again in a tuning run's final rounds (tune.hpp's Options::finalists): when a workload
   /// has such records, the fastest of them is its best, whatever the search's own times say.
   bool confirmed = false;

@@ -141,8 +141,9 @@ inline std::string record_line(const Record& r) {
   std::snprintf(ms, sizeof ms, "%.6g", r.ms);
   return cat("{\"schema\":", kSchemaVersion, ",\"workload\":", json_string(r.workload),
              ",\"name\":", json_string(r.name), ",\"target\":", json_string(r.target),
-             ",\"machine\":{\"cpu\":", json_string(r.cpu), ",\"threads\":", r.threads, "},\"knobs\":{", knobs,
-             "},\"ms\":", ms, r.confirmed ? ",\"confirmed\":1" : "", "}\n");
+             ",\"machine\":{\"cpu\":", json_string(r.cpu), ",\"cores\":", r.cores, ",\"l1d\":", r.l1d_bytes,
+             ",\"l2\":", r.l2_bytes, ",\"l3\":", r.l3_bytes, ",\"threads\":", r.threads, "},\"knobs\":{",
+             knobs, "},\"ms\":", ms, r.confirmed ? ",\"confirmed\":1" : "", "}\n");
 }
 
 inline std::optional<Record> parse_record(const std::string& line) {
@@ -164,8 +165,15 @@ inline std::optional<Record> parse_record(const std::string& line) {
   r.name = name ? name->text : "";
   r.target = target->text;
   if (const JsonValue* cpu = member(*machine, "cpu", K::String)) r.cpu = cpu->text;
-  if (const JsonValue* threads = member(*machine, "threads", K::Number))
-    r.threads = std::atoi(threads->text.c_str());
+  auto number = [&](const char* key) -> int64_t {
+    const JsonValue* n = member(*machine, key, K::Number);
+    return n ? std::strtoll(n->text.c_str(), nullptr, 10) : 0;
+  };
+  r.threads = static_cast<int>(number("threads"));
+  r.cores = static_cast<int>(number("cores"));
+  r.l1d_bytes = number("l1d");
+  r.l2_bytes = number("l2");
+  r.l3_bytes = number("l3");
   for (const auto& [knob, value] : knobs->members) {
     if (value.kind != K::Number) return std::nullopt;
     r.knobs[knob] = std::strtoll(value.text.c_str(), nullptr, 10);

@@ -28,6 +28,7 @@ LOOM_IMPLEMENTATION_FILE("loom/tune/tune.hpp");
 #include "loom/ir/half.hpp"
 #include "loom/ir/structural_hash.hpp"
 #include "loom/runtime/thread_pool.hpp"
+#include "loom/support/cpu_info.hpp"
 #include "loom/tune/ir_features.hpp"
 #include "loom/tune/tune.hpp"
 
@@ -439,6 +440,10 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
   base.target = options.target.str();
   base.cpu = cpu_model();
   base.threads = runtime::ThreadPool::global().num_threads();
+  base.cores = static_cast<int>(std::thread::hardware_concurrency());
+  base.l1d_bytes = CpuCacheInfo::host().l1d_bytes;
+  base.l2_bytes = CpuCacheInfo::host().l2_bytes;
+  base.l3_bytes = CpuCacheInfo::host().l3_bytes;
   // Distributed, a record that cannot be written is reported, not thrown: process 0 alone writes,
   // and the others would wait for it forever.
   auto append = [&](const Assignment& knobs, double ms, bool confirmed) {
