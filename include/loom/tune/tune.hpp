@@ -55,15 +55,17 @@ struct Distribution {
 
 /// How tune() searches and measures.
 struct Options {
-  Target target = Target::cpu();
+  Target target = Target::cpu();       ///< what the configurations are built for
   std::string name = "workload";       ///< recorded with each measurement, for people reading the database
   int max_trials = 64;                 ///< configurations tried at most
   Strategy strategy = Strategy::Auto;  ///< how they are chosen (see search.hpp)
   uint32_t seed = 1;                   ///< of the search and of the random inputs
   int repeats = 5;                     ///< timed samples per configuration (more when they disagree)
   double min_sample_ms = 1.0;          ///< a sample repeats the call until it took at least this long
-  double tolerance = 1e-4;             ///< allowed |x - ref| / (1 + |ref|) against the default's outputs
-  std::string database;                ///< the database file ("": the default; "off": record nothing)
+  /// Allowed |x - ref| / (1 + |ref|) against the default's outputs (16-bit float outputs: at least
+  /// 1e-2 for f16, 5e-2 for bf16, whose rounding changes with the order of a reduction).
+  double tolerance = 1e-4;
+  std::string database;  ///< the database file ("": the default; "off": record nothing)
   /// Check and time each configuration in a worker process (fork()), so that a crash or a hang
   /// costs one trial; false: in the tuning process (then a crash ends it and there is no limit).
   /// Kernels for Target::cuda() always run in the tuning process: a forked child cannot use the
@@ -81,8 +83,9 @@ struct Options {
   bool ir_features = true;
   int compile_threads = 0;  ///< builds at once (0: the hardware's threads)
   /// The fastest few configurations of the search, with the default, are timed again against
-  /// each other in alternating rounds, and the fastest of that is the result: a search's best time
-  /// is partly its luck (the one sample the machine was quiet), and this takes the luck out.
+  /// each other in alternating rounds, and the fastest of them is the result (unless the default
+  /// is within min_gain of it): a search's best time is partly its luck (the one sample the
+  /// machine was quiet), and this takes the luck out.
   int finalists = 3;
   int final_rounds = 3;  ///< alternating rounds of the final timing, each of `repeats` samples per finalist
   /// In the final rounds a finalist replaces the default only when it is faster by more than this
