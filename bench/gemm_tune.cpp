@@ -11,7 +11,6 @@
 
 #include <unistd.h>
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -19,21 +18,6 @@
 #include <vector>
 
 using namespace loom;
-
-namespace {
-
-double best_ms(const Kernel& k, Buffer<float>& a, Buffer<float>& b, Buffer<float>& c, int calls) {
-  double best = 1e30;
-  for (int i = 0; i < calls; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    k(a, b, c);
-    best = std::min(
-        best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-  }
-  return best;
-}
-
-}  // namespace
 
 int main() {
   const bool quick = std::getenv("LOOM_BENCH_QUICK") != nullptr;
@@ -66,12 +50,10 @@ int main() {
     // Alternating rounds, best of each: both see the same machine state.
     double model_ms = 1e30, tuned_ms = 1e30;
     for (int round = 0; round < (quick ? 1 : 5); ++round) {
-      model_ms = std::min(model_ms, best_ms(km, a, b, c, 3));
-      tuned_ms = std::min(tuned_ms, best_ms(kt, a, b, c, 3));
+      model_ms = std::min(model_ms, tune::best_ms([&] { km(a, b, c); }, 3));
+      tuned_ms = std::min(tuned_ms, tune::best_ms([&] { kt(a, b, c); }, 3));
     }
-    std::string best;
-    for (const auto& [knob, value] : r.best)
-      best += (best.empty() ? "" : ",") + knob + "=" + std::to_string(value);
+    const std::string best = tune::knobs_text(r.best);
     const double flop = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
     std::printf(
         "loom-bench gemm_tuned m=%lld n=%lld k=%lld dtype=float32 threads=%d trials=%zu measured=%d "

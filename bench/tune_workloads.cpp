@@ -331,9 +331,7 @@ int main(int argc, char** argv) {
       if (std::fscanf(p, "%lf", &second_ms) != 1) second_ms = 0;
       ::pclose(p);
     }
-    std::string knobs;
-    for (const auto& [knob, value] : r.best)
-      knobs += (knobs.empty() ? "" : ",") + knob + "=" + std::to_string(value);
+    const std::string knobs = tune::knobs_text(r.best);
     std::printf(
         "loom-bench tune workload=%s threads=%d strategy=%s space=%lld candidates=%zu measured=%d invalid=%d "
         "wrong=%d crashed=%d timed_out=%d tuning_s=%.1f build_s=%.1f measure_s=%.1f default_ms=%.3f "

@@ -7,13 +7,13 @@
 // float bit pattern. LOOM_VECTOR_MATH_EXHAUSTIVE=1 checks Loom on every float, compiled for this CPU
 // and for baseline x86-64 without FMA (libmvec stays on the sample): about 14 minutes on 2 cores.
 #include <loom/loom.hpp>
+#include <loom/tune/measure.hpp>
 
 #include <dlfcn.h>
 #include <gnu/libc-version.h>
 #include <immintrin.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -131,18 +131,6 @@ void run_libmvec(VectorFn f, const float* x, float* y, int64_t n) {
 }
 #endif
 
-template <typename Run>
-double best_ms(Run&& run, int rounds) {
-  double best = 1e30;
-  for (int r = 0; r < rounds; ++r) {
-    auto start = std::chrono::steady_clock::now();
-    run();
-    best = std::min(
-        best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-  }
-  return best;
-}
-
 }  // namespace
 
 int main() {
@@ -170,8 +158,8 @@ int main() {
     Buffer<float> in({n}), out({n});
     std::memcpy(in.data(), x.data(), n * sizeof(float));
     Kernel loom = build_fn(fn, n, Target::cpu());
-    const double loom_ms = best_ms([&] { loom(in, out); }, rounds);
-    const double scalar_ms = best_ms(
+    const double loom_ms = tune::best_ms([&] { loom(in, out); }, rounds);
+    const double scalar_ms = tune::best_ms(
         [&] {
           for (int64_t i = 0; i < n; ++i) y[i] = fn.scalar(x[i]);
         },
@@ -200,7 +188,7 @@ int main() {
                 static_cast<unsigned long long>(stride), scalar_ms, scalar_ms / loom_ms);
 #ifdef __AVX512F__
     if (auto f = libmvec ? reinterpret_cast<VectorFn>(dlsym(libmvec, fn.libmvec_symbol)) : nullptr) {
-      const double peer_ms = best_ms([&] { run_libmvec(f, x.data(), y.data(), n); }, rounds);
+      const double peer_ms = tune::best_ms([&] { run_libmvec(f, x.data(), y.data(), n); }, rounds);
       // libmvec's error on the sample only, even in the exhaustive run (glibc documents its bounds).
       const double peer_ulp =
           max_ulp(fn, exhaustive ? 257 : stride,

@@ -15,7 +15,6 @@
 //   loom-bench blur m= n= threads= peer=cxx-two-pass<flags>:<compiler> peer_ms= loom_ms=
 //     ratio=<peer time / loom time>
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <vector>
@@ -58,18 +57,6 @@ struct Blur {
   }
 };
 
-template <typename Run>
-double best_ms(Run&& run, int calls) {
-  double best = 1e30;
-  for (int i = 0; i < calls; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    run();
-    best = std::min(
-        best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-  }
-  return best;
-}
-
 }  // namespace
 
 int main() {
@@ -104,8 +91,8 @@ int main() {
   // Alternating rounds, best of each: both see the same machine state.
   double loom_ms = 1e30, peer_ms = 1e30;
   for (int round = 0; round < 8; ++round) {
-    loom_ms = std::min(loom_ms, best_ms([&] { kernel(in, out); }, 5));
-    peer_ms = std::min(peer_ms, best_ms(run_peer, 5));
+    loom_ms = std::min(loom_ms, tune::best_ms([&] { kernel(in, out); }, 5));
+    peer_ms = std::min(peer_ms, tune::best_ms(run_peer, 5));
   }
   std::printf(
       "loom-bench blur m=%d n=%d threads=%d peer=cxx-two-pass%s:%s peer_ms=%.3f loom_ms=%.3f ratio=%.3f\n",

@@ -9,7 +9,6 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <iostream>
 #include <vector>
@@ -76,18 +75,6 @@ void im2col_sgemm(const Buffer<float>& in, const Buffer<float>& wt, std::vector<
               cols.data(), H * W, 0.0f, out.data(), H * W);
 }
 
-template <typename Run>
-double best_ms(Run&& run, int calls) {
-  double best = 1e30;
-  for (int i = 0; i < calls; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    run();
-    best = std::min(
-        best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-  }
-  return best;
-}
-
 }  // namespace
 
 int main() {
@@ -122,8 +109,8 @@ int main() {
   // Alternating rounds, best of each: both see the same machine state.
   double loom_ms = 1e30, peer_ms = 1e30;
   for (int round = 0; round < 5; ++round) {
-    loom_ms = std::min(loom_ms, best_ms([&] { kernel(in, wt, out); }, 5));
-    peer_ms = std::min(peer_ms, best_ms([&] { im2col_sgemm(in, wt, cols, peer); }, 5));
+    loom_ms = std::min(loom_ms, tune::best_ms([&] { kernel(in, wt, out); }, 5));
+    peer_ms = std::min(peer_ms, tune::best_ms([&] { im2col_sgemm(in, wt, cols, peer); }, 5));
   }
   const double flop = 2.0 * N * K * H * W * C * R * S;
   std::string version = openblas_get_config();  // "OpenBLAS 0.3.21 ..."

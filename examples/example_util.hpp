@@ -1,4 +1,5 @@
-// Small helpers shared by the examples: random inputs, comparing results, failing loudly.
+// Small helpers shared by the examples: random inputs, comparing results, failing loudly (for
+// timing, the examples use loom::tune::best_ms from tune/measure.hpp).
 // Every example ends by printing `ok` when its checks pass (ctest looks for it).
 #pragma once
 
@@ -9,6 +10,7 @@
 #include <random>
 
 #include <loom/core.hpp>
+#include <loom/tune/measure.hpp>
 
 namespace example {
 

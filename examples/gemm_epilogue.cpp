@@ -36,18 +36,6 @@ namespace {
 
 constexpr int M = 1003, N = 768, K = 1024;
 
-template <typename Run>
-double best_ms(Run&& run, int calls) {
-  double best = 1e30;
-  for (int i = 0; i < calls; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    run();
-    best = std::min(
-        best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-  }
-  return best;
-}
-
 }  // namespace
 
 int main() {
@@ -104,13 +92,13 @@ int main() {
   double loom_ms = 1e30, sgemm_ms = 1e30, loop_ms = 1e30;
   for (int round = 0; round < 3; ++round) {
     pause();
-    loom_ms = std::min(loom_ms, best_ms([&] { kernel(a, b, bias_values, c); }, 4));
+    loom_ms = std::min(loom_ms, tune::best_ms([&] { kernel(a, b, bias_values, c); }, 4));
     pause();
-    sgemm_ms = std::min(sgemm_ms, best_ms(peer_sgemm, 4));
+    sgemm_ms = std::min(sgemm_ms, tune::best_ms(peer_sgemm, 4));
     pause();
     for (int call = 0; call < 4; ++call) {
       std::copy(product.begin(), product.end(), peer.data());
-      loop_ms = std::min(loop_ms, best_ms(peer_epilogue, 1));
+      loop_ms = std::min(loop_ms, tune::best_ms(peer_epilogue, 1));
     }
   }
   const double peer_ms = sgemm_ms + loop_ms;

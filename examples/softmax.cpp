@@ -6,7 +6,6 @@
 // read X once, write Y once) and prints
 //   loom-bench softmax rows=4096 cols=1024 ... copy_gbps= softmax_gbps= ratio=<softmax/copy>
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <iostream>
 
@@ -73,17 +72,6 @@ Kernel build_copy() {
   return build(s, {X, Y}, Target::cpu(), "copy");
 }
 
-template <typename Run>
-double best_seconds(Run&& run, int rounds) {
-  double best = 1e30;
-  for (int r = 0; r < rounds; ++r) {
-    auto start = std::chrono::steady_clock::now();
-    run();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  return best;
-}
-
 }  // namespace
 
 int main() {
@@ -110,8 +98,8 @@ int main() {
   // Alternate the two so that both see the same machine state; best of each.
   double softmax_s = 1e30, copy_s = 1e30;
   for (int round = 0; round < 5; ++round) {
-    softmax_s = std::min(softmax_s, best_seconds([&] { softmax(x, y); }, 3));
-    copy_s = std::min(copy_s, best_seconds([&] { copy(x, copied); }, 3));
+    softmax_s = std::min(softmax_s, tune::best_ms([&] { softmax(x, y); }, 3) / 1e3);
+    copy_s = std::min(copy_s, tune::best_ms([&] { copy(x, copied); }, 3) / 1e3);
   }
   const double bytes = 2.0 * sizeof(float) * kRows * kCols;  // read X, write Y
   std::printf(

@@ -145,6 +145,10 @@ TEST_CASE("tune measure: slow outliers are rejected, the median of the rest is t
   CHECK(t.rejected == 0);
   CHECK(t.ms == doctest::Approx(1.0));
   CHECK(summarize_samples({}).samples == 0);
+  int runs = 0;
+  CHECK(best_ms([&] { ++runs; }, 4) >= 0);
+  CHECK(runs == 4);
+  CHECK(knobs_text({{"mc", 32}, {"kc", -3}}) == "kc=-3,mc=32");
   int calls = 0;
   t = time_calls([&] { ++calls; }, 3, 0.0);
   CHECK(t.samples + t.rejected >= 3);

@@ -48,12 +48,6 @@ struct Matmul {
   }
 };
 
-std::string knobs_text(const tune::Assignment& a) {
-  std::string out;
-  for (const auto& [name, value] : a) out += name + "=" + std::to_string(value) + ",";
-  return out;
-}
-
 int lines_of(const std::string& path) {
   std::ifstream in(path);
   int n = 0;
@@ -92,11 +86,11 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < shared.trials.size() && i < alone.trials.size(); ++i) {
     expect(shared.trials[i].knobs == alone.trials[i].knobs, rank, "the same order");
     expect(shared.trials[i].outcome == alone.trials[i].outcome, rank,
-           "configuration " + knobs_text(shared.trials[i].knobs) + " has the outcome it has alone");
+           "configuration " + tune::knobs_text(shared.trials[i].knobs) + " has the outcome it has alone");
   }
   expect(shared.measured == 6 && shared.invalid == 12 && shared.wrong == 6, rank,
          "6 measured, 12 refused, 6 wrong");
-  const std::vector<std::string> bests = dist.all_gather(knobs_text(shared.best));
+  const std::vector<std::string> bests = dist.all_gather(tune::knobs_text(shared.best));
   for (const std::string& b : bests) expect(b == bests[0], rank, "every rank has the same best");
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0)
@@ -110,8 +104,8 @@ int main(int argc, char** argv) {
   expect(evolved.strategy == tune::Strategy::Evolutionary, rank, "an evolutionary search");
   expect(evolved.trials.size() == 10, rank, "10 configurations tried");
   std::string sequence;
-  for (const tune::Trial& t : evolved.trials) sequence += knobs_text(t.knobs) + ";";
-  sequence += "best:" + knobs_text(evolved.best);
+  for (const tune::Trial& t : evolved.trials) sequence += tune::knobs_text(t.knobs) + ";";
+  sequence += "best:" + tune::knobs_text(evolved.best);
   const std::vector<std::string> sequences = dist.all_gather(sequence);
   for (const std::string& s : sequences)
     expect(s == sequences[0], rank, "every rank followed the same search");

@@ -22,6 +22,13 @@ struct Knob {
 /// The values of a configuration, by knob name.
 using Assignment = std::map<std::string, int64_t>;
 
+/// A configuration as one word, "kc=384,mc=32" (knobs in name order), for bench lines and messages.
+inline std::string knobs_text(const Assignment& a) {
+  std::string out;
+  for (const auto& [name, value] : a) out += (out.empty() ? "" : ",") + name + "=" + std::to_string(value);
+  return out;
+}
+
 /// What a schedule function reads its knobs from.
 class Config {
  public:

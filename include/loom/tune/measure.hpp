@@ -31,6 +31,10 @@ LOOM_DECL Timing summarize_samples(std::vector<double> samples);
 /// least), in milliseconds. No warm-up.
 LOOM_DECL double sample_ms(const std::function<void()>& call, double min_sample_ms);
 
+/// The fastest of `calls` calls of `call` (at least one), in milliseconds: for comparing kernels
+/// in alternating rounds, as benchmarks and examples do.
+LOOM_DECL double best_ms(const std::function<void()>& call, int calls);
+
 /// Times `call`: one warm-up call, then `repeats` samples, each the mean of as many calls as take
 /// at least `min_sample_ms`. When the kept samples spread by more than `max_spread` (interquartile
 /// range over median), takes `repeats` more, twice at most.

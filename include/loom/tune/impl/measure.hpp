@@ -76,6 +76,17 @@ LOOM_DECL double sample_ms(const std::function<void()>& call, double min_sample_
   return elapsed / calls;
 }
 
+LOOM_DECL double best_ms(const std::function<void()>& call, int calls) {
+  double best = 1e300;
+  for (int i = 0; i < std::max(calls, 1); ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    call();
+    best = std::min(
+        best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  return best;
+}
+
 LOOM_DECL Timing time_calls(const std::function<void()>& call, int repeats, double min_sample_ms,
                             double max_spread) {
   call();  // warm-up: caches, page mappings, the thread pool
