@@ -12,7 +12,7 @@ set(LOOM_PUBLIC_HEADERS
   loom/ir/reduce.hpp loom/ir/simplify.hpp loom/ir/stmt.hpp
   loom/te/compute.hpp loom/te/extern_op.hpp loom/te/extern_registry.hpp loom/te/placeholder.hpp
   loom/te/reduction.hpp loom/te/scan.hpp loom/te/tensor.hpp loom/te/tensor_intrin.hpp
-  loom/te/thread_axis.hpp
+  loom/te/thread_axis.hpp loom/te/x86_dot_intrinsics.hpp
   loom/schedule/relations.hpp loom/schedule/schedule.hpp loom/schedule/stage.hpp
   loom/schedule/swizzle_layout.hpp
   loom/lower/lower.hpp loom/lower/lowered_func.hpp loom/lower/pass_context.hpp

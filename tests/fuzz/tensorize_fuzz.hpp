@@ -87,18 +87,22 @@ inline TensorIntrin intrin_matmul(int rows, int cols, int depth, bool extern_cal
   // accumulate: 0 the whole reduction, 1 one more part of it, -1 only the zero fill.
   auto make = [=](int accumulate) -> IntrinBody {
     return [=](const std::vector<BufferRegion>& in, const std::vector<BufferRegion>& o) -> Stmt {
-      const BufferRegion &aa = in[0], &bb = in[1], &cc = o[0];
+      const BufferRegion& cc = o[0];
       Var i("ti"), j("tj"), k("tk");
-      if (extern_call && accumulate >= 0)
+      Stmt zero = cc.store({i, j}, 0.0f);
+      auto tile = [&](const Stmt& cell) {
+        return ForNode::make(i, 0, rows, ForKind::Serial, ForNode::make(j, 0, cols, ForKind::Serial, cell));
+      };
+      if (accumulate < 0) return tile(zero);  // reduce_init: given no inputs
+      const BufferRegion &aa = in[0], &bb = in[1];
+      if (extern_call)
         return EvaluateNode::make(
             call_extern(i32, "fuzz_tile_gemm",
                         {cc.access_ptr(), aa.access_ptr(), bb.access_ptr(), Expr(rows), Expr(cols),
                          Expr(depth), aa.strides[0], bb.strides[0], cc.strides[0], Expr(accumulate)}));
-      Stmt zero = cc.store({i, j}, 0.0f);
       Stmt acc = ForNode::make(k, 0, depth, ForKind::Serial,
                                cc.store({i, j}, cc.load({i, j}) + aa.load({i, k}) * bb.load({k, j})));
-      Stmt cell = accumulate < 0 ? zero : accumulate > 0 ? acc : SeqNode::make({zero, acc});
-      return ForNode::make(i, 0, rows, ForKind::Serial, ForNode::make(j, 0, cols, ForKind::Serial, cell));
+      return tile(accumulate > 0 ? acc : SeqNode::make({zero, acc}));
     };
   };
   if (update)

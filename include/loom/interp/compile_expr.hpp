@@ -249,6 +249,13 @@ inline ExprPtr<V> Compiler::compile_extern_c(const CallNode* op, int lane) {
 }
 
 inline void Compiler::unsupported_call(const CallNode* op) const {
+  if (op->name == intrinsic::llvm_intrinsic) {
+    const auto* which = op->args.empty() ? nullptr : op->args[0].as<StringImmNode>();
+    throw Error(cat("the interpreter cannot run the LLVM intrinsic '", which ? which->value : "?",
+                    "' in kernel '", func_.name,
+                    "': build the kernel with the LLVM CPU backend (Target::cpu()), or tensorize with an "
+                    "intrinsic whose body the interpreter runs (plain loads, arithmetic, stores)"));
+  }
   if (is_grid_flag_call(op))
     throw Error(cat("the interpreter cannot run ", op->name, "(...) in '", func_.name,
                     "': grid flags hand data between the blocks of a GPU kernel, so the call must be a "

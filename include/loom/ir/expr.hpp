@@ -418,6 +418,9 @@ inline constexpr const char* address_of = "address_of";      ///< address of a L
 inline constexpr const char* extern_stage = "loom.extern_stage";
 inline constexpr const char* reinterpret = "reinterpret";
 /// @}
+/// A call of an LLVM intrinsic by name (CPU backend only): args are the intrinsic's name and the CPU
+/// features it needs (both StringImm), then its operands; see call_llvm_intrinsic().
+inline constexpr const char* llvm_intrinsic = "loom.llvm_intrinsic";
 }  // namespace intrinsic
 
 }  // namespace loom

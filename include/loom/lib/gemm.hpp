@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "loom/lib/gemm_config.hpp"
@@ -29,14 +30,33 @@ struct GemmProblem {
   int64_t m = 1, n = 1, k = 1;
   /// @}
   int64_t batch = 0;  ///< 0: not batched
-  /// The element type of A, B and C (float32 by default).
+  /// The element type of A, and of B and C unless b_dtype / c_dtype say otherwise (float32 by default).
+  /// Supported: float32 or float64 throughout; bfloat16 A and B with a float32 C; 8-bit integer A and B
+  /// (int8 or uint8, each) with an int32 C.
   DType dtype = f32;
+  /// B's element type where it differs from A's (int8 x uint8); unset: dtype.
+  std::optional<DType> b_dtype;
+  /// C's element type (float32 for bfloat16 inputs, int32 for 8-bit ones); unset: dtype, or the
+  /// accumulator those inputs need.
+  std::optional<DType> c_dtype;
   bool transpose_a = false;  ///< A is stored as the k x m matrix A^T
   bool transpose_b = false;  ///< B is stored as the n x k matrix B^T
   /// The storage order of all three matrices.
   Layout layout = Layout::RowMajor;
   /// Applied to each element of the product as C is written (bias, activation, ...); none when empty.
   GemmEpilogue epilogue;
+
+  /// The element types of A, B and C, defaults resolved.
+  /// @{
+  DType a_type() const { return dtype; }
+  DType b_type() const { return b_dtype.value_or(dtype); }
+  DType c_type() const {
+    if (c_dtype) return *c_dtype;
+    if (dtype.is_bfloat()) return f32;
+    if (dtype.is_int() || dtype.is_uint()) return i32;
+    return dtype;
+  }
+  /// @}
 };
 
 /// The result of gemm(): the placeholders to pass (A, B), the output C and its schedule.

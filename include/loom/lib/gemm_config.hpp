@@ -16,6 +16,26 @@ namespace loom::lib {
 /// The caches and SIMD width the tile sizes are derived from (support/cpu_info.hpp).
 using loom::CpuCacheInfo;
 
+/// The instruction the micro-kernel multiplies and accumulates with.
+enum class DotInstruction {
+  /// Widen A and B to C's type (when narrower) and multiply-add there: any supported types.
+  MultiplyAdd,
+  /// AVX512-BF16 vdpbf16ps: pairs of bfloat16 products into float32 (x86::dot_bf16_intrin()).
+  Vdpbf16ps,
+  /// AVX512-VNNI vpdpbusd: quads of uint8 x int8 products into int32 (x86::dot_8bit_intrin()).
+  Vpdpbusd,
+};
+
+/// "multiply_add", "vdpbf16ps", "vpdpbusd".
+inline const char* dot_instruction_name(DotInstruction d) {
+  switch (d) {
+    case DotInstruction::MultiplyAdd: return "multiply_add";
+    case DotInstruction::Vdpbf16ps: return "vdpbf16ps";
+    case DotInstruction::Vpdpbusd: return "vpdpbusd";
+  }
+  return "?";
+}
+
 /// The tile sizes of one GEMM schedule. mr x nr is the register tile (mr rows of C, nr columns:
 /// nr / lanes vector accumulators per row); kc rows of a packed B micro-panel stay in L1, an
 /// mc x kc block of packed A in L2, and a kc x nc block of packed B in L3.
@@ -28,7 +48,7 @@ struct GemmConfig {
   /// @{
   int64_t kc = 256, mc = 128, nc = 1024;
   /// @}
-  int lanes = 16;        ///< SIMD lanes of the element type
+  int lanes = 16;        ///< SIMD lanes of C's (the accumulator's) element type
   bool pack_a = true;    ///< copy mc x kc blocks of A into mr-row panels
   bool pack_b = true;    ///< copy kc x nc blocks of B into nr-column panels
   bool parallel = true;  ///< spread blocks of rows (or the batch) over the thread pool
@@ -39,6 +59,9 @@ struct GemmConfig {
   /// How the threads share the work.
   Decomposition decomposition = Decomposition::DataParallel;
   int workers = 0;  ///< StreamK: the workers (0: the thread pool's threads when gemm() is called)
+  /// The micro-kernel's instruction. The dot instructions take K in groups (2 bfloat16, 4 bytes) from
+  /// panels packed group-innermost, so they pack A and B and pad K to whole groups.
+  DotInstruction dot = DotInstruction::MultiplyAdd;
 
   /// The configuration as one line, for bench output and messages.
   std::string str() const {
@@ -47,6 +70,7 @@ struct GemmConfig {
             " pack_a=", pack_a ? 1 : 0, " pack_b=", pack_b ? 1 : 0, " parallel=", parallel ? 1 : 0);
     if (decomposition != Decomposition::DataParallel)
       s += cat(" decomposition=", decomposition_name(decomposition), " workers=", workers);
+    if (dot != DotInstruction::MultiplyAdd) s += cat(" dot=", dot_instruction_name(dot));
     return s;
   }
 };
@@ -76,11 +100,14 @@ inline int64_t dividing_block(int64_t extent, int64_t target, int64_t step) {
 /// threads_hint: the threads that will share the work (blocks of rows are sized so each gets some).
 inline GemmConfig default_gemm_config(int64_t m, int64_t n, int64_t k, DType dtype, int threads_hint = 1,
                                       const CpuCacheInfo& cpu = CpuCacheInfo::host()) {
-  if (!(dtype == f32 || dtype == f64))
-    throw Error(cat("lib::gemm: element type ", dtype.str(), " is not supported; use float32 or float64"));
+  const bool narrow = dtype == bf16 || dtype == i8 || dtype == u8;
+  if (!(dtype == f32 || dtype == f64 || narrow))
+    throw Error(cat("lib::gemm: element type ", dtype.str(),
+                    " is not supported; use float32, float64, bfloat16, int8 or uint8"));
   GemmConfig c;
-  const int64_t elem = dtype.bytes();
-  c.lanes = static_cast<int>(cpu.vector_bytes / elem);
+  // The accumulator's lanes set the register tile; a narrow type's packed panels hold the input type.
+  const int64_t acc_bytes = narrow ? 4 : dtype.bytes(), elem = dtype.bytes();
+  c.lanes = static_cast<int>(cpu.vector_bytes / acc_bytes);
 
   // Register tile: nr = two vectors wide, mr rows; mr * (nr / lanes) accumulators plus the B
   // vectors and one broadcast A value must fit the register file (16 of 32 with AVX-512 leaves

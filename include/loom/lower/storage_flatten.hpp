@@ -169,12 +169,15 @@ class StorageFlattener : public IRMutator {
     for (size_t i = 4; i + 1 < call->args.size(); i += 2) {
       const auto* load = call->args[i].as<ProducerLoadNode>();
       size_t dropped = static_cast<size_t>(call->args[i + 1].as<IntImmNode>()->value);
+      bool is_input = static_cast<int64_t>((i - 4) / 2) < n_in;
+      // The init runs where the reduction starts, which may be outside the loop that computes an
+      // input (a packed panel computed per K block): it writes only the outputs and sees no inputs.
+      if (is_input && part == IntrinPart::ReduceInit) continue;
       const FlatBuffer& b = buffer_of(load->producer, "handed to a tensor intrinsic");
       if (b.swizzle.defined())
         throw Error(cat("tensor intrinsic '", intrin->name, "': operand '", b.data.name(), "' is swizzled (",
                         b.swizzle.str(),
                         "), but an intrinsic sees its operands as strided windows; remove the swizzle"));
-      bool is_input = static_cast<int64_t>((i - 4) / 2) < n_in;
       BufferRegion region;
       region.data = b.data;
       region.dtype = b.dtype;

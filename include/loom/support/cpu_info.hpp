@@ -22,6 +22,10 @@ struct CpuCacheInfo {
   /// @}
   int vector_bytes = 32;  ///< 64 with AVX-512, 32 with AVX2, 16 otherwise
   int registers = 16;     ///< vector registers the micro-kernel may use (32 with AVX-512)
+  /// The 512-bit dot-product instructions: AVX512-BF16 (vdpbf16ps) and AVX512-VNNI (vpdpbusd).
+  /// @{
+  bool bf16_dot = false, int8_dot = false;
+  /// @}
 
   /// This machine's caches, detected once.
   static const CpuCacheInfo& host() {
@@ -53,6 +57,8 @@ struct CpuCacheInfo {
     if (__builtin_cpu_supports("avx512f")) {
       c.vector_bytes = 64;
       c.registers = 32;
+      c.bf16_dot = __builtin_cpu_supports("avx512bf16");
+      c.int8_dot = __builtin_cpu_supports("avx512vnni");
     } else if (__builtin_cpu_supports("avx2")) {
       c.vector_bytes = 32;
     } else {

@@ -51,9 +51,11 @@ class TensorIntrinNode : public Object {
  public:
   /// The intrinsic's name, for messages and the IR.
   std::string name;
-  Operation op;              ///< a compute over placeholders: what the intrinsic computes
-  IntrinBody body;           ///< computes the whole region (reductions included, from their identity)
-  IntrinBody reduce_init;    ///< for a reduction split around the intrinsic: sets outputs to the identity
+  Operation op;     ///< a compute over placeholders: what the intrinsic computes
+  IntrinBody body;  ///< computes the whole region (reductions included, from their identity)
+  /// For a reduction split around the intrinsic: sets the outputs to the identity. It runs where the
+  /// reduction starts, where the inputs may not exist yet, so it is given no input regions.
+  IntrinBody reduce_init;
   IntrinBody reduce_update;  ///< ... and accumulates one part into them
   int64_t id = 0;            ///< in TensorIntrinRegistry
 };
@@ -107,6 +109,19 @@ inline TensorIntrin decl_tensor_intrin(const Tensor& output, IntrinBody body, st
   TensorIntrin intrin(node);
   node->id = TensorIntrinRegistry::global().add(intrin);
   return intrin;
+}
+
+/// A call of the LLVM intrinsic `name` (e.g. "llvm.x86.avx512bf16.dpbf16ps.512"), for intrinsic bodies
+/// on the CPU backend. `features`: the CPU features it needs, comma-separated in LLVM's spelling
+/// ("avx512bf16,evex512"); building for a target without one of them is refused with a loom::Error.
+/// Operands and result are bit-cast to the intrinsic's types where the sizes agree, so an int32x16
+/// value passes as <32 x bfloat>. Only fixed-type (not overloaded) intrinsics; no 16-bit float operands
+/// (load their bits as int16). Other backends and the interpreter refuse the call.
+inline Expr call_llvm_intrinsic(DType result, const std::string& name, const std::string& features,
+                                std::vector<Expr> args) {
+  std::vector<Expr> all{StringImmNode::make(name), StringImmNode::make(features)};
+  all.insert(all.end(), std::make_move_iterator(args.begin()), std::make_move_iterator(args.end()));
+  return CallNode::make(result, intrinsic::llvm_intrinsic, std::move(all), CallKind::PureIntrinsic);
 }
 
 /// A call of the C function `name` (linked into the process), e.g. from an intrinsic's body.

@@ -187,6 +187,12 @@ inline std::string KernelEmitter::call(const CallNode* op, int lane) {
     helpers_.insert("grid_flags");
     return grid_flag_call_text(op, arg(0), arg(1), arg(2));
   }
+  if (name == loom::intrinsic::llvm_intrinsic) {
+    const auto* which = op->args.empty() ? nullptr : op->args[0].as<StringImmNode>();
+    fail(cat(
+        "it calls the LLVM CPU intrinsic '", which ? which->value : "?",
+        "', which only the CPU backend compiles; tensorize GPU stages with GPU intrinsics (mma.sync, ...)"));
+  }
   if (op->call_kind == CallKind::Extern)
     fail(cat("it calls the C function '", name,
              "', which exists only on the host; GPU kernels can call math functions (exp, log, sqrt, pow, "

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cmath>
+#include <sstream>
 #include <string>
 
 #include "loom/codegen/llvm/codegen_llvm.hpp"
@@ -429,6 +430,56 @@ inline llvm::Value* CodeGenLLVM::emit_reinterpret(const CallNode* op) {
   return builder_.CreateBitCast(v, value_type(to));
 }
 
+/// call_llvm_intrinsic: a call of the named, non-overloaded LLVM intrinsic. Operands and result are
+/// bit-cast to and from the intrinsic's types when their sizes agree (an int32x16 operand passes
+/// where the intrinsic takes <32 x bfloat>). The target must enable the features the call names:
+/// LLVM would otherwise abort the process when it cannot select the instruction.
+inline llvm::Value* CodeGenLLVM::emit_llvm_intrinsic(const CallNode* op) {
+  const auto* name = op->args.size() >= 2 ? op->args[0].as<StringImmNode>() : nullptr;
+  const auto* features = op->args.size() >= 2 ? op->args[1].as<StringImmNode>() : nullptr;
+  internal_check(name && features, "loom.llvm_intrinsic needs its name and features as strings");
+  const llvm::Intrinsic::ID id = llvm::Function::lookupIntrinsicID(name->value);
+  if (id == llvm::Intrinsic::not_intrinsic)
+    throw Error(cat("kernel '", func_.name, "' calls '", name->value, "', which LLVM ", LLVM_VERSION_STRING,
+                    " does not know as an intrinsic"));
+  if (llvm::Intrinsic::isOverloaded(id))
+    throw Error(cat("kernel '", func_.name, "' calls the overloaded LLVM intrinsic '", name->value,
+                    "': call_llvm_intrinsic takes only intrinsics with fixed types (use its typed name)"));
+  std::stringstream list(features->value);
+  for (std::string f; std::getline(list, f, ',');)
+    if (!f.empty() && !target_.enables(f))
+      throw Error(
+          cat("kernel '", func_.name, "' calls the LLVM intrinsic '", name->value,
+              "', which needs the CPU feature '", f, "'; the target (", target_.description(),
+              ") lacks it: build for a CPU that has it, or choose a schedule without this intrinsic"));
+  llvm::Function* decl = llvm::Intrinsic::getDeclaration(module_.get(), id);
+  llvm::FunctionType* type = decl->getFunctionType();
+  const size_t n = op->args.size() - 2;
+  if (type->getNumParams() != n)
+    throw Error(cat("kernel '", func_.name, "': the LLVM intrinsic '", name->value, "' takes ",
+                    type->getNumParams(), " operands, the call gives ", n));
+  const llvm::DataLayout& layout = module_->getDataLayout();
+  auto fit = [&](llvm::Value* v, llvm::Type* want, const std::string& what) -> llvm::Value* {
+    if (v->getType() == want) return v;
+    if (layout.getTypeSizeInBits(v->getType()) != layout.getTypeSizeInBits(want))
+      throw Error(cat("kernel '", func_.name, "': ", what, " of the LLVM intrinsic '", name->value, "' is ",
+                      layout.getTypeSizeInBits(want).getFixedValue(), " bits, the call's is ",
+                      layout.getTypeSizeInBits(v->getType()).getFixedValue()));
+    return builder_.CreateBitCast(v, want);
+  };
+  std::vector<llvm::Value*> args;
+  for (size_t i = 0; i < n; ++i) {
+    const DType t = op->args[i + 2].dtype();
+    if (t.is_float() && t.bits == 16)
+      throw Error(cat("kernel '", func_.name, "': operand ", i, " of the LLVM intrinsic '", name->value,
+                      "' is ", t.str(), "; pass 16-bit floats as their bits (load them as int16)"));
+    args.push_back(
+        fit(emit(op->args[i + 2]), type->getParamType(static_cast<unsigned>(i)), cat("operand ", i)));
+  }
+  llvm::Value* result = builder_.CreateCall(decl, args);
+  return fit(result, value_type(op->dtype), "the result");
+}
+
 inline llvm::Value* CodeGenLLVM::emit_math(const CallNode* op) {
   static const std::unordered_map<std::string, llvm::Intrinsic::ID> intrinsics = {
       {"exp", llvm::Intrinsic::exp},   {"exp2", llvm::Intrinsic::exp2},   {"log", llvm::Intrinsic::log},
@@ -541,6 +592,7 @@ inline llvm::Value* CodeGenLLVM::emit_call(const CallNode* op) {
     arg_count(1);
     return emit_reinterpret(op);
   }
+  if (name == intrinsic::llvm_intrinsic) return emit_llvm_intrinsic(op);
   if (name == intrinsic::address_of) {
     arg_count(1);
     const LoadNode* load = op->args[0].as<LoadNode>();

@@ -184,6 +184,7 @@ class CodeGenLLVM {
   llvm::Value* emit_math(const CallNode* op);
   llvm::Value* emit_extern_c(const CallNode* op);
   llvm::Value* emit_reinterpret(const CallNode* op);
+  llvm::Value* emit_llvm_intrinsic(const CallNode* op);
   llvm::Value* emit_let(const LetNode* op);
   llvm::Value* float_constant(DType t, double value);
   /// Rounds a float result to its type (float16/bfloat16); float32/float64 are already rounded.

@@ -39,6 +39,13 @@ struct ResolvedTarget {
   /// AVX-512 instructions on 512-bit registers (avx512f with evex512): not so on an AVX10/256-style
   /// target, where LLVM cannot lower a 512-bit x86 intrinsic.
   bool has_avx512_zmm = false;
+  /// Every feature LLVM knows for the triple that the resolved subtarget enables ("avx512bf16", ...).
+  std::vector<std::string> enabled_features;
+
+  /// Whether the subtarget enables `feature` (LLVM's name, without a sign).
+  bool enables(const std::string& feature) const {
+    return std::find(enabled_features.begin(), enabled_features.end(), feature) != enabled_features.end();
+  }
 
   /// The cache-key description: LLVM version, triple, CPU, features, options.
   std::string description() const {
@@ -124,6 +131,7 @@ inline ResolvedTarget resolve_uncached(const Target& t) {
   r.has_avx512_zmm = enabled("avx512f") && enabled("evex512");
   std::string missing;
   for (const std::string& f : known) {
+    if (sti->checkFeatures("+" + f)) r.enabled_features.push_back(f);
     auto h = host.find(f);
     if (h != host.end() && !h->second && sti->checkFeatures("+" + f))
       missing += (missing.empty() ? "" : ",") + f;

@@ -16,6 +16,7 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/gemm.hpp");
 #include "loom/lib/impl/gemm_streamk.hpp"
 #include "loom/runtime/thread_pool.hpp"
 #include "loom/schedule/schedule.hpp"
+#include "loom/te/x86_dot_intrinsics.hpp"
 
 namespace loom::lib {
 
@@ -26,6 +27,16 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   const int64_t M = p.m, N = p.n, K = p.k, nb = p.batch;
   const bool batched = nb > 0;
   const int64_t mr = cfg.mr, nr = cfg.nr;
+  const DType a_type = p.a_type(), b_type = p.b_type(), c_type = p.c_type();
+  // The dot instructions reduce K in groups (pairs of bfloat16, quads of bytes) that the packed
+  // panels hold side by side: both operands are packed, and K is padded to whole groups.
+  const int64_t group = cfg.dot == DotInstruction::Vdpbf16ps  ? 2
+                        : cfg.dot == DotInstruction::Vpdpbusd ? 4
+                                                              : 1;
+  if (group > 1) {
+    cfg.pack_a = cfg.pack_b = true;
+    cfg.kc = round_up(cfg.kc, group);
+  }
 
   // Operands whose block reuse is low are read in place; a padded dimension needs a packed copy
   // (its zeros stand in for the rows/columns beyond the matrix, so the micro-kernel needs no guard).
@@ -42,8 +53,8 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
 
   Gemm g;
   g.problem = p;
-  g.A = placeholder(p.transpose_a ? matrix_shape(nb, K, M) : matrix_shape(nb, M, K), p.dtype, "A");
-  g.B = placeholder(p.transpose_b ? matrix_shape(nb, N, K) : matrix_shape(nb, K, N), p.dtype, "B");
+  g.A = placeholder(p.transpose_a ? matrix_shape(nb, K, M) : matrix_shape(nb, M, K), a_type, "A");
+  g.B = placeholder(p.transpose_b ? matrix_shape(nb, N, K) : matrix_shape(nb, K, N), b_type, "B");
   Tensor A = g.A, B = g.B;
   auto a = [&, A](const std::vector<Expr>& b, Expr i, Expr k) {
     return p.transpose_a ? A(at(b, k, i)) : A(at(b, i, k));
@@ -51,15 +62,21 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   auto bm = [&, B](const std::vector<Expr>& b, Expr k, Expr j) {
     return p.transpose_b ? B(at(b, j, k)) : B(at(b, k, j));
   };
-  const Expr zero = make_const(p.dtype, 0);
 
   // Packed panels: packedB[jo][k][ji] = B[k, jo * nr + ji], packedA[io][k][ii] = A[io * mr + ii, k],
-  // zero beyond the matrix. Consecutive k of one panel are contiguous for the micro-kernel.
+  // zero beyond the matrix. Consecutive k of one panel are contiguous for the micro-kernel. With a
+  // dot instruction k is a group index and a last dimension holds the group:
+  // packedB[jo][kg][ji][t] = B[kg * group + t, jo * nr + ji], likewise packedA.
   std::vector<Expr> pb_shape, pa_shape;
   auto i32 = [](int64_t v) { return Expr(static_cast<int>(v)); };
   if (batched) pb_shape.push_back(i32(nb)), pa_shape.push_back(i32(nb));
-  pb_shape.insert(pb_shape.end(), {i32(Np / nr), i32(Kp), i32(nr)});
-  pa_shape.insert(pa_shape.end(), {i32(Mp / mr), i32(Kp), i32(mr)});
+  pb_shape.insert(pb_shape.end(), {i32(Np / nr), i32(Kp / group), i32(nr)});
+  pa_shape.insert(pa_shape.end(), {i32(Mp / mr), i32(Kp / group), i32(mr)});
+  if (group > 1) pb_shape.push_back(i32(group)), pa_shape.push_back(i32(group));
+  // The k of a packed element: its group index and place in the group.
+  auto packed_k = [group](const std::vector<Var>& v, int o) {
+    return group > 1 ? v[o + 1] * static_cast<int>(group) + v[o + 3] : Expr(v[o + 1]);
+  };
   auto split_batch = [batched](const std::vector<Var>& v, std::vector<Expr>& b) {
     b.clear();
     if (batched) b.push_back(v[0]);
@@ -72,13 +89,13 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
         [&](const std::vector<Var>& v) {
           std::vector<Expr> b;
           const int o = split_batch(v, b);
-          Expr jo = v[o], k = v[o + 1], ji = v[o + 2];
+          Expr jo = v[o], k = packed_k(v, o), ji = v[o + 2];
           Expr j = jo * static_cast<int>(nr) + ji;
           std::vector<Expr> guard;
           if (pad_n) guard.push_back(j < static_cast<int>(N));
           if (Kp != K) guard.push_back(k < static_cast<int>(K));
           Expr value = bm(b, k, j);
-          return guard.empty() ? value : if_then_else(all_of(guard), value, zero);
+          return guard.empty() ? value : if_then_else(all_of(guard), value, make_const(b_type, 0));
         },
         "packedB");
   }
@@ -88,13 +105,13 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
         [&](const std::vector<Var>& v) {
           std::vector<Expr> b;
           const int o = split_batch(v, b);
-          Expr io = v[o], k = v[o + 1], ii = v[o + 2];
+          Expr io = v[o], k = packed_k(v, o), ii = v[o + 2];
           Expr i = io * static_cast<int>(mr) + ii;
           std::vector<Expr> guard;
           if (pad_m) guard.push_back(i < static_cast<int>(M));
           if (Kp != K) guard.push_back(k < static_cast<int>(K));
           Expr value = a(b, i, k);
-          return guard.empty() ? value : if_then_else(all_of(guard), value, zero);
+          return guard.empty() ? value : if_then_else(all_of(guard), value, make_const(a_type, 0));
         },
         "packedA");
   }
@@ -104,7 +121,8 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   // epilogue as it writes each element.
   const bool padded = pad_m || pad_n, epilogue = !p.epilogue.empty();
   const bool separate_c = padded || epilogue;
-  IterVar kk = reduce_axis(0, static_cast<int>(Kp), "k");
+  IterVar kk = reduce_axis(0, static_cast<int>(Kp / group), "k");
+  IterVar kt = reduce_axis(0, static_cast<int>(group), "t");  // a group's place (group > 1 only)
   std::vector<Expr> acc_shape = matrix_shape(nb, padded ? Mp : M, padded ? Np : N);
   Tensor acc = compute(
       acc_shape,
@@ -116,9 +134,12 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
         std::vector<Expr> pa_idx = b, pb_idx = b;
         pa_idx.insert(pa_idx.end(), {floordiv(i, mri), Expr(kk->var), floormod(i, mri)});
         pb_idx.insert(pb_idx.end(), {floordiv(j, nri), Expr(kk->var), floormod(j, nri)});
+        if (group > 1) pa_idx.push_back(kt->var), pb_idx.push_back(kt->var);
         Expr av = cfg.pack_a ? PA(pa_idx) : a(b, i, kk->var);
         Expr bv = cfg.pack_b ? PB(pb_idx) : bm(b, kk->var, j);
-        return sum(av * bv, {kk});
+        // Narrow inputs widen to C's type (bfloat16 -> float32, 8-bit -> int32) before they multiply.
+        Expr product = cast(c_type, av) * cast(c_type, bv);
+        return group > 1 ? sum(product, {kk, kt}) : sum(product, {kk});
       },
       padded       ? "C_padded"
       : separate_c ? "C_product"
@@ -137,9 +158,9 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
           if (pad_n) j = select(j < static_cast<int>(N), j, Expr(static_cast<int>(Np - 1)));
           if (!epilogue) return acc(idx);
           const Expr value = p.epilogue.apply(acc(idx), std::vector<Expr>(v.begin(), v.end()));
-          if (value.dtype() != p.dtype)
+          if (value.dtype() != c_type)
             throw Error(cat("lib::gemm: the epilogue '", p.epilogue.name, "' gives ", value.dtype().str(),
-                            " but C is ", p.dtype.str(), "; cast its result with cast(", p.dtype.str(),
+                            " but C is ", c_type.str(), "; cast its result with cast(", c_type.str(),
                             ", ...)"));
           return value;
         },
@@ -159,7 +180,7 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   auto [jv, jl] = st.split(ji, std::min<int64_t>(nr, cfg.lanes));
   auto [ic, i1] = st.split(i_axis, cfg.mc);
   auto [ir, ii] = st.split(i1, mr);
-  auto [ko, ki] = st.split(kk, cfg.kc);
+  auto [ko, ki] = st.split(kk, cfg.kc / group);
   // With K in a single kc block, ko moves inside the register tile: the reduction's zero
   // initialisation is then emitted per register tile, right before its k loop, where LLVM keeps
   // it in registers, instead of as a pass of its own over C (which made C cross memory three
@@ -171,10 +192,18 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
     order.insert(order.end(), {jc, ic, jr, ir, ko, ki, ii, jv, jl});
   else
     order.insert(order.end(), {jc, ko, ic, jr, ir, ki, ii, jv, jl});
+  if (group > 1) order.push_back(kt);
   st.reorder(order);
   st.unroll(ii);
   st.unroll(jv);
-  st.vectorize(jl);
+  // One vector of C's row per instruction: 16 lanes of a group's products (the dot instructions'
+  // tensor intrinsics), or the multiply-add of each lane.
+  if (cfg.dot == DotInstruction::Vdpbf16ps)
+    st.tensorize(jl, x86::dot_bf16_intrin());
+  else if (cfg.dot == DotInstruction::Vpdpbusd)
+    st.tensorize(jl, x86::dot_8bit_intrin(a_type, b_type));
+  else
+    st.vectorize(jl);
   // acc + a * b as one FMA per lane (more accurate, and what the FMA units execute).
   st.pragma(ki, "fp_contract");
   if (cfg.parallel) {
@@ -196,7 +225,9 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
     sb.compute_at(st, one_k_block ? jc : ko);
     if (cfg.parallel) sb.parallel(PB.axis(o));
     IterVar pj = PB.axis(o + 2);
-    if (nr % cfg.lanes == 0 && nr > cfg.lanes) {
+    if (group > 1) {
+      sb.unroll(PB.axis(o + 3));  // the group, read from `group` rows of B
+    } else if (nr % cfg.lanes == 0 && nr > cfg.lanes) {
       auto [pjo, pji] = sb.split(pj, cfg.lanes);
       sb.unroll(pjo);
       sb.vectorize(pji);
@@ -210,6 +241,7 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
     // Read A along its contiguous dimension (k unless transposed), write the panel with stride mr.
     if (!p.transpose_a) sa.reorder({PA.axis(o), PA.axis(o + 2), PA.axis(o + 1)});
     sa.unroll(PA.axis(o + 2));
+    if (group > 1) sa.unroll(PA.axis(o + 3));
   }
   if (separate_c) {
     // The copy of the valid corner (and the epilogue): rows in parallel, columns as vectors.
@@ -230,6 +262,7 @@ LOOM_DECL Gemm gemm(const GemmProblem& problem, const GemmConfig& config) {
   if (config.mr < 1 || config.nr < 1 || config.kc < 1 || config.mc < 1 || config.nc < 1 || config.lanes < 1)
     throw Error(cat("lib::gemm: every tile size must be at least 1, got ", config.str()));
   detail::check_streamk_config(problem, config);
+  detail::check_dot_config(problem, config);
   const bool stream_k = config.decomposition == Decomposition::StreamK;
   detail::check_epilogue(problem, stream_k);
   if (problem.layout == Layout::RowMajor)
@@ -241,6 +274,9 @@ LOOM_DECL Gemm gemm(const GemmProblem& problem, const GemmConfig& config) {
   t.layout = Layout::RowMajor;
   std::swap(t.m, t.n);
   std::swap(t.transpose_a, t.transpose_b);
+  t.dtype = problem.b_type();
+  t.b_dtype = problem.a_type();
+  t.c_dtype = problem.c_type();
   if (!problem.epilogue.empty())  // the epilogue still sees the user's (i, j)
     t.epilogue.apply = [apply = problem.epilogue.apply](const Expr& product, const std::vector<Expr>& index) {
       std::vector<Expr> user = index;
@@ -260,8 +296,15 @@ inline GemmConfig heuristic_gemm_config(const GemmProblem& problem) {
   // Batches are spread over the threads when there are enough of them; else blocks of rows are.
   const int threads = runtime::ThreadPool::global().num_threads();
   const int row_threads = problem.batch >= threads ? 1 : threads;
-  return default_gemm_config(col ? problem.n : problem.m, col ? problem.m : problem.n, problem.k,
-                             problem.dtype, row_threads);
+  GemmConfig c = default_gemm_config(col ? problem.n : problem.m, col ? problem.m : problem.n, problem.k,
+                                     problem.dtype, row_threads);
+  // This CPU's dot instruction for the input types, when it has one (the row-major problem's A is
+  // the column-major one's B: vpdpbusd takes either order of signedness).
+  const CpuCacheInfo& cpu = CpuCacheInfo::host();
+  const DType a = problem.a_type(), b = problem.b_type();
+  if (a == bf16 && b == bf16 && cpu.bf16_dot) c.dot = DotInstruction::Vdpbf16ps;
+  if (((a == i8 && b == u8) || (a == u8 && b == i8)) && cpu.int8_dot) c.dot = DotInstruction::Vpdpbusd;
+  return c;
 }
 }  // namespace detail
 

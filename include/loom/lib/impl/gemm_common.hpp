@@ -11,6 +11,7 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/gemm.hpp");
 
 #include "loom/lib/gemm.hpp"
 #include "loom/te/compute.hpp"
+#include "loom/te/x86_dot_intrinsics.hpp"
 
 namespace loom::lib {
 
@@ -27,6 +28,40 @@ inline std::vector<Expr> matrix_shape(int64_t batch, int64_t rows, int64_t cols)
   return shape;
 }
 
+/// The element types lib::gemm computes with: float32 or float64 throughout, bfloat16 x bfloat16 ->
+/// float32, and 8-bit integers (int8 or uint8 each) -> int32.
+inline void check_types(const GemmProblem& p) {
+  const DType a = p.a_type(), b = p.b_type(), c = p.c_type();
+  const bool byte_a = a == i8 || a == u8, byte_b = b == i8 || b == u8;
+  const bool ok = ((a == f32 || a == f64) && b == a && c == a) || (a == bf16 && b == bf16 && c == f32) ||
+                  (byte_a && byte_b && c == i32);
+  if (!ok)
+    throw Error(cat("lib::gemm: element types A ", a.str(), ", B ", b.str(), ", C ", c.str(),
+                    " are not supported; use float32 or float64 for all three, bfloat16 A and B with a "
+                    "float32 C, or int8/uint8 A and B with an int32 C"));
+}
+
+/// A dot instruction in `cfg` needs the input types it multiplies and a register tile of whole
+/// 16-lane vectors.
+inline void check_dot_config(const GemmProblem& p, const GemmConfig& cfg) {
+  if (cfg.dot == DotInstruction::MultiplyAdd) return;
+  const DType a = p.a_type(), b = p.b_type();
+  const char* name = dot_instruction_name(cfg.dot);
+  if (cfg.dot == DotInstruction::Vdpbf16ps && !(a == bf16 && b == bf16))
+    throw Error(cat("lib::gemm: dot = vdpbf16ps multiplies bfloat16, but A is ", a.str(), " and B ", b.str(),
+                    "; use DotInstruction::MultiplyAdd"));
+  if (cfg.dot == DotInstruction::Vpdpbusd && !((a == i8 && b == u8) || (a == u8 && b == i8)))
+    throw Error(cat("lib::gemm: dot = vpdpbusd multiplies an unsigned by a signed byte, but A is ", a.str(),
+                    " and B ", b.str(), "; use DotInstruction::MultiplyAdd"));
+  if (cfg.lanes != x86::kDotLanes || cfg.nr % x86::kDotLanes != 0)
+    throw Error(cat("lib::gemm: dot = ", name, " updates ", x86::kDotLanes,
+                    "-lane vectors: it needs lanes = ", x86::kDotLanes, " and nr a multiple of ",
+                    x86::kDotLanes, ", got lanes = ", cfg.lanes, " and nr = ", cfg.nr));
+  if (cfg.decomposition == Decomposition::StreamK)
+    throw Error(cat("lib::gemm: dot = ", name,
+                    " is built for the data-parallel decomposition only; use Decomposition::DataParallel"));
+}
+
 inline void check_problem(const GemmProblem& p) {
   auto positive = [](int64_t v, const char* name) {
     if (v < 1)
@@ -38,8 +73,7 @@ inline void check_problem(const GemmProblem& p) {
   positive(p.k, "k");
   if (p.batch < 0)
     throw Error(cat("lib::gemm: batch = ", p.batch, " must be 0 (not batched) or a batch count"));
-  if (!(p.dtype == f32 || p.dtype == f64))
-    throw Error(cat("lib::gemm: element type ", p.dtype.str(), " is not supported; use float32 or float64"));
+  check_types(p);
   // Flat indices are 32-bit; padding adds at most a tile (< 1024) to each dimension.
   const int64_t limit = (int64_t{1} << 31) - 1, nb = std::max<int64_t>(p.batch, 1);
   auto padded = [](int64_t v) { return v + 1024; };

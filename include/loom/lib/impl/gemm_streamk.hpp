@@ -25,6 +25,10 @@ inline void check_streamk_config(const GemmProblem& p, const GemmConfig& cfg) {
         cat("lib::gemm: decomposition ", decomposition_name(cfg.decomposition),
             " is not available on the CPU; use Decomposition::DataParallel or Decomposition::StreamK"));
   if (cfg.decomposition != Decomposition::StreamK) return;
+  if (!(p.dtype == f32 || p.dtype == f64))
+    throw Error(cat("lib::gemm: the Stream-K decomposition computes float32 and float64 only, not ",
+                    p.a_type().str(), " x ", p.b_type().str(), " -> ", p.c_type().str(),
+                    "; use Decomposition::DataParallel"));
   if (cfg.workers < 0)
     throw Error(cat("lib::gemm: Stream-K workers = ", cfg.workers,
                     " must be at least 1, or 0 for the thread pool's threads"));
