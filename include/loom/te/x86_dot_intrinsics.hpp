@@ -13,6 +13,7 @@
 #include <string>
 
 #include "loom/ir/op.hpp"
+#include "loom/ir/printer.hpp"
 #include "loom/ir/stmt.hpp"
 #include "loom/te/tensor_intrin.hpp"
 
@@ -24,6 +25,7 @@ inline constexpr int kDotLanes = 16;
 
 namespace detail {
 
+/// The constant stride of window `r`'s dimension `d`; a symbolic one is refused.
 inline int64_t const_stride(const BufferRegion& r, size_t d, const std::string& intrin, const char* what) {
   const int64_t* s = as_const_int(r.strides.at(d));
   if (!s)
@@ -64,6 +66,7 @@ inline Expr block_bits(const BufferRegion& r, int group, const std::string& intr
       lane, r.data, RampNode::make(r.elem_offset, make_const(r.elem_offset.dtype(), 1), kDotLanes * group));
 }
 
+/// The 16 contiguous elements of the output window, as a Ramp index.
 inline Expr accumulator_ramp(const BufferRegion& out, const std::string& intrin) {
   if (const_stride(out, 0, intrin, "the output") != 1)
     throw Error(cat("tensor intrinsic '", intrin, "': the 16 outputs must be contiguous (stride 1)"));
