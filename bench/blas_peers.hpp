@@ -4,12 +4,14 @@
 // kernel on CPUs it does not recognise). Debian's OpenBLAS is linked and always present; MKL and
 // the newest OpenBLAS (PyPI wheels `mkl` and `scipy-openblas32`, which scripts/bench-peers.sh
 // installs into a venv in the build tree) are loaded with dlopen when found, so the bench builds
-// and runs without them.
+// and runs without them. MKL also brings the low-precision products that bench_gemm_lowp measures
+// (bfloat16 -> float32, 8-bit -> int32); the OpenBLAS builds loaded here have none.
 #pragma once
 
 #include <cblas.h>
 #include <dlfcn.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,12 +30,33 @@ struct BlasPeer {
   std::string name;     // openblas (Debian's, linked), mkl, openblas-scipy
   std::string version;  // as the library reports it
   std::string kernel;   // the code it runs here: OpenBLAS's core name, MKL's instruction-set library
+  /// MKL's cblas_gemm_bf16bf16f32: C (float32) = alpha A B + beta C with A and B in bfloat16, passed
+  /// as their raw 16-bit patterns (MKL_BF16 is a uint16_t); arguments as in sgemm.
+  using GemmBf16 = void (*)(int layout, int transa, int transb, int m, int n, int k, float alpha,
+                            const uint16_t* a, int lda, const uint16_t* b, int ldb, float beta, float* c,
+                            int ldc);
+  /// MKL's cblas_gemm_s8u8s32: C (int32) = alpha (A + ao)(B + bo) + beta C + co, 8-bit A and B;
+  /// offsetc says whether co is one value (detail::kMklFixOffset), one per column or one per row.
+  /// Which of A and B it reads as signed: a8_signed / b8_signed.
+  using Gemm8bit = void (*)(int layout, int transa, int transb, int offsetc, int m, int n, int k, float alpha,
+                            const void* a, int lda, int8_t ao, const void* b, int ldb, int8_t bo, float beta,
+                            int32_t* c, int ldc, const int32_t* co);
   Sgemm sgemm = nullptr;
   Dgemm dgemm = nullptr;
+  GemmBf16 gemm_bf16 = nullptr;  // MKL only; null elsewhere
+  Gemm8bit gemm_8bit = nullptr;  // MKL only; null elsewhere, or when the signedness probe failed
+  /// Whether gemm_8bit reads A, and B, as int8 (else uint8) in a row-major call: found at load time
+  /// by detail::probe_8bit_signedness, not taken from the function's name (see there).
+  bool a8_signed = false, b8_signed = false;
   void (*set_threads)(int) = nullptr;
 
   /// peer= in a bench line: "mkl-2026.2:avx512", "openblas-0.3.21:Haswell".
   std::string label() const { return name + "-" + version + ":" + kernel; }
+
+  /// The 8-bit product's element types as a name, A's then B's then C's: "u8s8s32".
+  std::string int8_types() const {
+    return std::string(a8_signed ? "s8" : "u8") + (b8_signed ? "s8" : "u8") + "s32";
+  }
 
   void gemm(int m, int n, int k, const float* a, const float* b, float* c) const {
     sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
@@ -41,6 +64,11 @@ struct BlasPeer {
   void gemm(int m, int n, int k, const double* a, const double* b, double* c) const {
     dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a, k, b, n, 0.0, c, n);
   }
+  /// Row-major bfloat16 A (m x k) and B (k x n), given as bit patterns, into float32 C (needs gemm_bf16).
+  void gemm(int m, int n, int k, const uint16_t* a, const uint16_t* b, float* c) const;
+  /// Row-major 8-bit A (m x k) and B (k x n), of the signedness a8_signed / b8_signed, into int32 C
+  /// (needs gemm_8bit): no offsets.
+  void gemm_int8(int m, int n, int k, const void* a, const void* b, int32_t* c) const;
 };
 
 namespace detail {
@@ -76,7 +104,49 @@ F symbol(void* library, const char* name) {
   return reinterpret_cast<F>(dlsym(library, name));
 }
 
+// The CBLAS enum values MKL's low-precision products take (as ints: OpenBLAS's cblas.h has no
+// CBLAS_OFFSET). mkl_cblas.h numbers the offset modes row 171, column 172, fixed 173; a run with
+// co = {1000, 2000, ...} on MKL 2026.2 agreed: 173 added co[0] to every element, 171 added co[j] to
+// column j (one value per column, the same for each row) and 172 co[i] to row i.
+inline constexpr int kMklRowMajor = 101, kMklNoTrans = 111, kMklFixOffset = 173;
+
+/// Finds which operands `f` (cblas_gemm_s8u8s32) reads as signed in a row-major call, from one
+/// 1 x 1 x 2 product whose four readings all differ: a = {0xFE, 3}, b = {1, 0xFF} gives
+/// 254 - 3 = 251 (a unsigned, b signed), -2 + 765 = 763 (a signed, b unsigned), -2 - 3 = -5 (both
+/// signed) or 254 + 765 = 1019 (neither). False when the result is none of them.
+///
+/// What it found on MKL 2026.2 (on an AMD EPYC with AVX512-VNNI, MKL's def library mapped): row-major, A is
+/// read as UINT8 and B as INT8, the other way round from the name, which holds for column-major calls (there
+/// A is int8, B uint8); MKL computes a row-major C = A B as the column-major C^T = B^T A^T, and the
+/// signedness stays with the position. A 2 x 3 x 4 product with bytes above 127 agreed with a triple loop
+/// reading A unsigned and B signed, and with none of the other three readings.
+inline bool probe_8bit_signedness(BlasPeer::Gemm8bit f, bool* a_signed, bool* b_signed) {
+  const uint8_t a[2] = {0xFE, 3}, b[2] = {1, 0xFF};
+  const int32_t zero = 0;
+  int32_t c = 0;
+  f(kMklRowMajor, kMklNoTrans, kMklNoTrans, kMklFixOffset, 1, 1, 2, 1.0f, a, 2, 0, b, 1, 0, 0.0f, &c, 1,
+    &zero);
+  switch (c) {
+    case 251: *a_signed = false, *b_signed = true; return true;
+    case 763: *a_signed = true, *b_signed = false; return true;
+    case -5: *a_signed = true, *b_signed = true; return true;
+    case 1019: *a_signed = false, *b_signed = false; return true;
+    default: return false;
+  }
+}
+
 }  // namespace detail
+
+inline void BlasPeer::gemm(int m, int n, int k, const uint16_t* a, const uint16_t* b, float* c) const {
+  gemm_bf16(detail::kMklRowMajor, detail::kMklNoTrans, detail::kMklNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f,
+            c, n);
+}
+
+inline void BlasPeer::gemm_int8(int m, int n, int k, const void* a, const void* b, int32_t* c) const {
+  const int32_t no_offset = 0;
+  gemm_8bit(detail::kMklRowMajor, detail::kMklNoTrans, detail::kMklNoTrans, detail::kMklFixOffset, m, n, k,
+            1.0f, a, k, 0, b, n, 0, 0.0f, c, n, &no_offset);
+}
 
 /// A note when an OpenBLAS may run below what this CPU can do, else "": OPENBLAS_CORETYPE in the
 /// environment forces a kernel, and an OpenBLAS that does not recognise a CPU falls back to an older
@@ -152,6 +222,12 @@ inline std::vector<BlasPeer> load_blas_peers(const std::string& venv) {
       float one = 1, out = 0;
       p.gemm(1, 1, 1, &one, &one, &out);  // loads the kernel library that the CPU gets
       p.kernel = detail::mkl_kernel_library();
+      p.gemm_bf16 = detail::symbol<BlasPeer::GemmBf16>(mkl, "cblas_gemm_bf16bf16f32");
+      p.gemm_8bit = detail::symbol<BlasPeer::Gemm8bit>(mkl, "cblas_gemm_s8u8s32");
+      if (p.gemm_8bit && !detail::probe_8bit_signedness(p.gemm_8bit, &p.a8_signed, &p.b8_signed)) {
+        std::fprintf(stderr, "bench peers: mkl's cblas_gemm_s8u8s32 gave an unexpected result; not used\n");
+        p.gemm_8bit = nullptr;
+      }
       peers.push_back(p);
     }
   }
