@@ -21,6 +21,8 @@
 #include "../support/capture_stderr.hpp"
 #include "../support/jit_harness.hpp"
 
+#include <loom/lib/gemm.hpp>
+#include <loom/lib/gemm_tuning.hpp>
 #include <loom/lib/gpu_gemm.hpp>
 
 using namespace loom;
@@ -431,6 +433,27 @@ TEST_CASE("E-TARGET-CPU-FEATURE: a CPU feature that is misspelled or lacks its +
       Contains("feature 'avx2' must start with + (enable) or - (disable), e.g. \"+avx2,-avx512f\""), Error);
   CHECK_THROWS_WITH_AS(build(g.lowered(), Target::cpu("x86-64-v3", "+avx3000")),
                        Contains("'avx3000' is not a feature LLVM knows for"), Error);
+}
+
+TEST_CASE("E-BUILD-INTRINSIC-FEATURE: an LLVM intrinsic built for a target without its CPU feature") {
+  // lib::gemm's bfloat16 micro-kernel with vdpbf16ps, built for AVX2: refused, not an LLVM abort.
+  lib::GemmProblem p;
+  p.m = p.n = p.k = 32;
+  p.dtype = bf16;
+  lib::GemmConfig cfg = lib::model_gemm_config(p);
+  cfg.lanes = 16;
+  cfg.nr = 32;
+  cfg.dot = lib::DotInstruction::Vdpbf16ps;
+  lib::Gemm g = lib::gemm(p, cfg);
+  CHECK_THROWS_WITH_AS(
+      build(g.schedule, g.args(), Target::cpu("x86-64-v3"), "bf16_gemm"),
+      Contains("kernel 'bf16_gemm' calls the LLVM intrinsic 'llvm.x86.avx512bf16.dpbf16ps.512', "
+               "which needs the CPU feature 'avx512bf16'; the target (llvm-19"),
+      Error);
+  // The same kernel with the widened multiply-add builds for any x86-64.
+  cfg.dot = lib::DotInstruction::MultiplyAdd;
+  g = lib::gemm(p, cfg);
+  CHECK_NOTHROW(build(g.schedule, g.args(), Target::cpu("x86-64-v3"), "bf16_gemm"));
 }
 
 TEST_CASE("E-BUILD-GPU-ONLY: a cross-thread reduction or a warp intrinsic built for the CPU") {

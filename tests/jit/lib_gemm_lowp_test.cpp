@@ -1,0 +1,261 @@
+// loom::lib::gemm on narrow types, compiled by the JIT and compared with a naive product: bfloat16 ->
+// float32 (vdpbf16ps where the CPU has AVX512-BF16, and the widened multiply-add on every CPU) and
+// 8-bit integers -> int32 (vpdpbusd where the CPU has AVX512-VNNI, exact), on shapes no tile or K
+// group divides, several K blocks, transposed, column-major, batched, with an epilogue; the refused
+// type and instruction choices; call_llvm_intrinsic's errors.
+#include <doctest/doctest.h>
+
+#include <loom/backend/build.hpp>
+#include <loom/lib/gemm.hpp>
+#include <loom/lib/gemm_tuning.hpp>
+#include <loom/sim/interpreter.hpp>
+#include <loom/te/x86_dot_intrinsics.hpp>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "lib_gemm_test_util.hpp"
+
+using namespace loom;
+using namespace loom::test;
+using doctest::Contains;
+
+namespace {
+
+bool cpu_has(lib::DotInstruction d) {
+  const CpuCacheInfo& cpu = CpuCacheInfo::host();
+  return d == lib::DotInstruction::MultiplyAdd || (d == lib::DotInstruction::Vdpbf16ps && cpu.bf16_dot) ||
+         (d == lib::DotInstruction::Vpdpbusd && cpu.int8_dot);
+}
+
+/// Random values of element type T: bfloat16 in [-2, 2], 8-bit integers over their whole range.
+template <typename T>
+void fill(Buffer<T>& b, unsigned seed) {
+  std::mt19937 rng(seed);
+  for (int64_t i = 0; i < b.num_elements(); ++i) {
+    if constexpr (std::is_same_v<T, bfloat16>)
+      b.at_flat(i) = bfloat16(std::uniform_real_distribution<float>(-2.0f, 2.0f)(rng));
+    else
+      b.at_flat(i) = static_cast<T>(static_cast<int>(rng() % 256) - (std::is_signed_v<T> ? 128 : 0));
+  }
+}
+
+/// Builds lib::gemm(p) with `dot` (and the other sizes of the default configuration, or kc when
+/// given), runs it, and compares every element with the naive product: exactly for integers, within
+/// float32 rounding for bfloat16 (the products are exact; only the sums round).
+template <typename TA, typename TB, typename TC>
+void check_lowp(const lib::GemmProblem& p, lib::DotInstruction dot, int64_t kc = 0) {
+  CAPTURE(p.m);
+  CAPTURE(p.n);
+  CAPTURE(p.k);
+  CAPTURE(p.batch);
+  CAPTURE(p.transpose_a);
+  CAPTURE(p.transpose_b);
+  const bool col = p.layout == lib::Layout::ColMajor;
+  CAPTURE(col);
+  lib::GemmConfig cfg = lib::model_gemm_config(p);
+  cfg.dot = dot;
+  if (kc > 0) cfg.kc = kc;
+  lib::Gemm g = lib::gemm(p, cfg);
+  CAPTURE(g.config.str());
+  Kernel f = build(g.schedule, g.args(), Target::cpu(), "lowp_gemm");
+
+  const int64_t M = p.m, N = p.n, K = p.k, nb = std::max<int64_t>(p.batch, 1);
+  const bool a_swapped = p.transpose_a != col, b_swapped = p.transpose_b != col;
+  Buffer<TA> a(a_swapped ? shape_of(p.batch, K, M) : shape_of(p.batch, M, K));
+  Buffer<TB> b(b_swapped ? shape_of(p.batch, N, K) : shape_of(p.batch, K, N));
+  Buffer<TC> c(col ? shape_of(p.batch, N, M) : shape_of(p.batch, M, N));
+  fill(a, 11);
+  fill(b, 12);
+  c.fill(static_cast<TC>(12345));  // every element must be written
+  f(a, b, c);
+
+  int64_t mismatches = 0;
+  for (int64_t t = 0; t < nb; ++t) {
+    const TA* pa = a.data() + t * M * K;
+    const TB* pb = b.data() + t * K * N;
+    const TC* pc = c.data() + t * M * N;
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double expected = 0, magnitude = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          const double av = static_cast<double>(a_swapped ? pa[k * M + i] : pa[i * K + k]);
+          const double bv = static_cast<double>(b_swapped ? pb[j * K + k] : pb[k * N + j]);
+          expected += av * bv;
+          magnitude += std::abs(av * bv);
+        }
+        const double got = static_cast<double>(col ? pc[j * M + i] : pc[i * N + j]);
+        const bool ok = std::is_integral_v<TC> ? got == expected
+                                               : std::abs(got - expected) <=
+                                                     1e-6 * static_cast<double>(K + 1) * (1.0 + magnitude);
+        if (!ok && mismatches++ < 5)
+          FAIL_CHECK("C[", t, "][", i, "][", j, "] = ", got, ", expected ", expected);
+      }
+  }
+  CHECK(mismatches == 0);
+}
+
+lib::GemmProblem typed(int64_t m, int64_t n, int64_t k, DType a, DType b) {
+  lib::GemmProblem p = problem(m, n, k, a);
+  if (b != a) p.b_dtype = b;
+  return p;
+}
+
+const std::vector<std::array<int64_t, 3>> kOddShapes = {
+    {1, 1, 1}, {7, 13, 29}, {67, 129, 31}, {1, 37, 300}, {300, 1, 17}, {33, 50, 3}, {130, 70, 257}};
+
+}  // namespace
+
+TEST_CASE("lib::gemm: bfloat16 -> float32 on 1s, primes and K not a whole number of pairs") {
+  for (lib::DotInstruction dot : {lib::DotInstruction::Vdpbf16ps, lib::DotInstruction::MultiplyAdd}) {
+    if (!cpu_has(dot)) {
+      MESSAGE("this CPU has no AVX512-BF16: vdpbf16ps not tested");
+      continue;
+    }
+    CAPTURE(lib::dot_instruction_name(dot));
+    for (auto [m, n, k] : kOddShapes) check_lowp<bfloat16, bfloat16, float>(typed(m, n, k, bf16, bf16), dot);
+    // Several K blocks (the accumulator is zeroed before the first, where no packed panel exists yet).
+    check_lowp<bfloat16, bfloat16, float>(typed(45, 70, 301, bf16, bf16), dot, 64);
+  }
+}
+
+TEST_CASE("lib::gemm: 8-bit integers -> int32, exact, for every mix of signedness") {
+  for (auto [a, b] : std::vector<std::array<DType, 2>>{{i8, u8}, {u8, i8}, {i8, i8}, {u8, u8}}) {
+    CAPTURE(a.str());
+    CAPTURE(b.str());
+    const bool mixed = a != b;
+    for (lib::DotInstruction dot : {lib::DotInstruction::Vpdpbusd, lib::DotInstruction::MultiplyAdd}) {
+      if ((dot == lib::DotInstruction::Vpdpbusd && !mixed) || !cpu_has(dot)) continue;
+      CAPTURE(lib::dot_instruction_name(dot));
+      for (auto [m, n, k] : kOddShapes) {
+        const lib::GemmProblem p = typed(m, n, k, a, b);
+        if (a == i8 && b == u8) check_lowp<int8_t, uint8_t, int32_t>(p, dot);
+        if (a == u8 && b == i8) check_lowp<uint8_t, int8_t, int32_t>(p, dot);
+        if (a == i8 && b == i8) check_lowp<int8_t, int8_t, int32_t>(p, dot);
+        if (a == u8 && b == u8) check_lowp<uint8_t, uint8_t, int32_t>(p, dot);
+      }
+    }
+  }
+  if (cpu_has(lib::DotInstruction::Vpdpbusd))
+    check_lowp<int8_t, uint8_t, int32_t>(typed(45, 70, 301, i8, u8), lib::DotInstruction::Vpdpbusd, 64);
+}
+
+TEST_CASE("lib::gemm: narrow types transposed, column-major, batched and with an epilogue") {
+  const lib::DotInstruction bf = cpu_has(lib::DotInstruction::Vdpbf16ps) ? lib::DotInstruction::Vdpbf16ps
+                                                                         : lib::DotInstruction::MultiplyAdd;
+  const lib::DotInstruction vnni = cpu_has(lib::DotInstruction::Vpdpbusd) ? lib::DotInstruction::Vpdpbusd
+                                                                          : lib::DotInstruction::MultiplyAdd;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      lib::GemmProblem p = typed(37, 45, 23, bf16, bf16);
+      p.transpose_a = ta;
+      p.transpose_b = tb;
+      check_lowp<bfloat16, bfloat16, float>(p, bf);
+      lib::GemmProblem q = typed(37, 45, 23, u8, i8);
+      q.transpose_a = ta;
+      q.transpose_b = tb;
+      check_lowp<uint8_t, int8_t, int32_t>(q, vnni);
+    }
+  // Column-major exchanges A and B inside gemm(): their types go with them.
+  lib::GemmProblem col = typed(29, 41, 19, i8, u8);
+  col.layout = lib::Layout::ColMajor;
+  check_lowp<int8_t, uint8_t, int32_t>(col, vnni);
+  lib::GemmProblem batched = typed(19, 33, 15, bf16, bf16);
+  batched.batch = 3;
+  check_lowp<bfloat16, bfloat16, float>(batched, bf);
+
+  // bias + ReLU on the float32 accumulator, applied as C is written.
+  const int64_t M = 21, N = 35, K = 27;
+  lib::GemmProblem p = typed(M, N, K, bf16, bf16);
+  Tensor bias = placeholder({static_cast<int>(N)}, f32, "bias");
+  p.epilogue = lib::bias_activation(bias, "relu");
+  lib::Gemm g = lib::gemm(p);
+  Kernel f = build(g.schedule, g.args(), Target::cpu(), "lowp_epilogue");
+  Buffer<bfloat16> a({M, K}), b({K, N});
+  Buffer<float> vb({N}), c({M, N});
+  fill(a, 3);
+  fill(b, 4);
+  for (int64_t j = 0; j < N; ++j) vb.at_flat(j) = 0.25f * static_cast<float>(j % 7) - 0.75f;
+  f(a, b, vb, c);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double sum = vb.at_flat(j);
+      for (int64_t k = 0; k < K; ++k)
+        sum += static_cast<double>(float(a.at_flat(i * K + k))) *
+               static_cast<double>(float(b.at_flat(k * N + j)));
+      if (std::abs(c.at_flat(i * N + j) - std::max(sum, 0.0)) > 1e-4 * (1.0 + std::abs(sum))) ++bad;
+    }
+  CHECK(bad == 0);
+}
+
+TEST_CASE("lib::gemm: the narrow types' refusals") {
+  lib::GemmProblem p = problem(8, 8, 8, f16);
+  CHECK_THROWS_WITH_AS(
+      lib::gemm(p),
+      "lib::gemm: element types A float16, B float16, C float16 are not supported; use float32 "
+      "or float64 for all three, bfloat16 A and B with a float32 C, or int8/uint8 A and B with "
+      "an int32 C",
+      Error);
+  p = typed(8, 8, 8, bf16, bf16);
+  p.c_dtype = bf16;
+  CHECK_THROWS_WITH_AS(lib::gemm(p), Contains("C bfloat16 are not supported"), Error);
+  p = typed(8, 8, 8, f32, bf16);
+  CHECK_THROWS_WITH_AS(lib::gemm(p), Contains("A float32, B bfloat16, C float32 are not supported"), Error);
+
+  lib::GemmConfig cfg = lib::model_gemm_config(problem(32, 32, 32));
+  cfg.dot = lib::DotInstruction::Vdpbf16ps;
+  CHECK_THROWS_WITH_AS(lib::gemm(problem(32, 32, 32), cfg),
+                       "lib::gemm: dot = vdpbf16ps multiplies bfloat16, but A is float32 and B float32; use "
+                       "DotInstruction::MultiplyAdd",
+                       Error);
+  lib::GemmProblem s8 = typed(32, 32, 32, i8, i8);
+  cfg = lib::model_gemm_config(s8);
+  cfg.dot = lib::DotInstruction::Vpdpbusd;
+  CHECK_THROWS_WITH_AS(
+      lib::gemm(s8, cfg),
+      "lib::gemm: dot = vpdpbusd multiplies an unsigned by a signed byte, but A is int8 and B "
+      "int8; use DotInstruction::MultiplyAdd",
+      Error);
+  lib::GemmProblem bp = typed(32, 32, 32, bf16, bf16);
+  cfg = lib::model_gemm_config(bp);
+  cfg.dot = lib::DotInstruction::Vdpbf16ps;
+  cfg.nr = 24;
+  CHECK_THROWS_WITH_AS(
+      lib::gemm(bp, cfg),
+      Contains("dot = vdpbf16ps updates 16-lane vectors: it needs lanes = 16 and nr a multiple "
+               "of 16, got lanes = 16 and nr = 24"),
+      Error);
+  cfg = lib::model_gemm_config(bp);
+  cfg.decomposition = lib::Decomposition::StreamK;
+  cfg.dot = lib::DotInstruction::MultiplyAdd;
+  CHECK_THROWS_WITH_AS(
+      lib::gemm(bp, cfg),
+      "lib::gemm: the Stream-K decomposition computes float32 and float64 only, not bfloat16 x "
+      "bfloat16 -> float32; use Decomposition::DataParallel",
+      Error);
+  CHECK_THROWS_WITH_AS(x86::dot_8bit_intrin(i8, i8),
+                       Contains("vpdpbusd multiplies an unsigned by a signed byte"), Error);
+}
+
+TEST_CASE("call_llvm_intrinsic: unknown names, overloaded intrinsics and the interpreter are refused") {
+  Tensor A = placeholder({16}, f32, "A");
+  auto kernel_with = [&](Expr call) {
+    Tensor C = compute(
+        {16}, [&](Expr i) { return A(i) + call; }, "C");
+    return build(create_schedule(C), {A, C}, Target::cpu(), "intrin");
+  };
+  CHECK_THROWS_WITH_AS(kernel_with(call_llvm_intrinsic(f32, "llvm.x86.no.such.thing", "", {})),
+                       Contains("calls 'llvm.x86.no.such.thing', which LLVM 19"), Error);
+  CHECK_THROWS_WITH_AS(kernel_with(call_llvm_intrinsic(f32, "llvm.fabs.f32", "", {Expr(1.0f)})),
+                       Contains("the overloaded LLVM intrinsic 'llvm.fabs.f32'"), Error);
+  Tensor C = compute(
+      {16}, [&](Expr i) { return A(i) + call_llvm_intrinsic(f32, "llvm.x86.no.such", "", {}); }, "C");
+  Buffer<float> a({16}), c({16});
+  CHECK_THROWS_WITH_AS(interpret(lower(create_schedule(C), {A, C}, "intrin"), {a, c}),
+                       Contains("the interpreter cannot run the LLVM intrinsic 'llvm.x86.no.such'"), Error);
+}
