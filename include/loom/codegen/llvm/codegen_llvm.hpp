@@ -209,6 +209,8 @@ class CodeGenLLVM {
   void emit_prefetch(const PrefetchNode* op);
   llvm::Value* from_memory(DType element, llvm::Value* raw);
   llvm::Value* to_memory(DType element, llvm::Value* value);
+  /// The memory form of a stored value: a copy of 16-bit floats moves their bits.
+  llvm::Value* stored_value(DType element, const Expr& value);
   llvm::Value* address_of(const LoadNode* op);
   void create_alias_scopes();
   void tag_access(llvm::Instruction* access, int scope);

@@ -299,11 +299,14 @@ inline GemmConfig heuristic_gemm_config(const GemmProblem& problem) {
   GemmConfig c = default_gemm_config(col ? problem.n : problem.m, col ? problem.m : problem.n, problem.k,
                                      problem.dtype, row_threads);
   // This CPU's dot instruction for the input types, when it has one (the row-major problem's A is
-  // the column-major one's B: vpdpbusd takes either order of signedness).
+  // the column-major one's B: vpdpbusd takes either order of signedness). The dot instructions need
+  // B packed group-innermost; with few rows of C that copy of B costs more than the product (1 x 4096
+  // x 4096 bfloat16: 24 ms packed, 2 ms reading B in place), so such products widen and multiply-add.
   const CpuCacheInfo& cpu = CpuCacheInfo::host();
   const DType a = problem.a_type(), b = problem.b_type();
-  if (a == bf16 && b == bf16 && cpu.bf16_dot) c.dot = DotInstruction::Vdpbf16ps;
-  if (((a == i8 && b == u8) || (a == u8 && b == i8)) && cpu.int8_dot) c.dot = DotInstruction::Vpdpbusd;
+  if (c.pack_b && a == bf16 && b == bf16 && cpu.bf16_dot) c.dot = DotInstruction::Vdpbf16ps;
+  if (c.pack_b && ((a == i8 && b == u8) || (a == u8 && b == i8)) && cpu.int8_dot)
+    c.dot = DotInstruction::Vpdpbusd;
   return c;
 }
 }  // namespace detail
