@@ -106,7 +106,16 @@ lib::GemmProblem typed(int64_t m, int64_t n, int64_t k, DType a, DType b) {
 }
 
 const std::vector<std::array<int64_t, 3>> kOddShapes = {
-    {1, 1, 1}, {7, 13, 29}, {67, 129, 31}, {1, 37, 300}, {300, 1, 17}, {33, 50, 3}, {130, 70, 257}};
+    {1, 1, 1},
+    {7, 13, 29},
+    {67, 129, 31},
+    {1, 37, 300},
+    {300, 1, 17},
+    {33, 50, 3},
+    {130, 70, 257},
+    // Whole register tiles of rows and K whole groups: A is read in place.
+    {64, 45, 30},
+    {32, 50, 64}};
 
 }  // namespace
 
@@ -120,6 +129,7 @@ TEST_CASE("lib::gemm: bfloat16 -> float32 on 1s, primes and K not a whole number
     for (auto [m, n, k] : kOddShapes) check_lowp<bfloat16, bfloat16, float>(typed(m, n, k, bf16, bf16), dot);
     // Several K blocks (the accumulator is zeroed before the first, where no packed panel exists yet).
     check_lowp<bfloat16, bfloat16, float>(typed(45, 70, 301, bf16, bf16), dot, 64);
+    check_lowp<bfloat16, bfloat16, float>(typed(48, 70, 320, bf16, bf16), dot, 64);
   }
 }
 
@@ -140,8 +150,10 @@ TEST_CASE("lib::gemm: 8-bit integers -> int32, exact, for every mix of signednes
       }
     }
   }
-  if (cpu_has(lib::DotInstruction::Vpdpbusd))
+  if (cpu_has(lib::DotInstruction::Vpdpbusd)) {
     check_lowp<int8_t, uint8_t, int32_t>(typed(45, 70, 301, i8, u8), lib::DotInstruction::Vpdpbusd, 64);
+    check_lowp<uint8_t, int8_t, int32_t>(typed(48, 70, 320, u8, i8), lib::DotInstruction::Vpdpbusd, 64);
+  }
 }
 
 TEST_CASE("lib::gemm: narrow types transposed, column-major, batched and with an epilogue") {

@@ -28,13 +28,15 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   const bool batched = nb > 0;
   const int64_t mr = cfg.mr, nr = cfg.nr;
   const DType a_type = p.a_type(), b_type = p.b_type(), c_type = p.c_type();
-  // The dot instructions reduce K in groups (pairs of bfloat16, quads of bytes) that the packed
-  // panels hold side by side: both operands are packed, and K is padded to whole groups.
+  // The dot instructions reduce K in groups (pairs of bfloat16, quads of bytes) held side by side:
+  // B is packed so, and A's rows already are, so A is read in place unless it is transposed or K is
+  // not a whole number of groups (the packed panels pad K with zeros).
   const int64_t group = cfg.dot == DotInstruction::Vdpbf16ps  ? 2
                         : cfg.dot == DotInstruction::Vpdpbusd ? 4
                                                               : 1;
   if (group > 1) {
-    cfg.pack_a = cfg.pack_b = true;
+    cfg.pack_b = true;
+    cfg.pack_a = cfg.pack_a || p.transpose_a || K % group != 0;
     cfg.kc = round_up(cfg.kc, group);
   }
 
@@ -135,7 +137,8 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
         pa_idx.insert(pa_idx.end(), {floordiv(i, mri), Expr(kk->var), floormod(i, mri)});
         pb_idx.insert(pb_idx.end(), {floordiv(j, nri), Expr(kk->var), floormod(j, nri)});
         if (group > 1) pa_idx.push_back(kt->var), pb_idx.push_back(kt->var);
-        Expr av = cfg.pack_a ? PA(pa_idx) : a(b, i, kk->var);
+        const Expr k = group > 1 ? kk->var * static_cast<int>(group) + kt->var : Expr(kk->var);
+        Expr av = cfg.pack_a ? PA(pa_idx) : a(b, i, k);
         Expr bv = cfg.pack_b ? PB(pb_idx) : bm(b, kk->var, j);
         // Narrow inputs widen to C's type (bfloat16 -> float32, 8-bit -> int32) before they multiply.
         Expr product = cast(c_type, av) * cast(c_type, bv);
