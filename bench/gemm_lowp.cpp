@@ -4,10 +4,13 @@
 // libraries are timed in alternating rounds and each keeps its best call; the results are checked
 // (8-bit: equal to MKL's and to a plain loop on sample elements; bfloat16: within a relative
 // tolerance of both), and a mismatch makes the exit status 1. One line per dtype, shape and threads:
-//   loom-bench gemm_lowp dtype=bf16 m= n= k= threads= loom_gflops= peer=mkl-<version>:<kernel>
-//     peer_gflops= ratio=<loom/peer> max_rel_diff=<vs MKL, over the largest |C|> config="<GemmConfig>"
-//   loom-bench gemm_lowp dtype=int8 types=u8s8s32 m= ... loom_gops= peer= peer_gops= ratio= config=
-// (types: A's, B's and C's element types, as MKL reads its operands). Without MKL, peer=none.
+//   loom-bench gemm_lowp dtype=bf16 m= n= k= threads= loom_gflops= dot_peak_gflops= peak_frac=
+//     peer=mkl-<version>:<kernel> peer_gflops= ratio=<loom/peer> max_rel_diff=<vs MKL, over the
+//     largest |C|> config="<GemmConfig>"
+//   loom-bench gemm_lowp dtype=int8 types=u8s8s32 m= ... loom_gops= dot_peak_gops= peak_frac= peer=
+//     peer_gops= ratio= config=
+// (types: A's, B's and C's element types, as MKL reads its operands; dot_peak: vdpbf16ps / vpdpbusd
+// chains without loads on the same threads, bench/fma_peak.hpp). Without MKL, peer=none.
 // The full set takes several minutes; LOOM_BENCH_QUICK=1 (ctest's smoke run) does 256^3 and 512^3.
 #include <loom/ir/half.hpp>
 #include <loom/lib/gemm.hpp>
@@ -25,6 +28,7 @@
 #include <fstream>
 #include <initializer_list>
 #include <limits>
+#include <map>
 #include <random>
 #include <string>
 #include <thread>
@@ -33,6 +37,7 @@
 #include <vector>
 
 #include "blas_peers.hpp"
+#include "fma_peak.hpp"
 
 using namespace loom;
 
@@ -139,6 +144,19 @@ std::string peer_text(const loom_bench::BlasPeer* peer, const Shape& s, const Ti
   return cat("peer=", peer->label(), " peer_", unit, "=", rate_text(s.ops(), t.peer_ms), " ratio=", buf);
 }
 
+/// " dot_peak_<unit>= peak_frac=": the measured peak of the dot instruction with these threads (once
+/// per kind and thread count; bench/fma_peak.hpp) and Loom's share of it; "" where the CPU has none.
+std::string peak_text(bool int8, int threads, const Shape& s, const Times& t) {
+  static std::map<std::pair<bool, int>, double> peaks;
+  auto [it, fresh] = peaks.emplace(std::make_pair(int8, threads), 0.0);
+  if (fresh) it->second = loom_bench::measure_dot_peak(int8, threads, 100);
+  if (it->second <= 0) return "";
+  char buf[96];
+  std::snprintf(buf, sizeof buf, " dot_peak_%s=%.1f peak_frac=%.3f", int8 ? "gops" : "gflops", it->second,
+                s.ops() / (t.loom_ms * 1e-3) / 1e9 / it->second);
+  return buf;
+}
+
 lib::Gemm make_gemm(const Shape& s, DType a, DType b) {
   lib::GemmProblem p;
   p.m = s.m;
@@ -209,8 +227,8 @@ int run_bf16(const Shape& s, const std::vector<int>& thread_counts,
                               [&] { mkl->gemm(m, n, k, a_bits, b_bits, reference.data()); }, have_peer);
     char rel[32];
     std::snprintf(rel, sizeof rel, "%.2e", max_rel);
-    std::printf("loom-bench gemm_lowp %s loom_gflops=%s %s%s config=\"%s\"\n", where.c_str(),
-                rate_text(s.ops(), t.loom_ms).c_str(),
+    std::printf("loom-bench gemm_lowp %s loom_gflops=%s%s %s%s config=\"%s\"\n", where.c_str(),
+                rate_text(s.ops(), t.loom_ms).c_str(), peak_text(false, threads, s, t).c_str(),
                 peer_text(have_peer ? mkl : nullptr, s, t, "gflops").c_str(),
                 have_peer ? cat(" max_rel_diff=", rel).c_str() : "", g.config.str().c_str());
     std::fflush(stdout);
@@ -278,8 +296,8 @@ int run_int8(const Shape& s, const std::vector<int>& thread_counts,
     const Times t =
         time_both([&] { f(a, b, c); }, [&] { mkl->gemm_int8(m, n, k, a.data(), b.data(), reference.data()); },
                   have_peer);
-    std::printf("loom-bench gemm_lowp %s loom_gops=%s %s config=\"%s\"\n", where.c_str(),
-                rate_text(s.ops(), t.loom_ms).c_str(),
+    std::printf("loom-bench gemm_lowp %s loom_gops=%s%s %s config=\"%s\"\n", where.c_str(),
+                rate_text(s.ops(), t.loom_ms).c_str(), peak_text(true, threads, s, t).c_str(),
                 peer_text(have_peer ? mkl : nullptr, s, t, "gops").c_str(), g.config.str().c_str());
     std::fflush(stdout);
     failures += ok ? 0 : 1;
