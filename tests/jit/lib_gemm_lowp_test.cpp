@@ -48,7 +48,8 @@ void fill(Buffer<T>& b, unsigned seed) {
 /// given), runs it, and compares every element with the naive product: exactly for integers, within
 /// float32 rounding for bfloat16 (the products are exact; only the sums round).
 template <typename TA, typename TB, typename TC>
-void check_lowp(const lib::GemmProblem& p, lib::DotInstruction dot, int64_t kc = 0) {
+void check_lowp(const lib::GemmProblem& p, lib::DotInstruction dot, int64_t kc = 0, int64_t mc = 0,
+                int64_t nc = 0) {
   CAPTURE(p.m);
   CAPTURE(p.n);
   CAPTURE(p.k);
@@ -60,6 +61,8 @@ void check_lowp(const lib::GemmProblem& p, lib::DotInstruction dot, int64_t kc =
   lib::GemmConfig cfg = lib::model_gemm_config(p);
   cfg.dot = dot;
   if (kc > 0) cfg.kc = kc;
+  if (mc > 0) cfg.mc = mc;
+  if (nc > 0) cfg.nc = nc;
   lib::Gemm g = lib::gemm(p, cfg);
   CAPTURE(g.config.str());
   Kernel f = build(g.schedule, g.args(), Target::cpu(), "lowp_gemm");
@@ -130,6 +133,9 @@ TEST_CASE("lib::gemm: bfloat16 -> float32 on 1s, primes and K not a whole number
     // Several K blocks (the accumulator is zeroed before the first, where no packed panel exists yet).
     check_lowp<bfloat16, bfloat16, float>(typed(45, 70, 301, bf16, bf16), dot, 64);
     check_lowp<bfloat16, bfloat16, float>(typed(48, 70, 320, bf16, bf16), dot, 64);
+    // Cache blocks that do not divide the padded rows and columns (the dot kernels take the nearest
+    // ones that do: a tensorized micro-kernel has no guard).
+    check_lowp<bfloat16, bfloat16, float>(typed(200, 230, 70, bf16, bf16), dot, 0, 96, 96);
   }
 }
 
