@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "lib_gemm_test_util.hpp"
@@ -264,16 +265,66 @@ TEST_CASE("call_llvm_intrinsic: unknown names, overloaded intrinsics and the int
   Tensor A = placeholder({16}, f32, "A");
   auto kernel_with = [&](Expr call) {
     Tensor C = compute(
-        {16}, [&](Expr i) { return A(i) + call; }, "C");
+        {16}, [&](Expr i) { return A(i) + cast(f32, call); }, "C");
     return build(create_schedule(C), {A, C}, Target::cpu(), "intrin");
   };
   CHECK_THROWS_WITH_AS(kernel_with(call_llvm_intrinsic(f32, "llvm.x86.no.such.thing", "", {})),
                        Contains("calls 'llvm.x86.no.such.thing', which LLVM 19"), Error);
   CHECK_THROWS_WITH_AS(kernel_with(call_llvm_intrinsic(f32, "llvm.fabs.f32", "", {Expr(1.0f)})),
-                       Contains("the overloaded LLVM intrinsic 'llvm.fabs.f32'"), Error);
+                       Contains("'llvm.fabs.f32', which is overloaded"), Error);
+  // Side effects (a fence, returning nothing), an operand count, an immediate that is not a constant, a
+  // 16-bit float result: each a loom::Error, none reaches LLVM.
+  CHECK_THROWS_WITH_AS(kernel_with(call_llvm_intrinsic(f32, "llvm.x86.sse2.lfence", "sse2", {})),
+                       Contains("which reads or writes memory or has side effects"), Error);
+  CHECK_THROWS_WITH_AS(kernel_with(call_llvm_intrinsic(i32, "llvm.x86.bmi.pext.32", "bmi2", {Expr(1)})),
+                       Contains("'llvm.x86.bmi.pext.32', which takes 2 operands; the call gives 1"), Error);
+  CHECK_THROWS_WITH_AS(
+      kernel_with(call_llvm_intrinsic(f64, "llvm.x86.bmi.pext.32", "bmi2", {Expr(1), cast(i32, A(0))})),
+      Contains("its result is 32 bits, the call's is 64"), Error);
+  CHECK_THROWS_WITH_AS(
+      kernel_with(call_llvm_intrinsic(bf16, "llvm.x86.bmi.pext.32", "bmi2", {Expr(1), cast(i32, A(0))})),
+      Contains("its result is bfloat16 in the call; pass and take 16-bit floats as their bits"), Error);
+  if (CpuCacheInfo::host().vector_bytes == 64) {
+    // rndscale's rounding control is an immediate: a loaded value cannot be one.
+    Expr v = BroadcastNode::make(A(0), 16);
+    CHECK_THROWS_WITH_AS(
+        kernel_with(call_llvm_intrinsic(f32, "llvm.x86.avx512.mask.rndscale.ps.512", "avx512f,evex512",
+                                        {v, cast(i32, A(1)), v, make_const(i16, -1), Expr(4)})),
+        Contains("its operand 1 is an immediate; pass an integer constant"), Error);
+  }
   Tensor C = compute(
       {16}, [&](Expr i) { return A(i) + call_llvm_intrinsic(f32, "llvm.x86.no.such", "", {}); }, "C");
   Buffer<float> a({16}), c({16});
   CHECK_THROWS_WITH_AS(interpret(lower(create_schedule(C), {A, C}, "intrin"), {a, c}),
                        Contains("the interpreter cannot run the LLVM intrinsic 'llvm.x86.no.such'"), Error);
+}
+
+TEST_CASE("lib::gemm: the dot instructions are in the code, and the model picks them where B is packed") {
+  // Built for a CPU that has both (whatever this one has): the micro-kernel is the instruction.
+  for (auto [a, b, mnemonic] : std::vector<std::tuple<DType, DType, const char*>>{
+           {bf16, bf16, "vdpbf16ps"}, {i8, u8, "vpdpbusd"}, {u8, i8, "vpdpbusd"}}) {
+    CAPTURE(mnemonic);
+    lib::GemmProblem p = typed(64, 64, 64, a, b);
+    lib::GemmConfig cfg = lib::model_gemm_config(p);
+    cfg.lanes = 16;
+    cfg.mr = 8;
+    cfg.nr = 32;
+    cfg.dot = a == bf16 ? lib::DotInstruction::Vdpbf16ps : lib::DotInstruction::Vpdpbusd;
+    lib::Gemm g = lib::gemm(p, cfg);
+    CHECK(g.config.pack_a == false);  // row-major A with whole tiles and K groups: read in place
+    CHECK(g.config.pack_b == true);
+    Kernel f = build(g.schedule, g.args(), Target::cpu("sapphirerapids"), "dot_gemm");
+    CHECK(f.assembly().find(mnemonic) != std::string::npos);
+  }
+  // The model: a dot instruction where this CPU has it and B is packed anyway; with one row of C,
+  // the widened multiply-add on B in place.
+  const lib::GemmConfig big = lib::model_gemm_config(typed(256, 256, 256, bf16, bf16));
+  const lib::GemmConfig row = lib::model_gemm_config(typed(1, 4096, 4096, bf16, bf16));
+  CHECK(row.dot == lib::DotInstruction::MultiplyAdd);
+  CHECK(big.dot ==
+        (CpuCacheInfo::host().bf16_dot ? lib::DotInstruction::Vdpbf16ps : lib::DotInstruction::MultiplyAdd));
+  const lib::GemmConfig bytes = lib::model_gemm_config(typed(256, 256, 256, u8, i8));
+  CHECK(bytes.dot ==
+        (CpuCacheInfo::host().int8_dot ? lib::DotInstruction::Vpdpbusd : lib::DotInstruction::MultiplyAdd));
+  CHECK(lib::model_gemm_config(typed(256, 256, 256, i8, i8)).dot == lib::DotInstruction::MultiplyAdd);
 }

@@ -32,7 +32,10 @@ struct GemmProblem {
   int64_t batch = 0;  ///< 0: not batched
   /// The element type of A, and of B and C unless b_dtype / c_dtype say otherwise (float32 by default).
   /// Supported: float32 or float64 throughout; bfloat16 A and B with a float32 C; 8-bit integer A and B
-  /// (int8 or uint8, each) with an int32 C.
+  /// (int8 or uint8, each) with an int32 C. The 8-bit products are exact. The bfloat16 products are
+  /// exact in float32 and summed in float32; where the micro-kernel uses vdpbf16ps (GemmConfig::dot,
+  /// chosen by this CPU and the shape) the sums also flush subnormals to zero, so results may differ
+  /// in the last bits between shapes.
   DType dtype = f32;
   /// B's element type where it differs from A's (int8 x uint8); unset: dtype.
   std::optional<DType> b_dtype;

@@ -112,11 +112,14 @@ inline TensorIntrin decl_tensor_intrin(const Tensor& output, IntrinBody body, st
 }
 
 /// A call of the LLVM intrinsic `name` (e.g. "llvm.x86.avx512bf16.dpbf16ps.512"), for intrinsic bodies
-/// on the CPU backend. `features`: the CPU features it needs, comma-separated in LLVM's spelling
-/// ("avx512bf16,evex512"); building for a target without one of them is refused with a loom::Error.
-/// Operands and result are bit-cast to the intrinsic's types where the sizes agree, so an int32x16
-/// value passes as <32 x bfloat>. Only fixed-type (not overloaded) intrinsics; no 16-bit float operands
-/// (load their bits as int16). Other backends and the interpreter refuse the call.
+/// on the CPU backend. `features`: every CPU feature it needs, comma-separated in LLVM's spelling
+/// ("avx512bf16,evex512"); building for a target without one of them is refused with a loom::Error
+/// (list them all: a feature left out reaches LLVM, which aborts the process when it cannot select
+/// the instruction). Operands and result are bit-cast to the intrinsic's types where the sizes agree,
+/// so an int32x16 value passes as <32 x bfloat>; an immediate operand must be an integer constant.
+/// Only fixed-type (not overloaded) intrinsics that compute a value from values (the call is pure:
+/// no memory access, no side effects); no 16-bit float operands or result (use their bits, int16).
+/// Other backends and the interpreter refuse the call.
 inline Expr call_llvm_intrinsic(DType result, const std::string& name, const std::string& features,
                                 std::vector<Expr> args) {
   std::vector<Expr> all{StringImmNode::make(name), StringImmNode::make(features)};

@@ -430,54 +430,87 @@ inline llvm::Value* CodeGenLLVM::emit_reinterpret(const CallNode* op) {
   return builder_.CreateBitCast(v, value_type(to));
 }
 
-/// call_llvm_intrinsic: a call of the named, non-overloaded LLVM intrinsic. Operands and result are
+/// call_llvm_intrinsic: a call of the named, non-overloaded LLVM intrinsic that computes a value from
+/// values (no memory, no side effects: the IR treats the call as pure). Operands and result are
 /// bit-cast to and from the intrinsic's types when their sizes agree (an int32x16 operand passes
-/// where the intrinsic takes <32 x bfloat>). The target must enable the features the call names:
-/// LLVM would otherwise abort the process when it cannot select the instruction.
+/// where the intrinsic takes <32 x bfloat>); an immediate operand must be an integer constant. The
+/// target must enable the features the call names: LLVM would otherwise abort the process when it
+/// cannot select the instruction. Every misuse is a loom::Error, none reaches LLVM.
 inline llvm::Value* CodeGenLLVM::emit_llvm_intrinsic(const CallNode* op) {
   const auto* name = op->args.size() >= 2 ? op->args[0].as<StringImmNode>() : nullptr;
   const auto* features = op->args.size() >= 2 ? op->args[1].as<StringImmNode>() : nullptr;
   internal_check(name && features, "loom.llvm_intrinsic needs its name and features as strings");
+  const std::string where = cat("kernel '", func_.name, "' calls the LLVM intrinsic '", name->value, "'");
   const llvm::Intrinsic::ID id = llvm::Function::lookupIntrinsicID(name->value);
   if (id == llvm::Intrinsic::not_intrinsic)
     throw Error(cat("kernel '", func_.name, "' calls '", name->value, "', which LLVM ", LLVM_VERSION_STRING,
                     " does not know as an intrinsic"));
   if (llvm::Intrinsic::isOverloaded(id))
-    throw Error(cat("kernel '", func_.name, "' calls the overloaded LLVM intrinsic '", name->value,
-                    "': call_llvm_intrinsic takes only intrinsics with fixed types (use its typed name)"));
+    throw Error(cat(where,
+                    ", which is overloaded (its types are not fixed by its name); call_llvm_intrinsic "
+                    "takes only intrinsics with fixed types, such as the x86 ones"));
   std::stringstream list(features->value);
-  for (std::string f; std::getline(list, f, ',');)
+  for (std::string f; std::getline(list, f, ',');) {
+    f.erase(0, f.find_first_not_of(" +"));
+    f.erase(f.find_last_not_of(' ') + 1);
     if (!f.empty() && !target_.enables(f))
-      throw Error(
-          cat("kernel '", func_.name, "' calls the LLVM intrinsic '", name->value,
-              "', which needs the CPU feature '", f, "'; the target (", target_.description(),
-              ") lacks it: build for a CPU that has it, or choose a schedule without this intrinsic"));
+      throw Error(cat(where, ", which needs the CPU feature '", f, "'; the target (", target_.description(),
+                      ") lacks it: build for a CPU that has it, or choose a schedule without this intrinsic "
+                      "(lib::gemm: GemmConfig::dot = DotInstruction::MultiplyAdd)"));
+  }
   llvm::Function* decl = llvm::Intrinsic::getDeclaration(module_.get(), id);
+  if (!decl->doesNotAccessMemory())
+    throw Error(cat(where,
+                    ", which reads or writes memory or has side effects; call_llvm_intrinsic takes "
+                    "only intrinsics that compute a value from their operands"));
   llvm::FunctionType* type = decl->getFunctionType();
   const size_t n = op->args.size() - 2;
   if (type->getNumParams() != n)
-    throw Error(cat("kernel '", func_.name, "': the LLVM intrinsic '", name->value, "' takes ",
-                    type->getNumParams(), " operands, the call gives ", n));
+    throw Error(cat(where, ", which takes ", type->getNumParams(), " operands; the call gives ", n));
   const llvm::DataLayout& layout = module_->getDataLayout();
+  auto plain = [](llvm::Type* t) { return t->isIntOrIntVectorTy() || t->isFPOrFPVectorTy(); };
   auto fit = [&](llvm::Value* v, llvm::Type* want, const std::string& what) -> llvm::Value* {
+    if (!plain(want))
+      throw Error(cat(where, ": its ", what,
+                      " is not an integer or float value (or vector of them), which "
+                      "call_llvm_intrinsic cannot pass"));
     if (v->getType() == want) return v;
     if (layout.getTypeSizeInBits(v->getType()) != layout.getTypeSizeInBits(want))
-      throw Error(cat("kernel '", func_.name, "': ", what, " of the LLVM intrinsic '", name->value, "' is ",
-                      layout.getTypeSizeInBits(want).getFixedValue(), " bits, the call's is ",
-                      layout.getTypeSizeInBits(v->getType()).getFixedValue()));
+      throw Error(cat(where, ": its ", what, " is ", layout.getTypeSizeInBits(want).getFixedValue(),
+                      " bits, the call's is ", layout.getTypeSizeInBits(v->getType()).getFixedValue()));
     return builder_.CreateBitCast(v, want);
   };
+  auto refuse_half = [&](DType t, const std::string& what) {
+    if (t.is_float() && t.bits == 16)
+      throw Error(cat(where, ": its ", what, " is ", t.str(),
+                      " in the call; pass and take 16-bit floats as their bits (int16)"));
+  };
+  refuse_half(op->dtype, "result");
+  if (!plain(type->getReturnType()))
+    throw Error(cat(where,
+                    ": its result is not an integer or float value (or vector of them), which "
+                    "call_llvm_intrinsic cannot return"));
   std::vector<llvm::Value*> args;
   for (size_t i = 0; i < n; ++i) {
-    const DType t = op->args[i + 2].dtype();
-    if (t.is_float() && t.bits == 16)
-      throw Error(cat("kernel '", func_.name, "': operand ", i, " of the LLVM intrinsic '", name->value,
-                      "' is ", t.str(), "; pass 16-bit floats as their bits (load them as int16)"));
-    args.push_back(
-        fit(emit(op->args[i + 2]), type->getParamType(static_cast<unsigned>(i)), cat("operand ", i)));
+    const Expr& arg = op->args[i + 2];
+    const std::string what = cat("operand ", i);
+    refuse_half(arg.dtype(), what);
+    llvm::Type* want = type->getParamType(static_cast<unsigned>(i));
+    if (decl->getAttributes().hasParamAttr(static_cast<unsigned>(i), llvm::Attribute::ImmArg)) {
+      const int64_t* v = as_const_int(arg);
+      if (!v || !want->isIntegerTy())
+        throw Error(cat(where, ": its ", what, " is an immediate; pass an integer constant"));
+      args.push_back(llvm::ConstantInt::get(want, static_cast<uint64_t>(*v), true));
+      continue;
+    }
+    args.push_back(fit(emit(arg), want, what));
   }
   llvm::Value* result = builder_.CreateCall(decl, args);
-  return fit(result, value_type(op->dtype), "the result");
+  llvm::Type* call_type = value_type(op->dtype);
+  if (layout.getTypeSizeInBits(result->getType()) != layout.getTypeSizeInBits(call_type))
+    throw Error(cat(where, ": its result is ", layout.getTypeSizeInBits(result->getType()).getFixedValue(),
+                    " bits, the call's is ", layout.getTypeSizeInBits(call_type).getFixedValue()));
+  return result->getType() == call_type ? result : builder_.CreateBitCast(result, call_type);
 }
 
 inline llvm::Value* CodeGenLLVM::emit_math(const CallNode* op) {

@@ -312,8 +312,9 @@ inline GemmConfig heuristic_gemm_config(const GemmProblem& problem) {
   // x 4096 bfloat16: 24 ms packed, 2 ms reading B in place), so such products widen and multiply-add.
   const CpuCacheInfo& cpu = CpuCacheInfo::host();
   const DType a = problem.a_type(), b = problem.b_type();
-  if (c.pack_b && a == bf16 && b == bf16 && cpu.bf16_dot) c.dot = DotInstruction::Vdpbf16ps;
-  if (c.pack_b && ((a == i8 && b == u8) || (a == u8 && b == i8)) && cpu.int8_dot)
+  const bool packs_b = c.pack_b || (col ? problem.m : problem.n) % c.nr != 0;  // padded columns: packed
+  if (packs_b && a == bf16 && b == bf16 && cpu.bf16_dot) c.dot = DotInstruction::Vdpbf16ps;
+  if (packs_b && ((a == i8 && b == u8) || (a == u8 && b == i8)) && cpu.int8_dot)
     c.dot = DotInstruction::Vpdpbusd;
   return c;
 }
