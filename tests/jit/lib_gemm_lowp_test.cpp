@@ -33,74 +33,17 @@ bool cpu_has(lib::DotInstruction d) {
          (d == lib::DotInstruction::Vpdpbusd && cpu.int8_dot);
 }
 
-/// Random values of element type T: bfloat16 in [-2, 2], 8-bit integers over their whole range.
-template <typename T>
-void fill(Buffer<T>& b, unsigned seed) {
-  std::mt19937 rng(seed);
-  for (int64_t i = 0; i < b.num_elements(); ++i) {
-    if constexpr (std::is_same_v<T, bfloat16>)
-      b.at_flat(i) = bfloat16(std::uniform_real_distribution<float>(-2.0f, 2.0f)(rng));
-    else
-      b.at_flat(i) = static_cast<T>(static_cast<int>(rng() % 256) - (std::is_signed_v<T> ? 128 : 0));
-  }
-}
-
-/// Builds lib::gemm(p) with `dot` (and the other sizes of the default configuration, or kc when
-/// given), runs it, and compares every element with the naive product: exactly for integers, within
-/// float32 rounding for bfloat16 (the products are exact; only the sums round).
+/// check_typed_gemm (lib_gemm_test_util.hpp) with `dot` and the other sizes of the model's
+/// configuration, or kc, mc, nc when given.
 template <typename TA, typename TB, typename TC>
 void check_lowp(const lib::GemmProblem& p, lib::DotInstruction dot, int64_t kc = 0, int64_t mc = 0,
                 int64_t nc = 0) {
-  CAPTURE(p.m);
-  CAPTURE(p.n);
-  CAPTURE(p.k);
-  CAPTURE(p.batch);
-  CAPTURE(p.transpose_a);
-  CAPTURE(p.transpose_b);
-  const bool col = p.layout == lib::Layout::ColMajor;
-  CAPTURE(col);
   lib::GemmConfig cfg = lib::model_gemm_config(p);
   cfg.dot = dot;
   if (kc > 0) cfg.kc = kc;
   if (mc > 0) cfg.mc = mc;
   if (nc > 0) cfg.nc = nc;
-  lib::Gemm g = lib::gemm(p, cfg);
-  CAPTURE(g.config.str());
-  Kernel f = build(g.schedule, g.args(), Target::cpu(), "lowp_gemm");
-
-  const int64_t M = p.m, N = p.n, K = p.k, nb = std::max<int64_t>(p.batch, 1);
-  const bool a_swapped = p.transpose_a != col, b_swapped = p.transpose_b != col;
-  Buffer<TA> a(a_swapped ? shape_of(p.batch, K, M) : shape_of(p.batch, M, K));
-  Buffer<TB> b(b_swapped ? shape_of(p.batch, N, K) : shape_of(p.batch, K, N));
-  Buffer<TC> c(col ? shape_of(p.batch, N, M) : shape_of(p.batch, M, N));
-  fill(a, 11);
-  fill(b, 12);
-  c.fill(static_cast<TC>(12345));  // every element must be written
-  f(a, b, c);
-
-  int64_t mismatches = 0;
-  for (int64_t t = 0; t < nb; ++t) {
-    const TA* pa = a.data() + t * M * K;
-    const TB* pb = b.data() + t * K * N;
-    const TC* pc = c.data() + t * M * N;
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j) {
-        double expected = 0, magnitude = 0;
-        for (int64_t k = 0; k < K; ++k) {
-          const double av = static_cast<double>(a_swapped ? pa[k * M + i] : pa[i * K + k]);
-          const double bv = static_cast<double>(b_swapped ? pb[j * K + k] : pb[k * N + j]);
-          expected += av * bv;
-          magnitude += std::abs(av * bv);
-        }
-        const double got = static_cast<double>(col ? pc[j * M + i] : pc[i * N + j]);
-        const bool ok = std::is_integral_v<TC> ? got == expected
-                                               : std::abs(got - expected) <=
-                                                     1e-6 * static_cast<double>(K + 1) * (1.0 + magnitude);
-        if (!ok && mismatches++ < 5)
-          FAIL_CHECK("C[", t, "][", i, "][", j, "] = ", got, ", expected ", expected);
-      }
-  }
-  CHECK(mismatches == 0);
+  check_typed_gemm<TA, TB, TC>(p, &cfg);
 }
 
 lib::GemmProblem typed(int64_t m, int64_t n, int64_t k, DType a, DType b) {
@@ -196,8 +139,8 @@ TEST_CASE("lib::gemm: narrow types transposed, column-major, batched and with an
   Kernel f = build(g.schedule, g.args(), Target::cpu(), "lowp_epilogue");
   Buffer<bfloat16> a({M, K}), b({K, N});
   Buffer<float> vb({N}), c({M, N});
-  fill(a, 3);
-  fill(b, 4);
+  fill_operand(a, 3);
+  fill_operand(b, 4);
   for (int64_t j = 0; j < N; ++j) vb.at_flat(j) = 0.25f * static_cast<float>(j % 7) - 0.75f;
   f(a, b, vb, c);
   int64_t bad = 0;

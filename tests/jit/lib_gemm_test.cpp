@@ -18,60 +18,6 @@
 using namespace loom;
 using namespace loom::test;
 
-namespace {
-
-/// Builds lib::gemm(p) (or with cfg), runs it, and compares every element of C with the naive
-/// product of the same storage.
-template <typename T>
-void check_gemm(const lib::GemmProblem& p, const lib::GemmConfig* cfg = nullptr) {
-  CAPTURE(p.m);
-  CAPTURE(p.n);
-  CAPTURE(p.k);
-  CAPTURE(p.batch);
-  CAPTURE(p.transpose_a);
-  CAPTURE(p.transpose_b);
-  const bool col = p.layout == lib::Layout::ColMajor;
-  CAPTURE(col);
-  lib::Gemm g = cfg ? lib::gemm(p, *cfg) : lib::gemm(p);
-  CAPTURE(g.config.str());
-  Kernel f = build(g.schedule, g.args(), Target::cpu(), "lib_gemm");
-
-  const int64_t M = p.m, N = p.n, K = p.k, nb = std::max<int64_t>(p.batch, 1);
-  // op(A)(i, k) is stored at [k][i] when exactly one of "transposed" and "column-major" holds.
-  const bool a_swapped = p.transpose_a != col, b_swapped = p.transpose_b != col;
-  Buffer<T> a(a_swapped ? shape_of(p.batch, K, M) : shape_of(p.batch, M, K));
-  Buffer<T> b(b_swapped ? shape_of(p.batch, N, K) : shape_of(p.batch, K, N));
-  Buffer<T> c(col ? shape_of(p.batch, N, M) : shape_of(p.batch, M, N));
-  fill_random(a, 1);
-  fill_random(b, 2);
-  c.fill(static_cast<T>(12345));  // every element must be written
-  f(a, b, c);
-
-  const double tolerance = (sizeof(T) == 4 ? 1e-5 : 1e-12) * static_cast<double>(K + 1);
-  int64_t mismatches = 0;
-  for (int64_t t = 0; t < nb; ++t) {
-    const T* pa = a.data() + t * M * K;
-    const T* pb = b.data() + t * K * N;
-    const T* pc = c.data() + t * M * N;
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j) {
-        double expected = 0;
-        for (int64_t k = 0; k < K; ++k) {
-          const double av = a_swapped ? pa[k * M + i] : pa[i * K + k];
-          const double bv = b_swapped ? pb[j * K + k] : pb[k * N + j];
-          expected += av * bv;
-        }
-        const double got = col ? pc[j * M + i] : pc[i * N + j];
-        if (std::abs(got - expected) > tolerance * (1.0 + std::abs(expected))) {
-          if (mismatches++ < 5) FAIL_CHECK("C[", t, "][", i, "][", j, "] = ", got, ", expected ", expected);
-        }
-      }
-  }
-  CHECK(mismatches == 0);
-}
-
-}  // namespace
-
 TEST_CASE("lib::gemm: f32 on 1s, primes and shapes no tile divides") {
   for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{{1, 1, 1},
                                                             {7, 13, 29},

@@ -1,11 +1,19 @@
-// Shared pieces of the lib::gemm tests: a problem from its sizes, and a scope that runs a test body
-// with the CPU thread pool limited to a given number of threads.
+// Shared pieces of the lib::gemm tests: a problem from its sizes, a scope that runs a test body with
+// the CPU thread pool limited to a given number of threads, and the check of a built GEMM against a
+// naive product for any of its element types.
 #pragma once
 
+#include <loom/backend/build.hpp>
+#include <loom/ir/half.hpp>
 #include <loom/lib/gemm.hpp>
 #include <loom/runtime/thread_pool.hpp>
 
+#include <doctest/doctest.h>
+
+#include <cmath>
 #include <cstdint>
+#include <random>
+#include <type_traits>
 #include <vector>
 
 namespace loom::test {
@@ -36,6 +44,80 @@ void with_threads(int n, F&& body) {
   pool.set_num_threads(n);
   body();
   pool.set_num_threads(previous);
+}
+
+/// Random operand values: float32/float64 in [-1, 1], bfloat16 in [-2, 2], 8-bit integers over their
+/// whole range (negative ones and ones above 127: a wrong signedness shows).
+template <typename T>
+void fill_operand(Buffer<T>& b, unsigned seed) {
+  std::mt19937 rng(seed);
+  for (int64_t i = 0; i < b.num_elements(); ++i) {
+    if constexpr (std::is_floating_point_v<T>)
+      b.at_flat(i) = static_cast<T>(std::uniform_real_distribution<double>(-1.0, 1.0)(rng));
+    else if constexpr (std::is_same_v<T, bfloat16>)
+      b.at_flat(i) = bfloat16(std::uniform_real_distribution<float>(-2.0f, 2.0f)(rng));
+    else
+      b.at_flat(i) = static_cast<T>(static_cast<int>(rng() % 256) - (std::is_signed_v<T> ? 128 : 0));
+  }
+}
+
+/// Builds lib::gemm(p) (or with cfg), runs it on A of TA, B of TB, C of TC, and compares every
+/// element of C with the naive product of the same storage: exactly for integers, else within a few
+/// roundings of C's type per term (the products of narrow inputs are exact; only the sums round).
+template <typename TA, typename TB, typename TC>
+void check_typed_gemm(const lib::GemmProblem& p, const lib::GemmConfig* cfg = nullptr) {
+  CAPTURE(p.m);
+  CAPTURE(p.n);
+  CAPTURE(p.k);
+  CAPTURE(p.batch);
+  CAPTURE(p.transpose_a);
+  CAPTURE(p.transpose_b);
+  const bool col = p.layout == lib::Layout::ColMajor;
+  CAPTURE(col);
+  lib::Gemm g = cfg ? lib::gemm(p, *cfg) : lib::gemm(p);
+  CAPTURE(g.config.str());
+  Kernel f = build(g.schedule, g.args(), Target::cpu(), "lib_gemm");
+
+  const int64_t M = p.m, N = p.n, K = p.k, nb = std::max<int64_t>(p.batch, 1);
+  const bool a_swapped = p.transpose_a != col, b_swapped = p.transpose_b != col;
+  Buffer<TA> a(a_swapped ? shape_of(p.batch, K, M) : shape_of(p.batch, M, K));
+  Buffer<TB> b(b_swapped ? shape_of(p.batch, N, K) : shape_of(p.batch, K, N));
+  Buffer<TC> c(col ? shape_of(p.batch, N, M) : shape_of(p.batch, M, N));
+  fill_operand(a, 11);
+  fill_operand(b, 12);
+  c.fill(static_cast<TC>(12345));  // every element must be written
+  f(a, b, c);
+
+  int64_t mismatches = 0;
+  for (int64_t t = 0; t < nb; ++t) {
+    const TA* pa = a.data() + t * M * K;
+    const TB* pb = b.data() + t * K * N;
+    const TC* pc = c.data() + t * M * N;
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double expected = 0, magnitude = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          const double av = static_cast<double>(a_swapped ? pa[k * M + i] : pa[i * K + k]);
+          const double bv = static_cast<double>(b_swapped ? pb[j * K + k] : pb[k * N + j]);
+          expected += av * bv;
+          magnitude += std::abs(av * bv);
+        }
+        const double got = static_cast<double>(col ? pc[j * M + i] : pc[i * N + j]);
+        const bool ok = std::is_integral_v<TC>
+                            ? got == expected
+                            : std::abs(got - expected) <= (sizeof(TC) == 8 ? 1e-13 : 1e-6) *
+                                                              static_cast<double>(K + 1) * (1.0 + magnitude);
+        if (!ok && mismatches++ < 5)
+          FAIL_CHECK("C[", t, "][", i, "][", j, "] = ", got, ", expected ", expected);
+      }
+  }
+  CHECK(mismatches == 0);
+}
+
+/// check_typed_gemm with A, B and C all of type T.
+template <typename T>
+void check_gemm(const lib::GemmProblem& p, const lib::GemmConfig* cfg = nullptr) {
+  check_typed_gemm<T, T, T>(p, cfg);
 }
 
 }  // namespace loom::test
