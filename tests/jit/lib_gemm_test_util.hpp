@@ -63,7 +63,7 @@ void fill_operand(Buffer<T>& b, unsigned seed) {
 
 /// Builds lib::gemm(p) (or with cfg), runs it on A of TA, B of TB, C of TC, and compares every
 /// element of C with the naive product of the same storage: exactly for integers, else within a few
-/// roundings of C's type per term (the products of narrow inputs are exact; only the sums round).
+/// roundings of C's type per term.
 template <typename TA, typename TB, typename TC>
 void check_typed_gemm(const lib::GemmProblem& p, const lib::GemmConfig* cfg = nullptr) {
   CAPTURE(p.m);
@@ -103,10 +103,15 @@ void check_typed_gemm(const lib::GemmProblem& p, const lib::GemmConfig* cfg = nu
           magnitude += std::abs(av * bv);
         }
         const double got = static_cast<double>(col ? pc[j * M + i] : pc[i * N + j]);
-        const bool ok = std::is_integral_v<TC>
-                            ? got == expected
-                            : std::abs(got - expected) <= (sizeof(TC) == 8 ? 1e-13 : 1e-6) *
-                                                              static_cast<double>(K + 1) * (1.0 + magnitude);
+        // float32/float64 throughout: a bound relative to the result; bfloat16 inputs: float32
+        // roundings of the terms' magnitudes (exact products, rounded sums); integers: exact.
+        double tolerance = 0;
+        if constexpr (std::is_same_v<TA, TC> && std::is_floating_point_v<TC>)
+          tolerance =
+              (sizeof(TC) == 4 ? 1e-5 : 1e-12) * static_cast<double>(K + 1) * (1.0 + std::abs(expected));
+        else if constexpr (!std::is_integral_v<TC>)
+          tolerance = 1e-6 * static_cast<double>(K + 1) * (1.0 + magnitude);
+        const bool ok = std::abs(got - expected) <= tolerance;
         if (!ok && mismatches++ < 5)
           FAIL_CHECK("C[", t, "][", i, "][", j, "] = ", got, ", expected ", expected);
       }
