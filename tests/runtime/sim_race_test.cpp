@@ -1,6 +1,7 @@
 // Shared-memory race detection and uninitialized reads in the GPU simulator: a missing barrier is
 // reported (or thrown), the barrier removes it; lanes of one warp count as different threads, a
-// thread re-reading its own write is fine, and fresh shared memory reads as the poison value.
+// thread re-reading its own write is fine, a __syncwarp orders the lanes of its own warp only,
+// and fresh shared memory reads as the poison value.
 #include <loom/sim/simulator.hpp>
 
 #include <doctest/doctest.h>
@@ -149,4 +150,72 @@ TEST_CASE("sim: reads of never-written shared memory are reported, not errors, a
   for (int t = 0; t < 32; ++t)
     CHECK(o(t) == (t % 2 == 0 ? t : static_cast<int32_t>(SimReport::kSharedPoisonWord)));
   CHECK(report.to_string().find("reads of uninitialized shared memory: 16") != std::string::npos);
+}
+
+namespace {
+
+/// Two warps, each summing its own 32 elements of A through shared memory in a tree (lanes below s
+/// add sh[tx + s] for s = 16, 8, 4, 2, 1), lane 0 writing out[warp]; `warp_syncs` puts a
+/// __syncwarp after the fill and after each step, as warp-level CUDA code must since Volta.
+/// `shift` makes each warp start from the other warp's elements (a mistake __syncwarp cannot fix).
+LoweredFunc warp_tree_sum(bool warp_syncs, int shift = 0) {
+  BufferParam A = buffer_param("A", f32, {64}), out = buffer_param("out", f32, {2});
+  Var tx("tx"), sh("sh", handle_type);
+  const Expr lane = floormod(tx, 32);
+  std::vector<Stmt> body{st(sh, load(A, tx), tx)};
+  if (warp_syncs) body.push_back(syncwarp());
+  for (int s = 16; s >= 1; s /= 2) {
+    const Expr from = floormod(tx + s + shift, 64);
+    body.push_back(IfThenElseNode::make(lane < s, st(sh, ld(sh, f32, tx) + ld(sh, f32, from), tx)));
+    if (warp_syncs) body.push_back(syncwarp());
+  }
+  body.push_back(IfThenElseNode::make(lane == 0, store(out, ld(sh, f32, tx), floordiv(tx, 32))));
+  return make_func(warp_syncs ? "warp_sum_synced" : "warp_sum", {param(A), param(out)},
+                   bind(tx, "threadIdx.x", 64, allocate(sh, f32, 64, "shared", seq(body))));
+}
+
+}  // namespace
+
+TEST_CASE("sim races: __syncwarp orders the lanes of its warp, not other warps") {
+  Buffer<float> a({64}), out({2});
+  fill_random(a, 7);
+  SUBCASE("a warp-level tree sum races without __syncwarp") {
+    SimReport report = simulate_keep_races(warp_tree_sum(false), {a, out});
+    REQUIRE_FALSE(report.races.empty());
+    // Lane 0 reads sh[16], which lane 16 wrote in the fill, in the same barrier interval.
+    const SimRace* r = race_on(report, 16);
+    REQUIRE(r != nullptr);
+    CHECK(r->first.thread == SimDim3{16, 0, 0});
+    CHECK(r->second.thread == SimDim3{0, 0, 0});
+  }
+  SUBCASE("and is race-free and right with it") {
+    SimReport report = simulate(warp_tree_sum(true), {a, out});
+    CHECK(report.races.empty());
+    for (int w = 0; w < 2; ++w) {
+      double sum = 0;
+      for (int l = 0; l < 32; ++l) sum += a(32 * w + l);
+      CHECK(out(w) == doctest::Approx(sum).epsilon(1e-5));
+    }
+  }
+  SUBCASE("a __syncwarp does not order another warp's writes") {
+    // Lane 31 of warp 0 reads sh[32 + ...] of warp 1 in the first step (and warp 1 wraps around
+    // onto warp 0's): both warps' __syncwarp calls are no barrier between them.
+    SimReport report = simulate_keep_races(warp_tree_sum(true, 1), {a, out});
+    REQUIRE_FALSE(report.races.empty());
+    for (const SimRace& r : report.races) CHECK(r.first.thread.x / 32 != r.second.thread.x / 32);
+  }
+  SUBCASE("a __syncwarp reached by some lanes of a warp only is an error") {
+    BufferParam o = buffer_param("out", f32, {64});
+    Var tx("tx");
+    LoweredFunc f = make_func(
+        "divergent_syncwarp", {param(o)},
+        bind(tx, "threadIdx.x", 64,
+             seq({IfThenElseNode::make(floormod(tx, 32) < 8, syncwarp()), store(o, cast(f32, tx), tx)})));
+    Buffer<float> b({64});
+    CHECK_THROWS_WITH_AS(simulate(f, {b}),
+                         doctest::Contains("__syncwarp in divergent control flow: __syncwarp #1 of kernel "
+                                           "divergent_syncwarp"),
+                         Error);
+    CHECK_THROWS_WITH_AS(simulate(f, {b}), doctest::Contains("was reached by lanes 0-7 of warp 0"), Error);
+  }
 }

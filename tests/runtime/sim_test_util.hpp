@@ -29,6 +29,8 @@ inline Stmt st(const Var& buffer, Expr value, Expr index) {
 
 /// __syncthreads().
 inline Stmt syncthreads() { return BarrierNode::make("shared"); }
+/// __syncwarp().
+inline Stmt syncwarp() { return BarrierNode::make("warp"); }
 
 inline Stmt seq(const std::vector<Stmt>& stmts) { return SeqNode::make(stmts); }
 

@@ -1,7 +1,7 @@
 // The state one simulated thread block shares among its warps: its index, its shared buffers (with
 // race and uninitialized-read checks; planned buffers in one memory, as the CUDA kernel places
-// them), the current barrier interval, the synchronization points and the grid-flag wait that
-// suspends it.
+// them), the current barrier interval and each warp's __syncwarp epoch, the synchronization points
+// and the grid-flag wait that suspends it.
 #pragma once
 
 #include <algorithm>
@@ -42,6 +42,7 @@ class BlockState {
         block_dim(block),
         num_threads(static_cast<int>(block.count())),
         loop_extents(std::move(loop_extents)),
+        warp_epochs_(static_cast<size_t>((num_threads + kWarpSize - 1) / kWarpSize), 1),
         shared_(kernel.shared_buffers.size()) {}
 
   Session& session;
@@ -83,6 +84,7 @@ class BlockState {
     block_index[1] = block_idx.y;
     block_index[2] = block_idx.z;
     interval = 1;
+    std::fill(warp_epochs_.begin(), warp_epochs_.end(), 1u);
     waited_cycles = 0;
     waiting.address = nullptr;
     live_shared_bytes_ = 0;
@@ -95,6 +97,10 @@ class BlockState {
     point.on_all_arrived(*this);
     ++interval;
   }
+
+  /// Warp `warp` passed a __syncwarp: its lanes' shared accesses before it are ordered before
+  /// their accesses after it (other warps' are not).
+  void sync_warp(int warp) { ++warp_epochs_[static_cast<size_t>(warp)]; }
 
   /// The first byte of shared buffer `buffer` in this block: all threads that execute its Allocate
   /// share one allocation, made fresh (poisoned) by the first of them. A planned buffer lives at
@@ -138,8 +144,9 @@ class BlockState {
   void read_shared(int buffer, int64_t offset, int size, int thread) {
     SharedMemory& m = memory_of(buffer, offset);
     if (!async_pending_.empty()) check_async(buffer, m, offset, size, thread, false);
+    const SharedAccessor now = accessor(thread);
     for (int64_t e = m.first_element(offset), last = m.last_element(offset, size); e <= last; ++e) {
-      ShadowFinding f = m.read(e, thread, interval, buffer);
+      ShadowFinding f = m.read(e, now, buffer);
       if (f.kind != ShadowFinding::None) report(buffer, m, e, f, thread, false);
     }
   }
@@ -147,8 +154,9 @@ class BlockState {
   void write_shared(int buffer, int64_t offset, int size, int thread) {
     SharedMemory& m = memory_of(buffer, offset);
     if (!async_pending_.empty()) check_async(buffer, m, offset, size, thread, true);
+    const SharedAccessor now = accessor(thread);
     for (int64_t e = m.first_element(offset), last = m.last_element(offset, size); e <= last; ++e) {
-      ShadowFinding f = m.write(e, thread, interval, buffer);
+      ShadowFinding f = m.write(e, now, buffer);
       if (f.kind != ShadowFinding::None) report(buffer, m, e, f, thread, true);
     }
   }
@@ -163,6 +171,10 @@ class BlockState {
   int64_t races_found = 0;  // in this launch, including repeats of an already reported element
 
  private:
+  SharedAccessor accessor(int thread) const {
+    return SharedAccessor{thread, interval, warp_epochs_[static_cast<size_t>(thread / kWarpSize)]};
+  }
+
   const SharedBufferInfo& info(int buffer) const {
     return kernel.shared_buffers[static_cast<size_t>(buffer)];
   }
@@ -217,8 +229,9 @@ class BlockState {
   };
   /// cp.async destinations in flight, by (memory, first byte).
   std::map<std::pair<const SharedMemory*, int64_t>, AsyncPending> async_pending_;
-  std::vector<SharedMemory> shared_;  // by KernelInfo::shared_buffers index
-  SharedMemory planned_;              // the buffers with a planned_offset
+  std::vector<uint32_t> warp_epochs_;  // by warp index in the block
+  std::vector<SharedMemory> shared_;   // by KernelInfo::shared_buffers index
+  SharedMemory planned_;               // the buffers with a planned_offset
   int64_t live_shared_bytes_ = 0;
 };
 

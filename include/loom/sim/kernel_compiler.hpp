@@ -374,7 +374,8 @@ class KernelCompiler {
       kernel_->has_sync = true;
       return std::make_unique<WarpBarrier>(where("barrier", ++num_barriers_));
     }
-    if (op->scope == scope::warp) return std::make_unique<WarpNoOp>();  // a warp runs in lock step anyway
+    if (op->scope == scope::warp)
+      return std::make_unique<WarpSyncwarp>(where("__syncwarp", ++num_syncwarps_));
     throw Error(cat("kernel ", name_, " has a barrier among the threads sharing memory scope '", op->scope,
                     "'; the GPU simulator knows \"shared\" (CUDA's __syncthreads) and \"warp\" (__syncwarp). "
                     "A grid-wide barrier is not simulated: blocks wait for each other through grid flags "
@@ -487,7 +488,7 @@ class KernelCompiler {
   std::unordered_map<const VarNode*, int> launch_index_of_var_;  // -1 once out of scope
   std::unordered_map<const ExprNode*, Expr> planned_offset_;     // buffer var -> planned byte offset
   std::vector<std::string> context_;
-  int num_barriers_ = 0, num_allreduces_ = 0;
+  int num_barriers_ = 0, num_syncwarps_ = 0, num_allreduces_ = 0;
 };
 
 /// The simulator's part of compiling a program: the interpreter's Compiler hands it every kernel

@@ -1,6 +1,7 @@
 // One shared buffer of one simulated block (or the planned memory several buffers share): its
 // memory, filled with poison when fresh, and a shadow word per element that says who last wrote
-// and read it, for races and uninitialized reads.
+// and read it, for races and uninitialized reads. Two accesses are ordered when a block barrier
+// lies between them, or a __syncwarp when both threads are lanes of one warp.
 #pragma once
 
 #include <cstddef>
@@ -11,18 +12,32 @@
 #include <vector>
 
 #include "loom/runtime/sim_report.hpp"
+#include "loom/sim/bank_model.hpp"
 
 namespace loom::sim {
 
-/// What the shadow remembers of one element. Intervals number the stretches between the
-/// block's barriers from 1, so 0 means "never in this block".
+/// Who accesses an element, and when: the thread (linear in the block), the block's barrier
+/// interval (the stretches between the block's barriers, numbered from 1) and its warp's
+/// __syncwarp epoch (the stretches between that warp's __syncwarp calls, from 1).
+struct SharedAccessor {
+  int32_t thread = -1;
+  uint32_t interval = 0;
+  uint32_t warp_epoch = 0;
+
+  int32_t warp() const { return thread / kWarpSize; }
+  /// Whether this earlier access (in the current interval) is ordered before `now`'s access: the
+  /// same thread, or a lane of the same warp with a __syncwarp since.
+  bool ordered_before(const SharedAccessor& now) const {
+    return thread == now.thread || (warp() == now.warp() && warp_epoch < now.warp_epoch);
+  }
+};
+
+/// What the shadow remembers of one element. Interval 0 means "never in this block".
 struct ElementShadow {
-  uint32_t write_interval = 0;
-  uint32_t read_interval = 0;
-  int32_t writer = -1;        // linear thread index in the block
-  int32_t reader = -1;        // a reader in read_interval
-  int32_t other_reader = -1;  // a second, different reader in read_interval (or -1)
-  int32_t owner = -1;         // the buffer the last write was to (buffers may share memory)
+  SharedAccessor writer;        // the last write
+  SharedAccessor reader;        // a read in the last read interval
+  SharedAccessor other_reader;  // a second reader in it, unordered with the first (thread -1: none)
+  int32_t owner = -1;           // the buffer the last write was to (buffers may share memory)
 };
 
 /// A finding of one access: an uninitialized read, or a race with `other` (a thread of the block).
@@ -61,40 +76,45 @@ class SharedMemory {
   int64_t first_element(int64_t offset) const { return offset >> element_shift_; }
   int64_t last_element(int64_t offset, int size) const { return (offset + size - 1) >> element_shift_; }
 
-  /// Thread `thread` reads element e of buffer `buffer` in barrier interval `interval`. Another
-  /// thread's write in the same interval is a race; a thread re-reading its own write is not;
-  /// what another buffer wrote into the same bytes is uninitialized for this one.
-  ShadowFinding read(int64_t e, int32_t thread, uint32_t interval, int32_t buffer) {
+  /// `now` reads element e of buffer `buffer`. Another thread's write in the same interval, not
+  /// ordered before by a __syncwarp of their warp, is a race; a thread re-reading its own write is
+  /// not; what another buffer wrote into the same bytes is uninitialized for this one.
+  ShadowFinding read(int64_t e, const SharedAccessor& now, int32_t buffer) {
     ElementShadow& s = shadow_[static_cast<size_t>(e)];
     ShadowFinding f;
-    if (s.write_interval == 0 || s.owner != buffer) {
+    if (s.writer.interval == 0 || s.owner != buffer) {
       f = {ShadowFinding::Uninitialized, -1};
-    } else if (s.write_interval == interval && s.writer != thread) {
-      f = {ShadowFinding::ReadWriteRace, s.writer};
+    } else if (s.writer.interval == now.interval && !s.writer.ordered_before(now)) {
+      f = {ShadowFinding::ReadWriteRace, s.writer.thread};
     }
-    if (s.read_interval != interval) {
-      s.read_interval = interval;
-      s.reader = thread;
-      s.other_reader = -1;
-    } else if (s.reader != thread && s.other_reader < 0) {
-      s.other_reader = thread;
+    // Keep two unordered readers, so that a write by one of them still finds the other. A reader
+    // ordered before this read (its own thread, or its warp after a __syncwarp) is ordered before
+    // whatever this thread does next, so this read stands for both.
+    if (s.reader.interval != now.interval || s.reader.ordered_before(now)) {
+      s.reader = now;
+    } else if (s.other_reader.interval != now.interval || s.other_reader.ordered_before(now)) {
+      s.other_reader = now;
     }
     return f;
   }
 
-  /// Thread `thread` writes element e: a race with another thread's write or read in the same
-  /// interval (a read before the write is a race too: its value depends on the warps' order).
-  ShadowFinding write(int64_t e, int32_t thread, uint32_t interval, int32_t buffer) {
+  /// `now` writes element e: a race with another thread's write or read in the same interval that
+  /// is not ordered before it (a read before the write is a race too: its value depends on the
+  /// warps' order).
+  ShadowFinding write(int64_t e, const SharedAccessor& now, int32_t buffer) {
     ElementShadow& s = shadow_[static_cast<size_t>(e)];
     ShadowFinding f;
-    if (s.write_interval == interval && s.writer != thread) {
-      f = {ShadowFinding::WriteWriteRace, s.writer};
-    } else if (s.read_interval == interval) {
-      const int32_t other = s.reader != thread ? s.reader : s.other_reader;
-      if (other >= 0) f = {ShadowFinding::ReadWriteRace, other};
+    auto unordered = [&](const SharedAccessor& a) {
+      return a.interval == now.interval && !a.ordered_before(now);
+    };
+    if (unordered(s.writer)) {
+      f = {ShadowFinding::WriteWriteRace, s.writer.thread};
+    } else if (unordered(s.reader)) {
+      f = {ShadowFinding::ReadWriteRace, s.reader.thread};
+    } else if (unordered(s.other_reader)) {
+      f = {ShadowFinding::ReadWriteRace, s.other_reader.thread};
     }
-    s.write_interval = interval;
-    s.writer = thread;
+    s.writer = now;
     s.owner = buffer;
     return f;
   }

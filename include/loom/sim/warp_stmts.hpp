@@ -388,4 +388,26 @@ class WarpBarrier final : public WarpStmt, public SyncPoint {
   std::string where_;
 };
 
+/// Barrier("warp"), CUDA's __syncwarp(): the warp's lanes, all of which must reach it, order their
+/// shared accesses before it before their accesses after it. Lanes of one warp are independent
+/// threads (since Volta), so without it one lane reading what another wrote is a race.
+class WarpSyncwarp final : public WarpStmt {
+ public:
+  explicit WarpSyncwarp(std::string where) : where_(std::move(where)) {}
+  void run(Warp& w, LaneMask mask) const override {
+    w.end_statement();
+    if (mask != w.full_mask)
+      throw Error(cat("__syncwarp in divergent control flow: ", where_, " was reached by ",
+                      describe_lanes(mask), " of warp ", w.index, " of block ", w.block->index.str(),
+                      ", but not by ", describe_lanes(w.full_mask & ~mask),
+                      ". __syncwarp() waits for every lane of the warp: move it out of the branch or loop "
+                      "whose condition differs between the warp's threads"));
+    w.block->sync_warp(w.index);
+    w.clock += w.costs->shuffle;
+  }
+
+ private:
+  std::string where_;
+};
+
 }  // namespace loom::sim
