@@ -57,7 +57,7 @@ class AccessRecorder {
       BankTally& tally = (*tallies_)[static_cast<size_t>(info.buffer)];
       SimBankStats& stats = info.is_store ? tally.store : tally.load;
       const int64_t before = stats.wavefronts;
-      count(p, stats);
+      count(p, info.vector_bytes, stats);
       wavefronts += stats.wavefronts - before;
       p.records.clear();
     }
@@ -72,11 +72,13 @@ class AccessRecorder {
     bool several_per_lane = false;  // a vector access (or a gather)
   };
 
-  /// One IR access is one instruction when every lane reads one contiguous, aligned run of the
-  /// same length (a scalar, or a vector load of stride 1: float2, float4), split into 16-byte
-  /// pieces when longer, as CUDA code does. Otherwise (a gather, a partly masked vector) it is one
-  /// scalar instruction per element position.
-  void count(Pending& p, SimBankStats& stats) {
+  /// An access that generated code moves as a vector (`vector_bytes` > 0, ir/vector_access.hpp) is
+  /// one instruction per piece of that many bytes, when every lane's elements still form one run of
+  /// the same length, aligned to the piece (a layout map in the bank analysis's replay can break
+  /// that, and then so would generated code). Everything else is one instruction per element
+  /// position: per lane for scalars, lane by lane for gathers and guarded vectors, as CUDA code
+  /// does it.
+  void count(Pending& p, int vector_bytes, SimBankStats& stats) {
     const int e = p.bytes;
     std::vector<LaneAccess>& r = p.records;
     if (!p.several_per_lane) {  // the common case: one element per lane, in lane order
@@ -84,33 +86,27 @@ class AccessRecorder {
       return;
     }
     size_t run_length = 0;
-    bool uniform = true;
-    int64_t alignment = 0;  // the OR of all run starts: its low bits say which powers of 2 divide all
+    bool runs = vector_bytes > 0;
     for (size_t begin = 0; begin < r.size();) {
       size_t end = begin;
       while (end < r.size() && r[end].lane == r[begin].lane) ++end;
       std::sort(r.begin() + static_cast<std::ptrdiff_t>(begin), r.begin() + static_cast<std::ptrdiff_t>(end),
                 [](const LaneAccess& a, const LaneAccess& b) { return a.offset < b.offset; });
-      for (size_t i = begin + 1; i < end; ++i)
-        uniform &= r[i].offset == r[begin].offset + int64_t{e} * static_cast<int64_t>(i - begin);
+      for (size_t i = begin + 1; i < end && runs; ++i)
+        runs &= r[i].offset == r[begin].offset + int64_t{e} * static_cast<int64_t>(i - begin);
       if (begin == 0) run_length = end - begin;
-      uniform &= run_length == end - begin;
-      alignment |= r[begin].offset;
+      runs = runs && run_length == end - begin && r[begin].offset % vector_bytes == 0;
       begin = end;
     }
-    if (uniform) {
-      const int64_t bytes = static_cast<int64_t>(run_length) * e;
-      int64_t chunk = 16;
-      while (chunk > e && (chunk > bytes || bytes % chunk != 0 || alignment % chunk != 0)) chunk /= 2;
-      if (chunk >= e) {
-        for (int64_t k = 0; k < bytes / chunk; ++k) {
-          lanes_.clear();
-          for (size_t i = 0; i < r.size(); i += run_length)
-            lanes_.push_back({r[i].lane, r[i].offset + k * chunk});
-          add(stats, count_wavefronts(lanes_, static_cast<int>(chunk)));
-        }
-        return;
+    const int64_t run_bytes = static_cast<int64_t>(run_length) * e;
+    if (runs && run_bytes % vector_bytes == 0) {  // runs implies vector_bytes > 0
+      for (int64_t k = 0; k < run_bytes / vector_bytes; ++k) {
+        lanes_.clear();
+        for (size_t i = 0; i < r.size(); i += run_length)
+          lanes_.push_back({r[i].lane, r[i].offset + k * vector_bytes});
+        add(stats, count_wavefronts(lanes_, vector_bytes));
       }
+      return;
     }
     for (size_t k = 0;; ++k) {
       lanes_.clear();

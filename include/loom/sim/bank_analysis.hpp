@@ -119,7 +119,10 @@ class BankTracer {
         auto shared = shared_of_.find(op->buffer.get());
         if (shared == shared_of_.end()) return;
         const int64_t index = eval(op->index, f, lane_of(op->index, lane));
-        record(access_id(op, shared->second, false, op->index), l, index, op->dtype.element_of().bytes());
+        const int vector_bytes =
+            whole_vector_loads_.count(op) ? sim::shared_vector_bytes(op->dtype, op->index, op->predicate) : 0;
+        const int access = access_id(op, shared->second, false, op->index, vector_bytes);
+        record(access, l, index, op->dtype.element_of().bytes());
         return;
       }
       case IRNodeKind::Call: {
@@ -172,7 +175,7 @@ class BankTracer {
 
   // --- the trace ----------------------------------------------------------------------------------
 
-  int access_id(const void* node, int buffer, bool is_store, const Expr& index) {
+  int access_id(const void* node, int buffer, bool is_store, const Expr& index, int vector_bytes) {
     auto [it, inserted] = access_ids_.try_emplace(node, static_cast<int>(trace_.accesses.size()));
     if (inserted) {
       std::string text = to_string(index);
@@ -180,7 +183,8 @@ class BankTracer {
       trace_.accesses.push_back(
           BankTrace::Access{buffer, is_store,
                             cat(is_store ? "store " : "load ",
-                                trace_.buffers[static_cast<size_t>(buffer)].name, "[", text, "]")});
+                                trace_.buffers[static_cast<size_t>(buffer)].name, "[", text, "]"),
+                            vector_bytes});
     }
     return it->second;
   }
@@ -442,13 +446,15 @@ class BankTracer {
     });
     end_statement();
     if (shared == shared_of_.end() || stores.empty()) return;
-    const int access = access_id(op, shared->second, true, op->index);
+    const int access = access_id(op, shared->second, true, op->index,
+                                 sim::shared_vector_bytes(op->value.dtype(), op->index, op->predicate));
     const int bytes = op->value.dtype().element_of().bytes();
     for (const auto& [l, element] : stores) record(access, l, element, bytes);
     end_statement();
   }
 
   Stmt body_;
+  std::unordered_set<const LoadNode*> whole_vector_loads_ = whole_vector_loads(body_);
   std::string func_name_;
   BankTrace trace_;
   bool pending_ = false;

@@ -80,6 +80,7 @@ struct BankTrace {
     int buffer = 0;
     bool is_store = false;
     std::string text;
+    int vector_bytes = 0;  // sim::SharedAccessInfo::vector_bytes
   };
   struct Buffer {
     std::string name, kernel;
@@ -97,7 +98,8 @@ using LayoutMaps = std::unordered_map<int, std::function<int64_t(int64_t)>>;
 inline BankReport replay_bank_trace(const BankTrace& trace, const LayoutMaps& maps = {}) {
   sim::KernelInfo info;  // one "buffer" per access, so that the tallies come per access
   for (size_t i = 0; i < trace.accesses.size(); ++i)
-    info.accesses.push_back(sim::SharedAccessInfo{static_cast<int>(i), trace.accesses[i].is_store});
+    info.accesses.push_back(sim::SharedAccessInfo{static_cast<int>(i), trace.accesses[i].is_store,
+                                                  trace.accesses[i].vector_bytes});
   std::vector<sim::BankTally> tallies(trace.accesses.size());
   sim::AccessRecorder recorder;
   recorder.prepare(info, &tallies);

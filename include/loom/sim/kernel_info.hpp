@@ -6,10 +6,12 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "loom/interp/expr_nodes.hpp"
 #include "loom/ir/gpu_vocabulary.hpp"
+#include "loom/ir/vector_access.hpp"
 #include "loom/sim/session.hpp"
 
 namespace loom::sim {
@@ -27,7 +29,17 @@ struct LaunchLoop {
 struct SharedAccessInfo {
   int buffer = 0;  // index in KernelInfo::shared_buffers
   bool is_store = false;
+  /// A vector Load or Store that generated code moves in pieces of this many bytes, consecutive
+  /// lanes each (ir/vector_access.hpp); 0: one instruction per lane, as recorded (scalars, gathers,
+  /// guarded vectors, warp intrinsics' operands).
+  int vector_bytes = 0;
 };
+
+/// SharedAccessInfo::vector_bytes of a shared Load or Store of `value_type`.
+inline int shared_vector_bytes(DType value_type, const Expr& index, const Expr& predicate) {
+  const VectorAccess access = vector_access(value_type, index, predicate);
+  return access.vector ? access.bytes : 0;
+}
 
 struct KernelInfo {
   std::string name;
@@ -53,9 +65,17 @@ struct KernelInfo {
 
   /// The access id of a Load or Store node (the same node compiled for several vector lanes or
   /// several times is one instruction).
-  int access_id(const void* node, int buffer, bool is_store) {
+  /// The vector Loads of the kernel that generated code reads whole (ir/vector_access.hpp's
+  /// whole_vector_loads): the others are read lane by lane even where the rule allows a vector.
+  std::unordered_set<const LoadNode*> whole_vector_loads;
+  /// SharedAccessInfo::vector_bytes of shared Load `op` of this kernel.
+  int load_vector_bytes(const LoadNode* op) const {
+    return whole_vector_loads.count(op) ? shared_vector_bytes(op->dtype, op->index, op->predicate) : 0;
+  }
+
+  int access_id(const void* node, int buffer, bool is_store, int vector_bytes = 0) {
     auto [it, inserted] = access_of_node_.try_emplace(node, static_cast<int>(accesses.size()));
-    if (inserted) accesses.push_back(SharedAccessInfo{buffer, is_store});
+    if (inserted) accesses.push_back(SharedAccessInfo{buffer, is_store, vector_bytes});
     return it->second;
   }
 

@@ -161,7 +161,8 @@ inline std::string KernelEmitter::binary(const Expr& a, const Expr& b, IRNodeKin
 
 inline std::string KernelEmitter::load(const LoadNode* op, int lane) {
   if (auto it = vector_loads_.find(op); it != vector_loads_.end() && lane >= 0)
-    return cat(it->second, ".", vector_field(lane));
+    return it->second.array ? cat(it->second.name, "[", lane, "]")
+                            : cat(it->second.name, ".", vector_field(lane));
   std::string text = cat(name_of(op->buffer), "[", emit(op->index, lane), "]");
   if (op->predicate.defined())
     text = cat("(", emit(op->predicate, lane), " ? ", text, " : ",
@@ -225,44 +226,71 @@ inline std::string KernelEmitter::call(const CallNode* op, int lane) {
   return half ? convert(text, f32, t) : text;
 }
 
-inline std::string KernelEmitter::vector_access_type(DType element, const Expr& index,
-                                                     const Expr& predicate) {
-  if (predicate.defined()) return "";
-  const RampNode* ramp = index.as<RampNode>();
-  if (!ramp) return "";
-  const int64_t* stride = as_const_int(ramp->stride);
-  if (!stride || *stride != 1) return "";
-  std::string type = vector_type(element, ramp->lanes);
-  if (type.empty() || !is_multiple_of(ramp->base, ramp->lanes)) return "";
-  return type;
+inline std::string KernelEmitter::vector_access_type(DType value_type, const VectorAccess& access) {
+  if (!access.vector || access.pieces != 1) return "";
+  return vector_type(value_type.element_of(), value_type.lanes);
+}
+
+inline VectorAccess KernelEmitter::emitted_access(const Var& buffer, DType value_type, const Expr& index,
+                                                  const Expr& predicate) const {
+  const VectorAccess access = vector_access(value_type, index, predicate);
+  if (!access.vector || shared_buffers_.count(buffer.get()) ||
+      !vector_access_type(value_type, access).empty())
+    return access;
+  return VectorAccess{value_type.lanes, value_type.element_of().bytes(), false, 1};
+}
+
+inline void KernelEmitter::copy_vector_pieces(const std::string& to, const std::string& from,
+                                              const VectorAccess& access) {
+  const char* bits = access.bytes == 16 ? "uint4" : access.bytes == 8 ? "uint2" : "unsigned int";
+  for (int p = 0; p < access.pieces; ++p) {
+    const std::string offset = p == 0 ? "" : cat(" + ", p * access.lanes_per_piece);
+    line(cat("*reinterpret_cast<", bits, "*>(", to, offset, ") = *reinterpret_cast<const ", bits, "*>(", from,
+             offset, ");"));
+  }
 }
 
 inline void KernelEmitter::hoist_vector_loads(const std::vector<Expr>& exprs) {
-  struct Finder : IRVisitor {
-    std::vector<const LoadNode*> loads;
-    using IRVisitor::visit;
-    void visit(const LoadNode* op) override {
-      if (op->dtype.is_vector()) loads.push_back(op);
-      IRVisitor::visit(op);
-    }
-    void visit(const CallNode* op) override {
-      if (op->name == loom::intrinsic::if_then_else) {
-        visit_expr(op->args.at(0));
-        return;
-      }
-      IRVisitor::visit(op);
-    }
-    void visit(const LetNode* op) override { visit_expr(op->value); }
-  } finder;
-  for (const Expr& e : exprs) finder.visit_expr(e);
-  for (const LoadNode* op : finder.loads) {
+  for (const HoistedLoad& hoisted : hoistable_loads(exprs)) {
+    const LoadNode* op = hoisted.load;
     if (vector_loads_.count(op)) continue;
-    std::string type = vector_access_type(op->dtype.element_of(), op->index, op->predicate);
-    if (type.empty()) continue;
+    const VectorAccess access = emitted_access(op->buffer, op->dtype, op->index, op->predicate);
+    if (!access.vector) continue;
+    const std::string address = cat(name_of(op->buffer), " + ", emit(op->index.as<RampNode>()->base, -1));
     std::string name = fresh(op->buffer.name() + "_v");
-    line(cat("const ", type, " ", name, " = *reinterpret_cast<const ", type, "*>(", name_of(op->buffer),
-             " + ", emit(op->index.as<RampNode>()->base, -1), ");"));
-    vector_loads_[op] = name;
+    const std::string type = vector_access_type(op->dtype, access);
+    if (hoisted.guards.empty() && !access.guarded && !type.empty()) {
+      line(cat("const ", type, " ", name, " = *reinterpret_cast<const ", type, "*>(", address, ");"));
+      vector_loads_[op] = VectorTemp{name, false};
+      continue;
+    }
+    // Zeros where a guard is off, as a guarded load gives; the guard is the same for all lanes.
+    if (!type.empty()) {
+      line(cat(type, " ", name, " = {};"));
+    } else {
+      line(
+          cat("alignas(", access.bytes, ") ", c_type(op->dtype), " ", name, "[", op->dtype.lanes, "] = {};"));
+    }
+    // The guards of the if_then_else branches it is in and its own predicate, all lane 0's.
+    std::string condition;
+    for (const Expr& g : hoisted.guards)
+      condition += (condition.empty() ? "" : " && ") + paren(emit(g, g.dtype().is_vector() ? 0 : -1));
+    if (access.guarded) condition += (condition.empty() ? "" : " && ") + paren(emit(op->predicate, 0));
+    const bool guarded = !condition.empty();
+    if (guarded) {
+      line(cat("if (", condition, ") {"));
+      ++indent_;
+    }
+    if (!type.empty()) {
+      line(cat(name, " = *reinterpret_cast<const ", type, "*>(", address, ");"));
+    } else {
+      copy_vector_pieces(name, address, access);
+    }
+    if (guarded) {
+      --indent_;
+      line("}");
+    }
+    vector_loads_[op] = VectorTemp{name, type.empty()};
   }
 }
 

@@ -101,19 +101,28 @@ inline void KernelEmitter::store(const StoreNode* op) {
     if (op->predicate.defined()) text = cat("if ", paren(emit(op->predicate, -1)), " ", text);
     return line(text);
   }
-  std::string type = vector_access_type(t.element_of(), op->index, op->predicate);
+  const VectorAccess access = emitted_access(op->buffer, t, op->index, op->predicate);
   std::vector<std::string> lanes;
   for (int i = 0; i < t.lanes; ++i) lanes.push_back(emit(op->value, i));
-  if (!type.empty()) {
-    std::string args;
-    for (size_t i = 0; i < lanes.size(); ++i) args += (i ? ", " : "") + lanes[i];
-    return line(cat("*reinterpret_cast<", type, "*>(", buffer, " + ",
-                    emit(op->index.as<RampNode>()->base, -1), ") = make_", type, "(", args, ");"));
+  std::string list;
+  for (size_t i = 0; i < lanes.size(); ++i) list += (i ? ", " : "") + lanes[i];
+  if (access.vector) {
+    // A guard whose lanes agree (ir/vector_access.hpp) is lane 0's.
+    const std::string guard = access.guarded ? cat("if ", paren(emit(op->predicate, 0)), " ") : "";
+    const std::string address = cat(buffer, " + ", emit(op->index.as<RampNode>()->base, -1));
+    if (std::string type = vector_access_type(t, access); !type.empty())
+      return line(cat(guard, "*reinterpret_cast<", type, "*>(", address, ") = make_", type, "(", list, ");"));
+    // No built-in vector type: the lanes go through an aligned array, moved as raw bits.
+    const std::string tmp = fresh(op->buffer.name() + "_lanes");
+    line(guard + "{");
+    ++indent_;
+    line(cat("alignas(", access.bytes, ") const ", c_type(t), " ", tmp, "[", t.lanes, "] = {", list, "};"));
+    copy_vector_pieces(address, tmp, access);
+    --indent_;
+    return line("}");
   }
   // Lane by lane: all values first, as one vector store would read them.
   const std::string tmp = fresh(op->buffer.name() + "_lanes");
-  std::string list;
-  for (size_t i = 0; i < lanes.size(); ++i) list += (i ? ", " : "") + lanes[i];
   line(cat("{"));
   ++indent_;
   line(cat("const ", c_type(t), " ", tmp, "[", t.lanes, "] = {", list, "};"));
@@ -139,6 +148,7 @@ inline void KernelEmitter::allocate(const AllocateNode* op) {
   }
   const std::string type = c_type(op->dtype);
   const std::string name = bind(op->buffer);
+  if (shared) shared_buffers_.insert(op->buffer.get());
   if (shared && (dynamic_ || merged_)) {
     line(cat(type, "* ", name, " = reinterpret_cast<", type, "*>(loom_smem + ",
              emit(dynamic_offsets_.at(op), -1), ");  // ", emit(simplify(allocation_elements(op)), -1),

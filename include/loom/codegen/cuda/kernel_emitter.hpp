@@ -25,20 +25,11 @@
 #include "loom/ir/shared_memory_layout.hpp"
 #include "loom/ir/simplify.hpp"
 #include "loom/ir/thread_allreduce.hpp"
+#include "loom/ir/vector_access.hpp"
 #include "loom/lower/split_host_device.hpp"
 #include "loom/te/ptx_intrinsics.hpp"
 
 namespace loom::cuda::detail {
-
-/// Whether `e` is a multiple of k for every value of its variables.
-inline bool is_multiple_of(const Expr& e, int64_t k) {
-  if (k == 1) return true;
-  if (const int64_t* c = as_const_int(e)) return *c % k == 0;
-  if (const auto* a = e.as<AddNode>()) return is_multiple_of(a->a, k) && is_multiple_of(a->b, k);
-  if (const auto* s = e.as<SubNode>()) return is_multiple_of(s->a, k) && is_multiple_of(s->b, k);
-  if (const auto* m = e.as<MulNode>()) return is_multiple_of(m->a, k) || is_multiple_of(m->b, k);
-  return false;
-}
 
 /// Emits one kernel. Every variable the kernel binds gets a C name of its own, derived from
 /// its IR name ("k.outer" -> "k_outer", then "k_outer_1", ...), so scopes never clash.
@@ -256,8 +247,17 @@ class KernelEmitter {
   std::string call(const CallNode* op, int lane);
 
   // ---- vector memory access -----------------------------------------------------------------
-  /// A float2/float4-style access: a dense ramp of 2 or 4 lanes at an aligned offset.
-  static std::string vector_access_type(DType element, const Expr& index, const Expr& predicate);
+  /// The built-in vector type ("float4") of an access that the rule of ir/vector_access.hpp makes
+  /// one instruction and that has one; "" otherwise (then it is moved as raw bits, or per lane).
+  static std::string vector_access_type(DType value_type, const VectorAccess& access);
+  /// How an access of `value_type` to `buffer` is emitted: the rule of ir/vector_access.hpp, except
+  /// that outside shared memory only lanes with a built-in vector type become one access.
+  VectorAccess emitted_access(const Var& buffer, DType value_type, const Expr& index,
+                              const Expr& predicate) const;
+  /// Copies the pieces of a vector access between `to` and `from` (C pointers to the first lane)
+  /// as raw bits (unsigned int, uint2, uint4): for lanes without a built-in vector type (float16,
+  /// bfloat16, int8) and for more than 16 bytes.
+  void copy_vector_pieces(const std::string& to, const std::string& from, const VectorAccess& access);
 
   /// Loads every vector load of `s`'s expressions that can be one access into a vector
   /// temporary first (not those under an if_then_else or a let, which may not be evaluated).
@@ -304,7 +304,16 @@ class KernelEmitter {
   std::unordered_set<std::string> used_;
   std::unordered_map<const VarNode*, std::vector<std::string>> names_;
   std::unordered_set<const VarNode*> array_vars_;
-  std::unordered_map<const LoadNode*, std::string> vector_loads_;
+  /// Buffers allocated in shared memory, which is aligned to 16 bytes: vector accesses without a
+  /// built-in vector type are moved as raw bits only there (elsewhere, alignment is not Loom's).
+  std::unordered_set<const VarNode*> shared_buffers_;
+  /// The temporaries hoisted vector loads went to: a built-in vector (lane i is name.x, .y, ...)
+  /// or an array (name[i]).
+  struct VectorTemp {
+    std::string name;
+    bool array = false;
+  };
+  std::unordered_map<const LoadNode*, VectorTemp> vector_loads_;
   std::unordered_map<const VarNode*, int> thread_tag_of_;
   std::array<int64_t, 3> block_{1, 1, 1};
   int contract_depth_ = 0;  // loops marked fp_contract around the statement being emitted
