@@ -1,6 +1,6 @@
 // Bitwise nodes in CUDA C: the operators emitted (shift amounts masked to the width, left shifts of
 // signed values through their unsigned type), the simulator's
-// results against C++, and the fp16 mma A tile's swizzle: xor in its PTX, and at most 1.5 times
+// results against C++, and the fp16 mma A tile's swizzle: xor in its PTX, and at most 1.25 times
 // the instructions of the padded tile.
 #include <loom/lib/bank_conflicts_cases.hpp>
 
@@ -154,7 +154,7 @@ TEST_CASE("cuda bitwise: the simulator computes & | ^ << >> as C++ does, for eve
 }
 
 TEST_CASE(
-    "cuda bitwise: the swizzled fp16 mma A tile has xor in its PTX, within 1.5x the padded tile's "
+    "cuda bitwise: the swizzled fp16 mma A tile has xor in its PTX, within 1.25x the padded tile's "
     "instructions") {
   lib::SharedTileCase c = lib::mma_a_tile_case(200);
   Schedule swizzled = c.schedule.copy();
@@ -177,5 +177,8 @@ TEST_CASE(
   MESSAGE("loom-bench ptx_instructions mma_a_tile swizzled=" << sw_count << " padded=" << pd_count);
   CHECK(in_text(sw_ptx, "xor.b32"));
   CHECK(pd_count > 20);                 // the count sees the kernel
-  CHECK(2 * sw_count <= 3 * pd_count);  // was 396 against 176 with floordiv/floormod bits
+  // 396 against 176 with floordiv/floormod bits; 202 against 159 with the xor recomputed in every
+  // step of the fill loop; 217 against 191 once the loop's multiple of 32 leaves the xor (and
+  // both fill with 128-bit accesses).
+  CHECK(4 * sw_count <= 5 * pd_count);
 }

@@ -194,6 +194,20 @@ TEST_CASE("bitwise: the simplifier removes identities and folds nested constant 
   CHECK(simplified(an, i >> 3) == "0");
   CHECK(simplified(an, i >> 2) == "(i >> 2)");
   CHECK(simplified(an, j >> 3) == "(j >> 3)");
+
+  // A multiple of 2^k leaves the low k bits to the rest: the swizzle of a unit (o * 32 + t) with t
+  // in [0, 32) keeps the loop's part o * 32 out of the xor, so code computes the xor once.
+  Var o("o"), t("t");
+  an.bind(o, Range(0, 16));
+  an.bind(t, Range(0, 32));
+  CHECK(simplified(an, (o * 32 + t) >> 3) == "((o*4) + (t >> 3))");
+  CHECK(simplified(an, (o * 8) >> 3) == "o");
+  CHECK(simplified(an, ((o * 32 + t) >> 3) & 3) == "(t >> 3)");  // t >> 3 is in [0, 3] already
+  CHECK(simplified(an, (o * 4) & 3) == "0");
+  CHECK(simplified(an, (o * 32 + t) ^ ((t >> 3) & 3)) == "((o*32) + (t ^ (t >> 3)))");
+  CHECK(simplified(an, (o * 16 + t) ^ 1) == "(((o*16) + t) ^ 1)");    // t may reach 16: not split
+  CHECK(simplified(an, (x * 32 + t) >> 3) == "(((x*32) + t) >> 3)");  // x unbounded: may wrap
+  CHECK(simplified(an, (x * 32 + t) & 7) == "(t & 7)");               // low bits: wrapping or not
 }
 
 TEST_CASE("bitwise: bounds of & | ^ << >> hold for every value they cover") {

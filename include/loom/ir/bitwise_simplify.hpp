@@ -39,6 +39,55 @@ inline int64_t const_amount(const Expr& b) {
   return *c;
 }
 
+/// Whether `e` is a multiple of `modulus` (a power of 2) for every value: a constant, a product
+/// with such a constant, a left shift by at least log2(modulus).
+inline bool is_aligned_term(const Expr& e, int64_t modulus) {
+  if (const int64_t* c = as_const_int(e)) return *c % modulus == 0;
+  if (const MulNode* m = e.as<MulNode>()) {
+    const int64_t* c = as_const_int(m->b);
+    if (!c) c = as_const_int(m->a);
+    return c && *c % modulus == 0;
+  }
+  if (const ShiftLeftNode* s = e.as<ShiftLeftNode>()) {
+    const int64_t c = const_amount(s->b);
+    return c >= 0 && c < 62 && (int64_t{1} << c) % modulus == 0;
+  }
+  return false;
+}
+
+/// Splits `a` into aligned + rest with `aligned` an is_aligned_term of `modulus`: a itself (rest
+/// 0) or one operand of a sum. False when neither is.
+inline bool split_aligned(const Expr& a, int64_t modulus, Expr* aligned, Expr* rest) {
+  if (is_aligned_term(a, modulus)) {
+    *aligned = a;
+    *rest = make_zero(a.dtype());
+    return true;
+  }
+  const AddNode* sum = a.as<AddNode>();
+  if (!sum) return false;
+  for (int side = 0; side < 2; ++side) {
+    const Expr& x = side == 0 ? sum->a : sum->b;
+    if (is_aligned_term(x, modulus)) {
+      *aligned = x;
+      *rest = side == 0 ? sum->b : sum->a;
+      return true;
+    }
+  }
+  return false;
+}
+
+/// Whether every value `e` can take (by the analyzer's bounds) lies strictly inside its type's
+/// range: then sums and products in it did not wrap. (A bound that reaches the type's limits may
+/// be one clamped there, as an unbounded variable's is, so it proves nothing.)
+inline bool fits_type(const Expr& e, Analyzer& an) {
+  const ConstIntBound b = an.symbolic_bound(e);
+  const DType t = e.dtype();
+  if (!b.is_finite() || t.bits > 62) return false;
+  const int64_t lo = t.is_uint() ? 0 : -(int64_t{1} << (t.bits - 1));
+  const int64_t hi = t.is_uint() ? (int64_t{1} << t.bits) - 1 : (int64_t{1} << (t.bits - 1)) - 1;
+  return b.min_value > lo && b.max_value < hi;
+}
+
 }  // namespace bitwise_detail
 
 /// `a kind b` for simplified operands a, b of one integer type, simplified; undefined when no
@@ -72,6 +121,14 @@ inline Expr simplify_bitwise(IRNodeKind kind, const Expr& a, const Expr& b, Anal
       if (scalar && c && *c >= 0 && (*c & (*c + 1)) == 0) {
         ConstIntBound xb = an.symbolic_bound(a);
         if (xb.min_value >= 0 && xb.max_value <= *c) return a;
+        // (m + y) & (2^k - 1) is y & (2^k - 1) when m is a multiple of 2^k (its low bits are 0,
+        // wrapped or not): a swizzle's unit index loses the loop's part.
+        Expr aligned, rest;
+        if (*c < (int64_t{1} << 62) && split_aligned(a, *c + 1, &aligned, &rest)) {
+          if (is_zero(rest)) return make_zero(t);
+          Expr r = simplify_bitwise(kind, rest, b, an);
+          return r.defined() ? r : make_node(kind, rest, b);
+        }
       }
       return Expr();
     }
@@ -84,6 +141,26 @@ inline Expr simplify_bitwise(IRNodeKind kind, const Expr& a, const Expr& b, Anal
     case IRNodeKind::BitwiseXor: {
       if (is_zero(b)) return a;
       if (expr_deep_equal(a, b)) return make_zero(t);
+      // (m + y) ^ z is m + (y ^ z) when y and z are in [0, 2^k) and m is a multiple of 2^k: the
+      // xor changes only bits below k, where m has none. A swizzle's loop part leaves the xor.
+      for (int side = 0; side < 2 && scalar; ++side) {
+        const Expr& sum = side == 0 ? a : b;
+        const Expr& z = side == 0 ? b : a;
+        const ConstIntBound zb = an.symbolic_bound(z);
+        if (zb.min_value < 0 || zb.max_value >= (int64_t{1} << 30)) continue;
+        int64_t modulus = 1;
+        while (modulus <= zb.max_value) modulus *= 2;
+        Expr aligned, y;
+        if (!split_aligned(sum, modulus, &aligned, &y) || is_zero(aligned)) continue;
+        const ConstIntBound yb = an.symbolic_bound(y);
+        // y may need a larger power of 2 than z; m must be a multiple of that one.
+        if (yb.min_value < 0 || yb.max_value >= (int64_t{1} << 30)) continue;
+        while (modulus <= yb.max_value) modulus *= 2;
+        if (!is_aligned_term(aligned, modulus)) continue;
+        Expr low = simplify_bitwise(kind, y, z, an);
+        if (!low.defined()) low = make_node(kind, y, z);
+        return as_const_int(aligned) ? AddNode::make(low, aligned) : AddNode::make(aligned, low);
+      }
       return Expr();
     }
     case IRNodeKind::ShiftLeft:
@@ -111,6 +188,28 @@ inline Expr simplify_bitwise(IRNodeKind kind, const Expr& a, const Expr& b, Anal
       if (kind == IRNodeKind::ShiftRight && scalar) {
         ConstIntBound xb = an.symbolic_bound(a);
         if (xb.min_value >= 0 && c < 63 && xb.max_value < (int64_t{1} << c)) return make_zero(t);
+        // (x * C + y) >> c is x * (C >> c) + (y >> c) when 2^c divides C and nothing wraps: the
+        // shift is a floor division, and x * C is a whole multiple of 2^c.
+        Expr aligned, rest;
+        const int64_t modulus = int64_t{1} << c;
+        if (c < 62 && split_aligned(a, modulus, &aligned, &rest) && fits_type(a, an) &&
+            fits_type(aligned, an)) {
+          Expr high;
+          if (const int64_t* k = as_const_int(aligned)) {
+            high = make_int_const(t, *k >> c);
+          } else if (const MulNode* m = aligned.as<MulNode>()) {
+            const bool right = as_const_int(m->b) != nullptr;
+            const Expr& x = right ? m->a : m->b;
+            const int64_t k = *as_const_int(right ? m->b : m->a);
+            high = k == modulus ? x : MulNode::make(x, make_int_const(t, k / modulus));
+          }
+          if (high.defined()) {
+            if (is_zero(rest)) return high;
+            Expr low = simplify_bitwise(kind, rest, b, an);
+            if (!low.defined()) low = make_node(kind, rest, b);
+            return as_const_int(high) ? AddNode::make(low, high) : AddNode::make(high, low);
+          }
+        }
       }
       return Expr();
     }

@@ -265,7 +265,11 @@ class RewriteSimplifier : public IRMutator {
   template <typename Node>
   Expr bitwise(const Node* op) {
     Expr a = mutate(op->a), b = mutate(op->b);
-    if (Expr r = simplify_bitwise(Node::node_kind, a, b, an_); r.defined()) return r;
+    if (Expr r = simplify_bitwise(Node::node_kind, a, b, an_); r.defined()) {
+      // A rule that moves an aligned term out of a bitwise node returns a sum of simplified parts:
+      // simplified once more, it takes the canonical order of sums.
+      return r.as<AddNode>() ? mutate(r) : r;
+    }
     return rebuild(op, a, b);
   }
 

@@ -234,7 +234,7 @@ inline std::string KernelEmitter::vector_access_type(DType value_type, const Vec
 inline VectorAccess KernelEmitter::emitted_access(const Var& buffer, DType value_type, const Expr& index,
                                                   const Expr& predicate) const {
   const VectorAccess access = vector_access(value_type, index, predicate);
-  if (!access.vector || shared_buffers_.count(buffer.get()) ||
+  if (!access.vector || !local_buffers_.count(buffer.get()) ||
       !vector_access_type(value_type, access).empty())
     return access;
   return VectorAccess{value_type.lanes, value_type.element_of().bytes(), false, 1};
@@ -264,19 +264,20 @@ inline void KernelEmitter::hoist_vector_loads(const std::vector<Expr>& exprs) {
       vector_loads_[op] = VectorTemp{name, false};
       continue;
     }
-    // Zeros where a guard is off, as a guarded load gives; the guard is the same for all lanes.
-    if (!type.empty()) {
-      line(cat(type, " ", name, " = {};"));
-    } else {
-      line(
-          cat("alignas(", access.bytes, ") ", c_type(op->dtype), " ", name, "[", op->dtype.lanes, "] = {};"));
-    }
-    // The guards of the if_then_else branches it is in and its own predicate, all lane 0's.
+    // The guards of the if_then_else branches it is in and its own predicate, all lane 0's: the
+    // same for all lanes. Where they are off, zeros, as a guarded load gives.
     std::string condition;
     for (const Expr& g : hoisted.guards)
       condition += (condition.empty() ? "" : " && ") + paren(emit(g, g.dtype().is_vector() ? 0 : -1));
     if (access.guarded) condition += (condition.empty() ? "" : " && ") + paren(emit(op->predicate, 0));
     const bool guarded = !condition.empty();
+    const std::string zeros = guarded ? " = {}" : "";
+    if (!type.empty()) {
+      line(cat(type, " ", name, zeros, ";"));
+    } else {
+      line(cat("alignas(", access.bytes, ") ", c_type(op->dtype), " ", name, "[", op->dtype.lanes, "]", zeros,
+               ";"));
+    }
     if (guarded) {
       line(cat("if (", condition, ") {"));
       ++indent_;

@@ -148,7 +148,7 @@ inline void KernelEmitter::allocate(const AllocateNode* op) {
   }
   const std::string type = c_type(op->dtype);
   const std::string name = bind(op->buffer);
-  if (shared) shared_buffers_.insert(op->buffer.get());
+  if (local) local_buffers_.insert(op->buffer.get());
   if (shared && (dynamic_ || merged_)) {
     line(cat(type, "* ", name, " = reinterpret_cast<", type, "*>(loom_smem + ",
              emit(dynamic_offsets_.at(op), -1), ");  // ", emit(simplify(allocation_elements(op)), -1),

@@ -251,7 +251,7 @@ class KernelEmitter {
   /// one instruction and that has one; "" otherwise (then it is moved as raw bits, or per lane).
   static std::string vector_access_type(DType value_type, const VectorAccess& access);
   /// How an access of `value_type` to `buffer` is emitted: the rule of ir/vector_access.hpp, except
-  /// that outside shared memory only lanes with a built-in vector type become one access.
+  /// that in local arrays only lanes with a built-in vector type become one access.
   VectorAccess emitted_access(const Var& buffer, DType value_type, const Expr& index,
                               const Expr& predicate) const;
   /// Copies the pieces of a vector access between `to` and `from` (C pointers to the first lane)
@@ -304,9 +304,9 @@ class KernelEmitter {
   std::unordered_set<std::string> used_;
   std::unordered_map<const VarNode*, std::vector<std::string>> names_;
   std::unordered_set<const VarNode*> array_vars_;
-  /// Buffers allocated in shared memory, which is aligned to 16 bytes: vector accesses without a
-  /// built-in vector type are moved as raw bits only there (elsewhere, alignment is not Loom's).
-  std::unordered_set<const VarNode*> shared_buffers_;
+  /// Per-thread (local) arrays: vector accesses without a built-in vector type are not moved as
+  /// raw bits in them (their alignment follows their size; the compiler keeps them in registers).
+  std::unordered_set<const VarNode*> local_buffers_;
   /// The temporaries hoisted vector loads went to: a built-in vector (lane i is name.x, .y, ...)
   /// or an array (name[i]).
   struct VectorTemp {
