@@ -1,6 +1,6 @@
 // What the interpreter's compiler records about one kernel region for the GPU simulator: its
 // launch loops (one per thread-bound loop, with extents evaluated at launch), shared buffers and
-// shared-memory access instructions.
+// shared-memory access instructions, and the global buffers the global race check watches.
 #pragma once
 
 #include <algorithm>
