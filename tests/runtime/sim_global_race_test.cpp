@@ -1,9 +1,11 @@
 // The simulator's global-memory race check (sim/global_races.hpp): blocks writing one element, a
 // block's threads racing on global memory, partials handed from block to block through grid flags
 // (with the barrier before the signal and after the wait, and each of them missing), a transitive
-// chain of flags, kernel boundaries, f16 neighbours, and lib's Stream-K GEMM in every decomposition.
+// chain of flags, kernel boundaries, f16 neighbours, and lib's Stream-K GEMM in every decomposition
+// (and with the barrier before its signal, or after its wait, removed).
 #include <loom/backend/build.hpp>
 #include <loom/ir/grid_flags.hpp>
+#include <loom/ir/mutator.hpp>
 #include <loom/lib/gpu_tiled_gemm.hpp>
 #include <loom/lib/streamk_gemm.hpp>
 #include <loom/sim/simulator.hpp>
@@ -93,6 +95,40 @@ std::vector<SimRace> run_handoff(const Handoff& h) {
     for (int t = 0; t < kThreads; ++t) CHECK(out.at_flat(t) == static_cast<float>(kThreads - 1 - t) + 0.5f);
   return races;
 }
+
+/// Whether `s` is `if (...) loom.flag_signal(...)` (or flag_wait).
+bool is_flag_call(const Stmt& s, const char* name) {
+  const IfThenElseNode* branch = s.as<IfThenElseNode>();
+  const EvaluateNode* eval = branch ? branch->then_case.as<EvaluateNode>() : nullptr;
+  const CallNode* call = eval ? eval->value.as<CallNode>() : nullptr;
+  return call && call->name == name;
+}
+
+/// Drops every barrier right before a guarded flag_signal (`before_signal`), or every barrier
+/// right after a guarded flag_wait: Stream-K's kernel with one of its orderings missing.
+struct DropFlagBarriers : IRMutator {
+  explicit DropFlagBarriers(bool before_signal) : before_signal(before_signal) {}
+  bool before_signal;
+  int dropped = 0;
+  using IRMutator::visit;
+  Stmt visit(const SeqNode* op) override {
+    std::vector<Stmt> out;
+    for (const Stmt& s : op->seq) {
+      if (before_signal && is_flag_call(s, intrinsic::flag_signal) && !out.empty() &&
+          out.back().as<BarrierNode>()) {
+        out.pop_back();
+        ++dropped;
+      }
+      if (!before_signal && s.as<BarrierNode>() && !out.empty() &&
+          is_flag_call(out.back(), intrinsic::flag_wait)) {
+        ++dropped;
+        continue;
+      }
+      out.push_back(mutate(s));
+    }
+    return SeqNode::make(out);
+  }
+};
 
 }  // namespace sim_global_race_test
 
@@ -342,5 +378,32 @@ TEST_CASE("sim global races: lib::streamk_gemm is race-free in every decompositi
     double expected = 0;
     for (int64_t k = 0; k < 53; ++k) expected += a(44, k) * b(k, 36);
     CHECK(std::fabs(c(44, 36) - expected) < 1e-3);
+  }
+}
+
+TEST_CASE("sim global races: Stream-K without the barrier before its signal, or after its wait, races") {
+  lib::StreamKConfig cfg;
+  cfg.tile = lib::GemmTile{16, 16, 8};
+  cfg.thread_m = 2;
+  cfg.thread_n = 2;
+  cfg.sms = 4;
+  cfg.blocks_per_sm = 1;
+  cfg.decomposition = lib::Decomposition::StreamK;
+  lib::StreamKGemm g = lib::streamk_gemm(45, 37, 53, f32, cfg);
+  for (bool before_signal : {true, false}) {
+    CAPTURE(before_signal);
+    DropFlagBarriers drop(before_signal);
+    LoweredFunc racy = g.func;
+    racy.body = drop.mutate(g.func.body);
+    REQUIRE(drop.dropped > 0);
+    Buffer<float> a({45, 53}), b({53, 37}), c({45, 37});
+    for (int64_t i = 0; i < a.num_elements(); ++i) a.at_flat(i) = 1.0f;
+    for (int64_t i = 0; i < b.num_elements(); ++i) b.at_flat(i) = 1.0f;
+    const std::vector<SimRace> races = global_races(simulate_keep_races(racy, {a, b, c}));
+    REQUIRE(!races.empty());
+    for (const SimRace& r : races) {
+      CHECK(r.buffer == "partials");
+      CHECK(r.first.block != r.second.block);
+    }
   }
 }
