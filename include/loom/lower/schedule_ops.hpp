@@ -377,6 +377,11 @@ class ScheduleOpsBuilder {
       allreduce.results.push_back(result_bufs[k]);
     }
     steps.push_back(EvaluateNode::make(allreduce.encode()));
+    // Every reducing thread holds the result; the first stores it (TVM's thread head check). All
+    // storing the same value to one global or shared element would be a data race by CUDA's rules
+    // (write/write, which the simulator reports). A per-thread output needs every thread's store.
+    if (const std::string scope = effective_scope(s); scope != scope::local && scope != scope::warp)
+      for (const Var& v : allreduce.threads) store_checks.push_back(v == make_zero(v.dtype()));
     std::vector<Stmt> stores;
     for (size_t k = 0; k < n; ++k)
       stores.push_back(ProvideNode::make(s.origin_op->output(static_cast<int>(k)).producer(), index,

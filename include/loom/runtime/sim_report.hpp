@@ -18,7 +18,8 @@ namespace loom {
 
 /// How a simulation treats what it finds.
 struct SimOptions {
-  /// A shared-memory data race ends the launch that has it with a loom::Error listing the races
+  /// A data race (on shared memory, or on global memory between threads of one launch: see
+  /// SimRace) ends the launch that has it with a loom::Error listing the races
   /// (after the launch has run to its end, so the message can list all of them). Off: the races
   /// are only recorded in the report. interpret() always runs with the default, on.
   bool races_are_errors = true;
@@ -127,15 +128,22 @@ struct SimThread {
 /// Whether a race's two accesses were a read and a write, or two writes.
 enum class SimRaceKind { ReadWrite, WriteWrite };
 
-/// Two threads of one block touched one shared element between the same two barriers, at least
-/// one of them writing. `first` made the earlier access, `second` the later one; in a read/write
-/// race `second_wrote` says which of them wrote.
+/// The memory a race is on.
+enum class SimMemorySpace { Shared, Global };
+
+/// Two threads touched one element, at least one of them writing, with nothing ordering the two
+/// accesses. In shared memory: two threads of one block between the same two barriers. In global
+/// memory: two threads of one launch, of the same block between the same two barriers or of two
+/// blocks with no grid flag signal/wait ordering them. `first` made the earlier access, `second`
+/// the later one; in a read/write race `second_wrote` says which of them wrote.
 struct SimRace {
-  /// The shared buffer and the kernel.
+  /// The buffer and the kernel.
   /// @{
   std::string buffer, kernel;
   /// @}
-  int64_t element = 0;      ///< index in the buffer's element type (the 4-byte word for float32)
+  /// Index in the buffer's element type (the 4-byte word for float32); in a global buffer, in the
+  /// smallest element type the kernel accesses it with.
+  int64_t element = 0;
   int64_t byte_offset = 0;  ///< of that element
   /// Read/write or write/write.
   SimRaceKind kind = SimRaceKind::ReadWrite;
@@ -145,9 +153,17 @@ struct SimRace {
   /// @}
   /// For a read/write race: whether the second access was the write.
   bool second_wrote = true;
+  /// Shared (within one block) or global memory.
+  SimMemorySpace space = SimMemorySpace::Shared;
   /// A sentence describing the race, for messages.
   std::string str() const {
     const bool first_wrote = kind == SimRaceKind::WriteWrite || !second_wrote;
+    if (space == SimMemorySpace::Global) {
+      return cat("global-memory ", kind == SimRaceKind::ReadWrite ? "read/write" : "write/write", " race on ",
+                 buffer, "[", element, "] (byte ", byte_offset, ") in kernel ", kernel, ": ", first.str(),
+                 first_wrote ? " wrote" : " read", " it, then ", second.str(),
+                 second_wrote ? " wrote" : " read", " it, with no barrier or flag signal/wait between");
+    }
     return cat(kind == SimRaceKind::ReadWrite ? "read/write" : "write/write", " race on ", buffer, "[",
                element, "] (byte ", byte_offset, ") in kernel ", kernel, ": thread ", first.thread.str(),
                first_wrote ? " wrote" : " read", " it, then thread ", second.thread.str(),

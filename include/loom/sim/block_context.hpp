@@ -57,6 +57,7 @@ struct LaunchShape {
   std::vector<int64_t> loop_extents;
   std::vector<BankTally>* tallies;
   FlagSignals* flag_signals;
+  GlobalRaces* global_races = nullptr;  // null: the kernel writes no global buffer
 };
 
 class BlockContext {
@@ -69,6 +70,10 @@ class BlockContext {
     state.scratch_frame = &threads.frames[0];
     state.flag_signals = launch.flag_signals;
     make_warps(launch);
+    if (launch.global_races) {
+      races_ = std::make_unique<GlobalRaceBlock>(*launch.global_races, state.interval);
+      for (const std::unique_ptr<Warp>& w : warps) w->races = races_.get();
+    }
     if (k.has_sync && warps.size() > 1) {
       for (const std::unique_ptr<Warp>& w : warps) {
         warp_coroutines.push_back(std::make_unique<Coroutine>());
@@ -93,6 +98,7 @@ class BlockContext {
   /// Makes the context run block `index` from cycle `start_cycle`.
   void begin(SimDim3 index, int64_t linear_index, int64_t slot_index, int64_t start_cycle) {
     state.begin(index);
+    if (races_) races_->begin(linear_index);
     linear = linear_index;
     slot = slot_index;
     start = start_cycle;
@@ -208,6 +214,7 @@ class BlockContext {
   }
 
   const WarpStmt& body_;
+  std::unique_ptr<GlobalRaceBlock> races_;  // the global race check's per-block state, if any
 };
 
 /// Block contexts of one launch: one for a launch whose blocks run to their end one at a time, one

@@ -21,7 +21,7 @@ class GlobalLoadLane final : public interp::CompiledExpr<typename Codec::Value> 
     using Raw = typename Codec::Raw;
     const std::byte* address =
         interp::checked_address<Raw>(frame.buffers[slot_], index_->eval(frame), site_, element_);
-    frame.lane->warp->access_global(access_, address, static_cast<int>(sizeof(Raw)));
+    frame.lane->warp->access_global(access_, frame.lane->lane, address, static_cast<int>(sizeof(Raw)));
     Raw raw;
     std::memcpy(&raw, address, sizeof(raw));
     return Codec::decode(raw);

@@ -41,11 +41,13 @@ class WarpGridFlag final : public WarpStmt {
       if (signal_) {
         interp::store_element<Codec>(flags, index[l], value[l], site_, i32);
         b.flag_signals->signal(address, w.clock + w.costs->flag);  // visible after the fence
+        if (w.races) w.races->signal(address, static_cast<int32_t>(value[l]), w.first_thread + l);
         return;
       }
       const FlagWait wait{address, static_cast<int32_t>(value[l]), &site_.buffer_name, index[l],
                           w.first_thread + l};
       while (!wait.satisfied()) b.suspend_until(wait);
+      if (w.races) w.races->wait(address, wait.value, wait.thread);
       signalled = std::max(signalled, b.flag_signals->cycle_of(address));
     });
     if (signalled > w.clock) {

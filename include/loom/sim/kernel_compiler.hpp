@@ -57,6 +57,7 @@ class KernelCompiler {
     current_ = kernel_;  // makes Loads of shared buffers watched ones
     WarpStmtPtr body = stmt(region_);
     kernel_->static_shared_bytes += kernel_->planned_bytes;
+    kernel_->plan_global_races([&](int slot) { return c_.buffer_name(slot); });
     return std::make_unique<KernelLaunch>(std::move(kernel), std::move(body));
   }
 
@@ -171,6 +172,7 @@ class KernelCompiler {
           [&]() -> WarpStmtPtr {
             c_.set_shared_id(op->var, source_binding.shared_id);  // an alias stays shared
             if (local_slots_.count(source_binding.slot)) local_slots_.insert(b.slot);  // and local
+            kernel_->note_buffer_alias(b.slot, source_binding.slot);  // and the same global memory
             return std::make_unique<WarpBufferAlias>(b.slot, source_binding.slot, stmt(op->body));
           },
           name);
@@ -273,6 +275,7 @@ class KernelCompiler {
                     : -1;
     const int global = buffer < 0 && !local_slots_.count(slot) ? kernel_->global_access_id(op) : -1;
     const DType element = op->value.dtype().element_of();
+    if (global >= 0) kernel_->note_global_access(global, slot, element.bytes(), true);
     const int lanes = op->value.dtype().lanes;
     interp::AccessSite site = c_.site_of(op->buffer, op->index, true);
     return interp::with_codec(element, [&](auto codec) -> WarpStmtPtr {
@@ -356,6 +359,7 @@ class KernelCompiler {
         if (op.spec->writes) op.write_access = kernel_->access_id(key + 1, op.shared, true);
       } else if (space == WarpOperandSpace::Global) {
         op.read_access = kernel_->global_access_id(key);
+        kernel_->note_global_access(op.read_access, op.slot, op.element_bytes, false);
       }
       operands.push_back(std::move(op));
     }
@@ -545,6 +549,7 @@ class RegionCompiler final : public interp::KernelRegionCompiler {
     if (!current_ || local_slots_.count(slot)) return nullptr;
     const DType element = op->dtype.element_of();
     const int access = current_->global_access_id(op);
+    current_->note_global_access(access, slot, element.bytes(), false);
     return interp::with_codec(element, [&](auto codec) -> interp::ExprPtr<V> {
       using Codec = decltype(codec);
       if constexpr (std::is_same_v<typename Codec::Value, V>) {

@@ -1,8 +1,9 @@
 // What the interpreter's compiler records about one kernel region for the GPU simulator: its
 // launch loops (one per thread-bound loop, with extents evaluated at launch), shared buffers and
-// shared-memory access instructions.
+// shared-memory access instructions, and the global buffers the global race check watches.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -41,6 +42,23 @@ inline int shared_vector_bytes(DType value_type, const Expr& index, const Expr& 
   return access.vector ? access.bytes : 0;
 }
 
+/// A global buffer the kernel writes, whose accesses the global race check watches
+/// (sim/global_races.hpp): its frame slot (the host's, where its address is at launch), its name,
+/// and the shadow's granule, the smallest element any access to it uses (two threads writing
+/// neighbouring halves of one word do not race).
+struct TrackedGlobal {
+  int slot = 0;
+  std::string name;
+  int granule = 4;
+};
+
+/// A global access instruction as the race check sees it: the TrackedGlobal it touches (-1: a
+/// buffer the kernel only reads, which cannot race) and whether it writes.
+struct GlobalRaceSite {
+  int tracked = -1;
+  bool is_write = false;
+};
+
 struct KernelInfo {
   std::string name;
   std::vector<LaunchLoop> loops;
@@ -55,6 +73,10 @@ struct KernelInfo {
   /// The global Load and Store nodes, numbered like `accesses`: each is one memory instruction
   /// of the clock model (sim/global_access_recorder.hpp).
   int num_global_accesses = 0;
+  /// The buffers the global race check watches, and each global access id's site
+  /// (plan_global_races fills both once the kernel is compiled).
+  std::vector<TrackedGlobal> tracked_globals;
+  std::vector<GlobalRaceSite> global_race_sites;
   /// Shared bytes a block needs that are known before it runs: the planned memory and every
   /// shared allocation of constant size. The occupancy uses it (or more, if a block allocates more).
   int64_t static_shared_bytes = 0;
@@ -85,7 +107,46 @@ struct KernelInfo {
     return it->second;
   }
 
+  /// What global access `id` touches: buffer slot `slot` (maybe an alias, see note_buffer_alias),
+  /// `element_bytes` at a time, writing or not.
+  void note_global_access(int id, int slot, int element_bytes, bool is_write) {
+    global_slots_.push_back(GlobalSlotUse{id, slot, element_bytes, is_write});
+  }
+  /// Slot `slot` is bound, inside the kernel, to the buffer of slot `source`.
+  void note_buffer_alias(int slot, int source) { alias_of_slot_[slot] = source; }
+
+  /// Decides, once every access of the kernel is known, which global buffers the race check
+  /// watches: those the kernel writes. Reads of the others are never checked, which keeps
+  /// kernels that write only their outputs as fast as without the check.
+  template <typename NameOf>
+  void plan_global_races(NameOf&& name_of) {
+    auto root = [&](int slot) {
+      for (auto it = alias_of_slot_.find(slot); it != alias_of_slot_.end(); it = alias_of_slot_.find(slot))
+        slot = it->second;
+      return slot;
+    };
+    std::unordered_map<int, int> tracked_of_root;
+    for (const GlobalSlotUse& u : global_slots_)
+      if (u.is_write &&
+          tracked_of_root.try_emplace(root(u.slot), static_cast<int>(tracked_globals.size())).second)
+        tracked_globals.push_back(TrackedGlobal{root(u.slot), name_of(root(u.slot)), u.element_bytes});
+    global_race_sites.assign(static_cast<size_t>(num_global_accesses), GlobalRaceSite{});
+    for (const GlobalSlotUse& u : global_slots_) {
+      auto it = tracked_of_root.find(root(u.slot));
+      if (it == tracked_of_root.end()) continue;
+      TrackedGlobal& t = tracked_globals[static_cast<size_t>(it->second)];
+      t.granule = std::min(t.granule, u.element_bytes);
+      global_race_sites[static_cast<size_t>(u.id)] = GlobalRaceSite{it->second, u.is_write};
+    }
+  }
+
  private:
+  struct GlobalSlotUse {
+    int id, slot, element_bytes;
+    bool is_write;
+  };
+  std::vector<GlobalSlotUse> global_slots_;
+  std::unordered_map<int, int> alias_of_slot_;
   std::unordered_map<const void*, int> access_of_node_, global_access_of_node_;
 };
 

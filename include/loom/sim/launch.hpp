@@ -6,10 +6,13 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "loom/ir/grid_flags.hpp"
+#include "loom/sim/global_races.hpp"
 #include "loom/sim/grid_scheduler.hpp"
 #include "loom/sim/kernel_info.hpp"
 #include "loom/sim/warp_stmts.hpp"
@@ -46,7 +49,12 @@ class KernelLaunch final : public interp::CompiledStmt {
 
     std::vector<BankTally> tallies(k.shared_buffers.size());
     FlagSignals signals;
-    const LaunchShape shape{k, host, session, grid, block, std::move(extents), &tallies, &signals};
+    // The global race check's shadows, fresh for every launch: a kernel boundary orders all
+    // accesses of earlier launches (and the host's) before this one's.
+    std::optional<GlobalRaces> global_races;
+    if (!k.tracked_globals.empty()) global_races.emplace(k, host, session, grid, block);
+    GlobalRaces* races = global_races ? &*global_races : nullptr;
+    const LaunchShape shape{k, host, session, grid, block, std::move(extents), &tallies, &signals, races};
     GridScheduler scheduler(shape, *body_);
     const size_t first_race = session.report().races.size();
     scheduler.run(record);
@@ -58,8 +66,9 @@ class KernelLaunch final : public interp::CompiledStmt {
       row.load += tallies[b].load;
       row.store += tallies[b].store;
     }
-    const int64_t races = scheduler.races_found();
-    if (races > 0 && session.options().races_are_errors) throw race_error(session, first_race, races);
+    const int64_t shared_races = scheduler.races_found(), global = races ? races->races_found() : 0;
+    if (shared_races + global > 0 && session.options().races_are_errors)
+      throw race_error(session, first_race, shared_races, global);
   }
 
  private:
@@ -102,7 +111,10 @@ class KernelLaunch final : public interp::CompiledStmt {
     if (grid.x > 2147483647 || grid.y > 65535 || grid.z > 65535) fail("a grid dimension is too large");
   }
 
-  Error race_error(const Session& session, size_t first_race, int64_t races_found) const {
+  /// `races_found` shared-memory and `global_found` global-memory racing accesses; the report's
+  /// races from `first_race` on are this launch's (each element once).
+  Error race_error(const Session& session, size_t first_race, int64_t races_found,
+                   int64_t global_found) const {
     const std::vector<SimRace>& races = session.report().races;
     std::string list;
     constexpr size_t kListed = 8;
@@ -111,13 +123,34 @@ class KernelLaunch final : public interp::CompiledStmt {
     if (races.size() > first_race + kListed)
       list += cat("\n  ... and ", races.size() - first_race - kListed, " more");
     if (list.empty()) list = "\n  (on elements already reported by an earlier launch)";
-    return Error(
-        cat("kernel ", kernel_->name, " has shared-memory data races: ", races_found,
+    const std::string shared_what =
+        cat(races_found,
             " accesses touched an element that another thread of the block wrote (or read, for a write) "
-            "with no barrier in between:",
-            list,
-            "\nPut a barrier between the write and the other threads' accesses (or let the lowering insert "
-            "one); with SimOptions::races_are_errors = false the simulator only reports races"));
+            "with no barrier in between");
+    const std::string global_what =
+        cat(global_found,
+            " accesses touched an element of a global buffer that another thread (of this block or another) "
+            "wrote (or read, for a write) with no barrier or grid flag signal/wait ordering the two");
+    const std::string shared_fix =
+        "Put a barrier between the write and the other threads' accesses (or let the lowering insert one)";
+    const std::string global_fix = cat(
+        "Blocks are ordered only by grid flags: the writing block passes a barrier after all its threads' "
+        "writes, then one thread calls ",
+        intrinsic::flag_signal, "; the reading block waits with ", intrinsic::flag_wait,
+        " before it reads, and threads other than the waiter read only after a barrier that follows the "
+        "wait. "
+        "An element that two blocks write needs one writer (or a later kernel to combine them); within a "
+        "block, put a barrier between the accesses");
+    const std::string off = "; with SimOptions::races_are_errors = false the simulator only reports races";
+    if (global_found == 0)
+      return Error(cat("kernel ", kernel_->name, " has shared-memory data races: ", shared_what, ":", list,
+                       "\n", shared_fix, off));
+    if (races_found == 0)
+      return Error(cat("kernel ", kernel_->name, " has global-memory data races: ", global_what, ":", list,
+                       "\n", global_fix, off));
+    return Error(cat("kernel ", kernel_->name, " has shared- and global-memory data races: in shared memory ",
+                     shared_what, "; in global memory ", global_what, ":", list, "\n", shared_fix, ". ",
+                     global_fix, off));
   }
 
   std::unique_ptr<KernelInfo> kernel_;

@@ -51,6 +51,16 @@ class Session {
         SimRace{info.name, info.kernel, element, byte_offset, kind, first, second, second_wrote});
   }
 
+  /// Records a race on a global buffer (sim/global_races.hpp) unless one was already recorded for
+  /// this element of this buffer in this kernel.
+  void add_global_race(const std::string& buffer, const std::string& kernel, int64_t element,
+                       int64_t byte_offset, SimRaceKind kind, const SimThread& first, const SimThread& second,
+                       bool second_wrote) {
+    if (!global_raced_.insert(cat(kernel, '\0', buffer, '\0', element)).second) return;
+    report_.races.push_back(SimRace{buffer, kernel, element, byte_offset, kind, first, second, second_wrote,
+                                    SimMemorySpace::Global});
+  }
+
   /// Counts a read of a never-written element; lists the first such read of each element.
   void add_uninitialized_read(const SharedBufferInfo& info, int64_t element, int64_t byte_offset,
                               const SimThread& reader) {
@@ -69,6 +79,7 @@ class Session {
   SimReport report_;
   std::unordered_map<int, size_t> row_of_buffer_;
   std::unordered_set<uint64_t> raced_, uninitialized_;
+  std::unordered_set<std::string> global_raced_;
 };
 
 }  // namespace loom::sim

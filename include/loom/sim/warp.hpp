@@ -13,6 +13,7 @@
 #include "loom/sim/block.hpp"
 #include "loom/sim/coroutine.hpp"
 #include "loom/sim/global_access_recorder.hpp"
+#include "loom/sim/global_races.hpp"
 
 namespace loom::sim {
 
@@ -64,6 +65,8 @@ class Warp {
   BlockState* block = nullptr;
   AccessRecorder recorder;
   GlobalAccessRecorder global;
+  /// The block's global race check (sim/global_races.hpp); null when the kernel writes no global buffer.
+  GlobalRaceBlock* races = nullptr;
   /// The warp's clock (runtime/sim_clock_model.hpp), in cycles since the launch began.
   int64_t clock = 0;
   const SimClockModel* costs = nullptr;
@@ -86,10 +89,15 @@ class Warp {
     recorder.record(access, lane, offset, bytes);
   }
 
-  /// A global-memory access by one lane at host address `address`, from a compiled Load (see
-  /// sim/global_load.hpp) or a warp-wide store.
-  void access_global(int access, const void* address, int bytes) {
-    global.record(access, reinterpret_cast<uintptr_t>(address), bytes);
+  /// A global-memory access by lane `lane` at host address `address`, from a compiled Load (see
+  /// sim/global_load.hpp), a warp-wide store or a warp intrinsic's operand.
+  void access_global(int access, int lane, const void* address, int bytes) {
+    const uintptr_t at = reinterpret_cast<uintptr_t>(address);
+    global.record(access, at, bytes);
+    if (races) {
+      const GlobalRaceSite& site = block->kernel.global_race_sites[static_cast<size_t>(access)];
+      if (site.tracked >= 0) races->access(site.tracked, at, bytes, first_thread + lane, site.is_write);
+    }
   }
 
   /// Ends the instruction(s) of the statement whose expressions the lanes just evaluated, and

@@ -75,7 +75,7 @@ class WarpIntrinsicStmt final : public WarpStmt {
           if (spec.writes && intrinsic_.async != WarpAsyncRole::Copy)
             w.store_shared(op.write_access, op.shared, l, offset, bytes);
         } else if (op.read_access >= 0) {
-          w.access_global(op.read_access, slot.data + offset, bytes);
+          w.access_global(op.read_access, l, slot.data + offset, bytes);
         }
         lanes.set(l, static_cast<int>(o), slot.data + offset);
         if (o == 0) dst_offset[l] = offset;

@@ -350,7 +350,7 @@ class WarpStore final : public WarpStmt {
     } else if (global_access_ >= 0) {
       for_each_element([&](int l, size_t k) {
         const interp::BufferSlot& b = w.frames[l].buffers[slot_];
-        w.access_global(global_access_, b.data + index[k] * static_cast<int64_t>(sizeof(Raw)),
+        w.access_global(global_access_, l, b.data + index[k] * static_cast<int64_t>(sizeof(Raw)),
                         static_cast<int>(sizeof(Raw)));
       });
       w.end_statement();
