@@ -42,15 +42,6 @@ LoweredFunc two_warps(const std::string& name, const Var& tx, Stmt inner, const 
   return make_func(name, {param(out)}, bind(tx, "threadIdx.x", 64, inner));
 }
 
-std::string error_of(const LoweredFunc& f, const std::vector<KernelArg>& args) {
-  try {
-    simulate(f, args);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 }  // namespace
 
 TEST_CASE("sim: a transpose through a shared tile, 2x2 blocks of 32x32 threads") {
@@ -161,7 +152,7 @@ TEST_CASE("sim: a barrier reached by part of a warp is an error that names the b
   Var tx("tx");
   LoweredFunc f = two_warps("diverge", tx, IfThenElseNode::make(tx < 16, syncthreads()), out);
   Buffer<int32_t> o({64});
-  std::string message = error_of(f, {o});
+  std::string message = simulate_error(f, {o});
   CHECK(message.find("barrier in divergent control flow") != std::string::npos);
   CHECK(message.find("barrier #1 of kernel diverge_kernel0") != std::string::npos);
   CHECK(message.find("if (") != std::string::npos);
@@ -176,20 +167,21 @@ TEST_CASE("sim: a barrier reached by some warps while others finish or wait else
   Buffer<int32_t> o({64});
   SUBCASE("one warp skips it") {
     std::string message =
-        error_of(two_warps("skip", tx, IfThenElseNode::make(tx < 32, syncthreads()), out), {o});
+        simulate_error(two_warps("skip", tx, IfThenElseNode::make(tx < 32, syncthreads()), out), {o});
     CHECK(message.find("barrier in divergent control flow") != std::string::npos);
     CHECK(message.find("warp 0 waits at barrier #1 of kernel skip_kernel0") != std::string::npos);
     CHECK(message.find("warp 1 finished the kernel") != std::string::npos);
   }
   SUBCASE("two different barriers") {
-    std::string message =
-        error_of(two_warps("two", tx, IfThenElseNode::make(tx < 32, syncthreads(), syncthreads()), out), {o});
+    std::string message = simulate_error(
+        two_warps("two", tx, IfThenElseNode::make(tx < 32, syncthreads(), syncthreads()), out), {o});
     CHECK(message.find("warp 0 waits at barrier #1") != std::string::npos);
     CHECK(message.find("warp 1 waits at barrier #2") != std::string::npos);
     CHECK(message.find("else of if") != std::string::npos);
   }
   SUBCASE("a loop whose trip count differs between warps") {
-    std::string message = error_of(two_warps("trips", tx, loop(i, 0, tx / 32 + 1, syncthreads()), out), {o});
+    std::string message =
+        simulate_error(two_warps("trips", tx, loop(i, 0, tx / 32 + 1, syncthreads()), out), {o});
     CHECK(message.find("barrier in divergent control flow") != std::string::npos);
     CHECK(message.find("(in: for i)") != std::string::npos);
   }
@@ -202,7 +194,7 @@ TEST_CASE("sim: loops bound to one tag with different extents are an error namin
                    seq({bind(t1, "threadIdx.x", 32, store(out, t1, t1)),
                         bind(t2, "threadIdx.x", 64, store(out, t2, t2))}));
   Buffer<int32_t> o({64});
-  std::string message = error_of(make_func("mismatch", {param(out)}, body), {o});
+  std::string message = simulate_error(make_func("mismatch", {param(out)}, body), {o});
   CHECK(message.find("threadIdx.x") != std::string::npos);
   CHECK(message.find("32 (loop 't1')") != std::string::npos);
   CHECK(message.find("64 (loop 't2')") != std::string::npos);
@@ -213,17 +205,18 @@ TEST_CASE(
   BufferParam out = buffer_param("out", i32, {64});
   Var tx("tx"), ty("ty"), g("g", handle_type);
   Buffer<int32_t> o({64});
-  std::string message = error_of(
+  std::string message = simulate_error(
       make_func("global", {param(out)},
                 bind(tx, "threadIdx.x", 32, allocate(g, i32, 4, "global", store(out, ld(g, i32, 0), tx)))),
       {o});
   CHECK(message.find("cannot allocate global memory") != std::string::npos);
-  message =
-      error_of(make_func("inner", {param(out)},
-                         bind(tx, "threadIdx.x", 8, bind(ty, "threadIdx.y", tx + 1, store(out, ty, tx)))),
-               {o});
+  message = simulate_error(
+      make_func("inner", {param(out)},
+                bind(tx, "threadIdx.x", 8, bind(ty, "threadIdx.y", tx + 1, store(out, ty, tx)))),
+      {o});
   CHECK(message.find("a variable bound inside the kernel") != std::string::npos);
-  message = error_of(make_func("big", {param(out)},
+  message =
+      simulate_error(make_func("big", {param(out)},
                                bind(tx, "threadIdx.x", 64, bind(ty, "threadIdx.y", 32, store(out, tx, tx)))),
                      {o});
   CHECK(message.find("2048 threads is more than 1024") != std::string::npos);
@@ -236,7 +229,7 @@ TEST_CASE("sim: an error inside one warp of a block with barriers unwinds the ot
   LoweredFunc f = two_warps("oob", tx, seq({syncthreads(), store(out, tx, tx), syncthreads()}), out);
   Buffer<int32_t> o({40});
   for (int rep = 0; rep < 3; ++rep)
-    CHECK(error_of(f, {o}).find("out-of-bounds store to buffer 'out'") != std::string::npos);
+    CHECK(simulate_error(f, {o}).find("out-of-bounds store to buffer 'out'") != std::string::npos);
 }
 
 TEST_CASE("sim: shared and local accesses are bounds-checked like any other") {
@@ -248,9 +241,10 @@ TEST_CASE("sim: shared and local accesses are bounds-checked like any other") {
                 allocate(sh, i32, 64, "shared",
                          seq({st(sh, tx, tx), syncthreads(), store(out, ld(sh, i32, tx + 1), tx)})),
                 out);
-  CHECK(error_of(shared, {o}).find("out-of-bounds load from buffer 'sh': index 64") != std::string::npos);
+  CHECK(simulate_error(shared, {o}).find("out-of-bounds load from buffer 'sh': index 64") !=
+        std::string::npos);
   LoweredFunc local = two_warps("local_oob", tx, allocate(reg, i32, 2, "local", st(reg, tx, tx % 3)), out);
-  CHECK(error_of(local, {o}).find("out-of-bounds store to buffer 'reg': index 2") != std::string::npos);
+  CHECK(simulate_error(local, {o}).find("out-of-bounds store to buffer 'reg': index 2") != std::string::npos);
 }
 
 TEST_CASE("sim: one compiled function runs many times, also from two host threads at once") {

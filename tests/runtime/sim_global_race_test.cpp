@@ -36,15 +36,6 @@ std::vector<SimRace> global_races(const SimReport& r) {
   return out;
 }
 
-std::string error_of(const LoweredFunc& f, const std::vector<KernelArg>& args) {
-  try {
-    simulate(f, args);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 constexpr int kThreads = 64;  // two warps: barriers switch between them
 
 /// Partials handed from one block to another through flags[0]: the writer block's threads each
@@ -160,7 +151,7 @@ TEST_CASE("sim global races: two blocks writing one element race; an elementwise
   CHECK(r.to_string().find("data races: 32") != std::string::npos);
 
   // By default the launch throws, telling how to order blocks.
-  const std::string error = error_of(both, {o});
+  const std::string error = simulate_error(both, {o});
   CHECK(error.find("kernel both_kernel0 has global-memory data races: 32 accesses touched an element of a "
                    "global buffer") != std::string::npos);
   CHECK(error.find("global-memory write/write race on out[0]") != std::string::npos);
@@ -252,7 +243,7 @@ TEST_CASE("sim global races: a signal with no barrier after the other threads' w
     }
     // The default: the launch throws.
     Buffer<float> part({kThreads}), out({kThreads});
-    const std::string error = error_of(handoff(Handoff{writer, false, true, false}), {part, out});
+    const std::string error = simulate_error(handoff(Handoff{writer, false, true, false}), {part, out});
     CHECK(error.find("global-memory data races") != std::string::npos);
   }
 }

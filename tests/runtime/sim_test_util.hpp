@@ -57,4 +57,14 @@ inline SimReport simulate_keep_races(const LoweredFunc& f, const std::vector<Ker
   return simulate(f, args, options);
 }
 
+/// The message of the loom::Error that simulating `f` throws, or "(no error)".
+inline std::string simulate_error(const LoweredFunc& f, const std::vector<KernelArg>& args) {
+  try {
+    simulate(f, args);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
 }  // namespace loom::test
