@@ -176,7 +176,7 @@ TEST_CASE(
             pd_count = ptx_instruction_count(pd_ptx, kernel);
   MESSAGE("loom-bench ptx_instructions mma_a_tile swizzled=" << sw_count << " padded=" << pd_count);
   CHECK(in_text(sw_ptx, "xor.b32"));
-  CHECK(pd_count > 20);                 // the count sees the kernel
+  CHECK(pd_count > 20);  // the count sees the kernel
   // 396 against 176 with floordiv/floormod bits; 202 against 159 with the xor recomputed in every
   // step of the fill loop; 217 against 191 once the loop's multiple of 32 leaves the xor (and
   // both fill with 128-bit accesses).

@@ -77,7 +77,7 @@ TEST_CASE("vector access rule: whole vectors where aligned, unguarded or guarded
     CHECK(unaligned.pieces == 4);
     CHECK(unaligned.bytes == 4);
     CHECK_FALSE(rule(f32, 4, RampNode::make(x * 8, 2, 4)).vector);  // a gather
-    CHECK_FALSE(rule(i8, 2, vec_ramp(x * 2, 2)).vector);             // 2 bytes: below a word
+    CHECK_FALSE(rule(i8, 2, vec_ramp(x * 2, 2)).vector);            // 2 bytes: below a word
     CHECK_FALSE(rule(f32, 3, vec_ramp(x * 4, 3)).vector);
   }
   SUBCASE("guards") {
