@@ -28,6 +28,9 @@ class DeviceRunner {
   virtual std::optional<SimReport> last_report() const { return std::nullopt; }
   /// The GPU time of the most recent call, without its argument copies (only a real GPU has one).
   virtual std::optional<double> last_device_ms() const { return std::nullopt; }
+  /// Runs later calls on CUDA stream `stream` (a CUstream; null: the default stream); false for a
+  /// runner without streams (only a real GPU has them).
+  virtual bool set_stream(void* /*stream*/) const { return false; }
 };
 
 }  // namespace loom::runtime

@@ -81,6 +81,13 @@ class Kernel {
   /// arguments to and from the device that every call makes. Throws for other targets, before
   /// the first call and after a call that failed.
   LOOM_DECL double last_device_ms() const;
+  /// For a kernel built for Target::cuda(): runs its later calls (and those of its copies) on CUDA
+  /// stream `stream`, a CUstream / cudaStream_t of the primary context of device 0 (PyTorch's
+  /// current stream, say); nullptr goes back to the default stream. Its copies of host-memory
+  /// arguments and its launches are queued on that stream, after the work already there, and the
+  /// call returns once the stream has finished them (it waits for the stream, not the device:
+  /// work on other streams may overlap). Throws for other targets, which have no streams.
+  LOOM_DECL void set_cuda_stream(void* stream);
 
   /// The optimized LLVM IR (generated again from lowered() on first request, then kept).
   LOOM_DECL const std::string& llvm_ir() const;

@@ -131,6 +131,16 @@ class DriverRunner final : public DeviceRunner {
     load(drv);
     std::lock_guard<std::mutex> lock(run_mutex_);
     last_ms_.reset();  // a call that fails has no time, and must not report its predecessor's
+    // The default stream keeps the synchronous copies and the context-wide wait (what ran on real
+    // GPUs); a user's stream gets everything queued on it, and only it is waited for.
+    Driver::Stream const stream = stream_;
+    auto to_device = [&](Driver::DevicePtr to, const void* from, size_t bytes) {
+      return stream ? drv.memcpy_htod_async(to, from, bytes, stream) : drv.memcpy_htod(to, from, bytes);
+    };
+    auto to_host = [&](void* to, Driver::DevicePtr from, size_t bytes) {
+      return stream ? drv.memcpy_dtoh_async(to, from, bytes, stream) : drv.memcpy_dtoh(to, from, bytes);
+    };
+    auto wait = [&] { return stream ? drv.stream_synchronize(stream) : drv.ctx_synchronize(); };
     HostEnv env;
     for (const auto& [var, value] : bound.scalars) env.ints[var] = value;
     for (const auto& [var, value] : bound.float_scalars) env.floats[var] = value;
@@ -165,7 +175,7 @@ class DriverRunner final : public DeviceRunner {
       allocations.push_back(a);
       const char* host = static_cast<const char*>(b.data) + b.begin * b.dtype.bytes();
       if (bytes > 0)
-        drv.check(drv.memcpy_htod(a.ptr, host, static_cast<size_t>(bytes)),
+        drv.check(to_device(a.ptr, host, static_cast<size_t>(bytes)),
                   cat("copying argument '", p.buffer.name, "' to the GPU"));
       // The kernel indexes from the buffer's element 0, which may precede the copied range.
       env.buffers[p.buffer.data.get()] = a.ptr - static_cast<uint64_t>(b.begin * b.dtype.bytes());
@@ -191,7 +201,7 @@ class DriverRunner final : public DeviceRunner {
     };
     // Not checked here (it runs in a destructor): a failed kernel is reported by the
     // synchronization after the host program.
-    ops.synchronize = [&] { drv.ctx_synchronize(); };
+    ops.synchronize = [&] { wait(); };
     ops.launch = [&](size_t index, const LaunchDims& d, const std::vector<uint64_t>& buffers,
                      const std::vector<uint64_t>& scalars) {
       const KernelCode& k = module_.kernels[index];
@@ -212,34 +222,43 @@ class DriverRunner final : public DeviceRunner {
       drv.check(drv.launch_kernel(fn, static_cast<unsigned>(d.grid[0]), static_cast<unsigned>(d.grid[1]),
                                   static_cast<unsigned>(d.grid[2]), static_cast<unsigned>(d.block[0]),
                                   static_cast<unsigned>(d.block[1]), static_cast<unsigned>(d.block[2]),
-                                  static_cast<unsigned>(d.dynamic_shared), nullptr, params.data(), nullptr),
+                                  static_cast<unsigned>(d.dynamic_shared), stream, params.data(), nullptr),
                 cat("cuLaunchKernel of ", k.kernel.name));
     };
     ops.extern_stage = [&](int64_t id, const std::vector<DeviceBufferView>& inputs,
                            const std::vector<DeviceBufferView>& outputs) {
-      drv.check(drv.ctx_synchronize(),
+      drv.check(wait(),
                 cat("waiting for the kernels before extern stage '", ExternRegistry::global().name(id), "'"));
       DeviceCopies copies;
       copies.to_host = [&](void* host, uint64_t device, size_t bytes) {
-        drv.check(drv.memcpy_dtoh(host, device, bytes), "copying an extern stage's buffer to the host");
+        drv.check(to_host(host, device, bytes), "copying an extern stage's buffer to the host");
+        if (stream) drv.check(wait(), "copying an extern stage's buffer to the host");
       };
       copies.to_device = [&](uint64_t device, const void* host, size_t bytes) {
-        drv.check(drv.memcpy_htod(device, host, bytes), "copying an extern stage's result to the GPU");
+        drv.check(to_device(device, host, bytes), "copying an extern stage's result to the GPU");
       };
       run_extern_stage_on_host(id, inputs, outputs, copies);
     };
-    DeviceTimer timer(drv);
+    DeviceTimer timer(drv, stream);
     run_host_program(module_, module_.host, env, ops, limits_);
-    drv.check(drv.ctx_synchronize(), cat("running kernel '", f.name, "'"));
+    drv.check(wait(), cat("running kernel '", f.name, "'"));
     last_ms_ = timer.elapsed_ms();
     for (const Allocation& a : allocations) {
       if (!a.written) continue;
       const int64_t bytes = (a.host->end - a.host->begin) * a.host->dtype.bytes();
       if (bytes > 0)
-        drv.check(drv.memcpy_dtoh(static_cast<char*>(a.host->data) + a.host->begin * a.host->dtype.bytes(),
-                                  a.ptr, static_cast<size_t>(bytes)),
+        drv.check(to_host(static_cast<char*>(a.host->data) + a.host->begin * a.host->dtype.bytes(), a.ptr,
+                          static_cast<size_t>(bytes)),
                   "copying a result back from the GPU");
     }
+    // The copies back were queued on the stream: the host buffers hold the results only now.
+    if (stream) drv.check(drv.stream_synchronize(stream), "copying the results back from the GPU");
+  }
+
+  bool set_stream(void* stream) const override {
+    std::lock_guard<std::mutex> lock(run_mutex_);
+    stream_ = stream;
+    return true;
   }
 
   const std::string& source() const override { return module_.source; }
@@ -282,12 +301,13 @@ class DriverRunner final : public DeviceRunner {
   mutable std::vector<Driver::Function> functions_;
   mutable bool loaded_ = false;
   mutable std::mutex run_mutex_;
-  mutable std::optional<double> last_ms_;  // the latest call's GPU time (guarded by run_mutex_)
+  mutable std::optional<double> last_ms_;    // the latest call's GPU time (guarded by run_mutex_)
+  mutable Driver::Stream stream_ = nullptr;  // Kernel::set_cuda_stream's (guarded by run_mutex_)
   // Scratch buffers of the host program (Stream-K's partial sums and flags), kept from one call
   // to the next by size: a cuMemAlloc and a cuMemFree cost tens of microseconds, and the free
   // waits for the device, which at small sizes took longer than the kernels (measured on an
-  // H200: 0.09 to 0.18 ms per call). Every kernel runs on the default stream, so a buffer handed
-  // out again is never still in use. Guarded by run_mutex_; freed with the kernel.
+  // H200: 0.09 to 0.18 ms per call). Every call waits for its stream before it returns, so a
+  // buffer handed out again is never still in use. Guarded by run_mutex_; freed with the kernel.
   mutable std::multimap<int64_t, Driver::DevicePtr> scratch_free_;
   mutable std::map<Driver::DevicePtr, int64_t> scratch_in_use_;
 };

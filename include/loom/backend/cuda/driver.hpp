@@ -25,6 +25,7 @@ struct Driver {
   using Function = void*;
   using DevicePtr = unsigned long long;
   using Event = void*;
+  using Stream = void*;  // CUstream; null: the default stream
 
   Result (*init)(unsigned) = nullptr;
   Result (*device_get_count)(int*) = nullptr;
@@ -45,8 +46,12 @@ struct Driver {
   Result (*mem_free)(DevicePtr) = nullptr;
   Result (*memcpy_htod)(DevicePtr, const void*, size_t) = nullptr;
   Result (*memcpy_dtoh)(void*, DevicePtr, size_t) = nullptr;
+  // Calls on a user's stream (Kernel::set_cuda_stream): copies queued on it, and waiting for it.
+  Result (*memcpy_htod_async)(DevicePtr, const void*, size_t, Stream) = nullptr;
+  Result (*memcpy_dtoh_async)(void*, DevicePtr, size_t, Stream) = nullptr;
+  Result (*stream_synchronize)(Stream) = nullptr;
   Result (*get_error_string)(Result, const char**) = nullptr;
-  // Events on the default stream: how a call's GPU time is measured without its host copies.
+  // Events on the call's stream: how a call's GPU time is measured without its host copies.
   Result (*event_create)(Event*, unsigned) = nullptr;
   Result (*event_record)(Event, void*) = nullptr;
   Result (*event_synchronize)(Event) = nullptr;
@@ -82,14 +87,14 @@ struct Driver {
   }
 };
 
-/// Measures GPU time on the default stream with a pair of events: the start is recorded when the
-/// timer is made, the end by elapsed_ms(), which waits for it. Without event support (a test's
-/// fake driver) or when an event call fails, elapsed_ms() returns nothing rather than a guess.
+/// Measures GPU time on `stream` (null: the default stream) with a pair of events: the start is
+/// recorded when the timer is made, the end by elapsed_ms(), which waits for it. When an event call
+/// fails, elapsed_ms() returns nothing rather than a guess.
 class DeviceTimer {
  public:
-  explicit DeviceTimer(const Driver& drv) : drv_(drv) {
+  explicit DeviceTimer(const Driver& drv, Driver::Stream stream = nullptr) : drv_(drv), stream_(stream) {
     if (!drv.event_create || drv.event_create(&start_, 0) != 0 || drv.event_create(&stop_, 0) != 0 ||
-        drv.event_record(start_, nullptr) != 0)
+        drv.event_record(start_, stream) != 0)
       failed_ = true;
   }
   ~DeviceTimer() {
@@ -101,7 +106,7 @@ class DeviceTimer {
 
   std::optional<double> elapsed_ms() {
     float ms = 0;
-    if (failed_ || drv_.event_record(stop_, nullptr) != 0 || drv_.event_synchronize(stop_) != 0 ||
+    if (failed_ || drv_.event_record(stop_, stream_) != 0 || drv_.event_synchronize(stop_) != 0 ||
         drv_.event_elapsed_ms(&ms, start_, stop_) != 0)
       return std::nullopt;
     return ms;
@@ -109,6 +114,7 @@ class DeviceTimer {
 
  private:
   const Driver& drv_;
+  Driver::Stream stream_;
   Driver::Event start_ = nullptr, stop_ = nullptr;
   bool failed_ = false;
 };
@@ -170,6 +176,9 @@ inline DriverLoad load_driver() {
   sym(a.mem_free, "cuMemFree_v2");
   sym(a.memcpy_htod, "cuMemcpyHtoD_v2");
   sym(a.memcpy_dtoh, "cuMemcpyDtoH_v2");
+  sym(a.memcpy_htod_async, "cuMemcpyHtoDAsync_v2");
+  sym(a.memcpy_dtoh_async, "cuMemcpyDtoHAsync_v2");
+  sym(a.stream_synchronize, "cuStreamSynchronize");
   sym(a.get_error_string, "cuGetErrorString");
   sym(a.event_create, "cuEventCreate");
   sym(a.event_record, "cuEventRecord");

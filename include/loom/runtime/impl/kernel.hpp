@@ -188,6 +188,15 @@ LOOM_DECL double Kernel::last_device_ms() const {
   return *ms;
 }
 
+LOOM_DECL void Kernel::set_cuda_stream(void* stream) {
+  const runtime::KernelState& s = detail::kernel_state(state_);
+  if (!s.device || !s.device->set_stream(stream))
+    throw Error(cat("kernel '", s.func.name,
+                    "': set_cuda_stream() is for kernels built for Target::cuda(); this ",
+                    "one is built for ", s.target.str(),
+                    ", whose calls run one after another on the CPU, with no CUDA streams"));
+}
+
 LOOM_DECL const std::string& Kernel::llvm_ir() const {
   return detail::kernel_text(detail::kernel_state(state_), runtime::CodeText::LLVMIR);
 }
