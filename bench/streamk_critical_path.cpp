@@ -12,6 +12,8 @@
 // smoke run) only the first two shapes run, on the H100 only.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -27,6 +29,18 @@ namespace {
 struct Shape {
   int64_t m, n, k;
 };
+
+/// lib's Stream-K GEMM of shape `s` with decomposition `d`, 16x16x8 tiles and 2x2 outputs per
+/// thread, and a persistent grid of one block per SM of `device`.
+lib::StreamKGemm simulated_gemm(const Shape& s, lib::Decomposition d, const GpuDeviceSpec& device) {
+  lib::StreamKConfig cfg;
+  cfg.tile = lib::GemmTile{16, 16, 8};
+  cfg.thread_m = cfg.thread_n = 2;
+  cfg.sms = device.sms;
+  cfg.blocks_per_sm = 1;
+  cfg.decomposition = d;
+  return lib::streamk_gemm(s.m, s.n, s.k, f32, cfg);
+}
 
 void BM_streamk_critical_path(benchmark::State& state) {
   // Review shapes (scaled; the original in the comment).
@@ -50,13 +64,7 @@ void BM_streamk_critical_path(benchmark::State& state) {
       for (int64_t i = 0; i < b.num_elements(); ++i) b.at_flat(i) = static_cast<float>(i % 5) - 2.0f;
       for (const GpuDeviceSpec& device : devices) {
         for (lib::Decomposition d : decompositions) {
-          lib::StreamKConfig cfg;
-          cfg.tile = lib::GemmTile{16, 16, 8};
-          cfg.thread_m = cfg.thread_n = 2;
-          cfg.sms = device.sms;  // the persistent grid: one block per SM
-          cfg.blocks_per_sm = 1;
-          cfg.decomposition = d;
-          const lib::StreamKGemm g = lib::streamk_gemm(s.m, s.n, s.k, f32, cfg);
+          const lib::StreamKGemm g = simulated_gemm(s, d, device);
           SimOptions options;
           options.device = device;
           const SimReport report = simulate(g.func, {a, b, c}, options);
@@ -79,5 +87,62 @@ void BM_streamk_critical_path(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_streamk_critical_path)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+/// The 512 shapes of bench_streamk_balance scaled down 32 times per dimension (m, n, k each one of
+/// 4 * 2^(6i/7), i = 0..7: 4 ... 256) on the timed simulator, H100 and A100 descriptions: how often
+/// the hybrid's launch is no slower than data-parallel's, and within 1.10x of its busiest block.
+/// Scaled shapes have 1 to 256 tiles, fewer than SMs on most: the regime where Stream-K splits
+/// tiles. Minutes of simulation: skipped in the ctest smoke run (LOOM_BENCH_QUICK=1).
+void BM_streamk_shape_sweep(benchmark::State& state) {
+  const char* quick = std::getenv("LOOM_BENCH_QUICK");
+  if (quick && std::string(quick) == "1") {
+    state.SkipWithError("skipped with LOOM_BENCH_QUICK=1 (minutes of simulation)");
+    for (auto _ : state) {
+    }
+    return;
+  }
+  std::vector<int64_t> sizes;
+  for (int i = 0; i < 8; ++i) sizes.push_back(std::llround(4.0 * std::pow(2.0, 6.0 * i / 7.0)));
+  for (auto _ : state) {
+    for (const GpuDeviceSpec& device : {GpuDeviceSpec::h100(), GpuDeviceSpec::a100()}) {
+      int shapes = 0, not_slower = 0, within = 0;
+      double worst_vs_dp = 0, worst_vs_ideal = 0;
+      SimOptions options;
+      options.device = device;
+      for (int64_t m : sizes)
+        for (int64_t n : sizes)
+          for (int64_t k : sizes) {
+            const Shape s{m, n, k};
+            Buffer<float> a({m, k}), b({k, n}), c({m, n});
+            a.fill(1.0f);
+            b.fill(1.0f);
+            const SimLaunch hybrid =
+                simulate(simulated_gemm(s, lib::Decomposition::StreamKHybrid, device).func, {a, b, c},
+                         options)
+                    .launches.back();
+            const SimLaunch dp =
+                simulate(simulated_gemm(s, lib::Decomposition::DataParallel, device).func, {a, b, c}, options)
+                    .launches.back();
+            ++shapes;
+            const double vs_dp =
+                static_cast<double>(hybrid.simulated_cycles) / static_cast<double>(dp.simulated_cycles);
+            const double vs_ideal = static_cast<double>(hybrid.simulated_cycles) /
+                                    static_cast<double>(hybrid.busiest_block_cycles);
+            not_slower += vs_dp <= 1.0;
+            within += vs_ideal <= 1.10;
+            worst_vs_dp = std::max(worst_vs_dp, vs_dp);
+            worst_vs_ideal = std::max(worst_vs_ideal, vs_ideal);
+          }
+      std::printf(
+          "loom-bench streamk_shape_sweep device=%s shapes=%d scale=1/32 tile=16x16x8 model=timed_simulator "
+          "hybrid_not_slower_than_dp=%d hybrid_within_1.10x_ideal=%d worst_hybrid_vs_dp=%.3f "
+          "worst_hybrid_vs_ideal=%.3f ratio=%.3f\n",
+          device.name.c_str(), shapes, not_slower, within, worst_vs_dp, worst_vs_ideal,
+          static_cast<double>(not_slower) / shapes);
+      std::fflush(stdout);
+    }
+  }
+}
+BENCHMARK(BM_streamk_shape_sweep)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
