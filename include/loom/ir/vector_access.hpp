@@ -5,7 +5,7 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 #include "loom/ir/expr.hpp"
@@ -108,11 +108,19 @@ inline VectorAccess vector_access(DType value_type, const Expr& index, const Exp
   return VectorAccess{static_cast<int>(total / bytes), bytes, true, lanes_per_piece, predicate.defined()};
 }
 
+/// The bytes per instruction of a Load or Store that generated code moves whole (vector_access's
+/// `bytes`), or 0 when it moves it lane by lane.
+inline int whole_access_bytes(DType value_type, const Expr& index, const Expr& predicate) {
+  const VectorAccess access = vector_access(value_type, index, predicate);
+  return access.vector ? access.bytes : 0;
+}
+
 /// A vector Load that generated code reads whole before the statement it is in, where all of
-/// `guards` hold (conditions whose lanes agree; none: always).
+/// `guards` hold (conditions whose lanes agree; none: always), as `access` says.
 struct HoistedLoad {
   const LoadNode* load = nullptr;
   std::vector<Expr> guards;
+  VectorAccess access;
 };
 
 /// The vector Loads of a statement's expressions (a Store's value, index and predicate, or a
@@ -125,8 +133,9 @@ inline std::vector<HoistedLoad> hoistable_loads(const std::vector<Expr>& exprs) 
     std::vector<Expr> guards;
     using IRVisitor::visit;
     void visit(const LoadNode* op) override {
-      if (op->dtype.is_vector() && vector_access(op->dtype, op->index, op->predicate).vector)
-        found.push_back(HoistedLoad{op, guards});
+      if (op->dtype.is_vector())
+        if (const VectorAccess a = vector_access(op->dtype, op->index, op->predicate); a.vector)
+          found.push_back(HoistedLoad{op, guards, a});
       IRVisitor::visit(op);
     }
     void visit(const CallNode* op) override {
@@ -145,26 +154,39 @@ inline std::vector<HoistedLoad> hoistable_loads(const std::vector<Expr>& exprs) 
   return std::move(finder.found);
 }
 
-/// The Loads of `body` that hoistable_loads finds in its statements: the vector Loads that
-/// generated code reads whole (for the simulator and the bank analysis, which count them so).
-inline std::unordered_set<const LoadNode*> whole_vector_loads(const Stmt& body) {
-  struct Walker : IRVisitor {
-    std::unordered_set<const LoadNode*> loads;
-    using IRVisitor::visit;
-    void add(const std::vector<Expr>& exprs) {
-      for (const HoistedLoad& h : hoistable_loads(exprs)) loads.insert(h.load);
-    }
-    void visit(const StoreNode* op) override {
-      add({op->value, op->index, op->predicate});
-      IRVisitor::visit(op);
-    }
-    void visit(const LetStmtNode* op) override {
-      add({op->value});
-      IRVisitor::visit(op);
-    }
-  } walker;
-  walker.visit_stmt(body);
-  return std::move(walker.loads);
-}
+/// The Loads of a body that hoistable_loads finds in its statements, with their bytes per
+/// instruction: the vector Loads that generated code reads whole, as the simulator and the bank
+/// analysis count them.
+class WholeVectorLoads {
+ public:
+  WholeVectorLoads() = default;
+  explicit WholeVectorLoads(const Stmt& body) {
+    struct Walker : IRVisitor {
+      std::unordered_map<const LoadNode*, int>* bytes;
+      using IRVisitor::visit;
+      void add(const std::vector<Expr>& exprs) {
+        for (const HoistedLoad& h : hoistable_loads(exprs)) (*bytes)[h.load] = h.access.bytes;
+      }
+      void visit(const StoreNode* op) override {
+        add({op->value, op->index, op->predicate});
+        IRVisitor::visit(op);
+      }
+      void visit(const LetStmtNode* op) override {
+        add({op->value});
+        IRVisitor::visit(op);
+      }
+    } walker;
+    walker.bytes = &bytes_;
+    walker.visit_stmt(body);
+  }
+  /// The bytes per instruction of Load `op`; 0 when code reads it lane by lane.
+  int bytes(const LoadNode* op) const {
+    auto it = bytes_.find(op);
+    return it == bytes_.end() ? 0 : it->second;
+  }
+
+ private:
+  std::unordered_map<const LoadNode*, int> bytes_;
+};
 
 }  // namespace loom

@@ -119,9 +119,7 @@ class BankTracer {
         auto shared = shared_of_.find(op->buffer.get());
         if (shared == shared_of_.end()) return;
         const int64_t index = eval(op->index, f, lane_of(op->index, lane));
-        const int vector_bytes =
-            whole_vector_loads_.count(op) ? sim::shared_vector_bytes(op->dtype, op->index, op->predicate) : 0;
-        const int access = access_id(op, shared->second, false, op->index, vector_bytes);
+        const int access = access_id(op, shared->second, false, op->index, whole_vector_loads_.bytes(op));
         record(access, l, index, op->dtype.element_of().bytes());
         return;
       }
@@ -447,14 +445,14 @@ class BankTracer {
     end_statement();
     if (shared == shared_of_.end() || stores.empty()) return;
     const int access = access_id(op, shared->second, true, op->index,
-                                 sim::shared_vector_bytes(op->value.dtype(), op->index, op->predicate));
+                                 whole_access_bytes(op->value.dtype(), op->index, op->predicate));
     const int bytes = op->value.dtype().element_of().bytes();
     for (const auto& [l, element] : stores) record(access, l, element, bytes);
     end_statement();
   }
 
   Stmt body_;
-  std::unordered_set<const LoadNode*> whole_vector_loads_ = whole_vector_loads(body_);
+  WholeVectorLoads whole_vector_loads_{body_};
   std::string func_name_;
   BankTrace trace_;
   bool pending_ = false;

@@ -48,7 +48,7 @@ class KernelCompiler {
     kernel->name = name_;
     kernel->layout = c_.frame_layout();
     kernel_ = kernel.get();
-    kernel_->whole_vector_loads = whole_vector_loads(region_);
+    kernel_->whole_vector_loads = WholeVectorLoads(region_);
     collect_launch_loops();
     struct Reset {
       KernelInfo*& current;
@@ -271,7 +271,7 @@ class KernelCompiler {
     const int buffer = c_.lookup(op->buffer.get()).shared_id;
     const int access =
         buffer >= 0 ? kernel_->access_id(op, buffer, true,
-                                         shared_vector_bytes(op->value.dtype(), op->index, op->predicate))
+                                         whole_access_bytes(op->value.dtype(), op->index, op->predicate))
                     : -1;
     const int global = buffer < 0 && !local_slots_.count(slot) ? kernel_->global_access_id(op) : -1;
     const DType element = op->value.dtype().element_of();
@@ -530,7 +530,7 @@ class RegionCompiler final : public interp::KernelRegionCompiler {
                                  interp::AccessSite site, int shared) {
     internal_check(current_, "GPU simulator: a shared load outside a kernel region");
     const DType element = op->dtype.element_of();
-    const int access = current_->access_id(op, shared, false, current_->load_vector_bytes(op));
+    const int access = current_->access_id(op, shared, false, current_->whole_vector_loads.bytes(op));
     return interp::with_codec(element, [&](auto codec) -> interp::ExprPtr<V> {
       using Codec = decltype(codec);
       if constexpr (std::is_same_v<typename Codec::Value, V>) {

@@ -7,7 +7,6 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "loom/interp/expr_nodes.hpp"
@@ -35,12 +34,6 @@ struct SharedAccessInfo {
   /// guarded vectors, warp intrinsics' operands).
   int vector_bytes = 0;
 };
-
-/// SharedAccessInfo::vector_bytes of a shared Load or Store of `value_type`.
-inline int shared_vector_bytes(DType value_type, const Expr& index, const Expr& predicate) {
-  const VectorAccess access = vector_access(value_type, index, predicate);
-  return access.vector ? access.bytes : 0;
-}
 
 /// A global buffer the kernel writes, whose accesses the global race check watches
 /// (sim/global_races.hpp): its frame slot (the host's, where its address is at launch), its name,
@@ -87,13 +80,9 @@ struct KernelInfo {
 
   /// The access id of a Load or Store node (the same node compiled for several vector lanes or
   /// several times is one instruction).
-  /// The vector Loads of the kernel that generated code reads whole (ir/vector_access.hpp's
-  /// whole_vector_loads): the others are read lane by lane even where the rule allows a vector.
-  std::unordered_set<const LoadNode*> whole_vector_loads;
-  /// SharedAccessInfo::vector_bytes of shared Load `op` of this kernel.
-  int load_vector_bytes(const LoadNode* op) const {
-    return whole_vector_loads.count(op) ? shared_vector_bytes(op->dtype, op->index, op->predicate) : 0;
-  }
+  /// The vector Loads of the kernel that generated code reads whole, with their bytes per
+  /// instruction (SharedAccessInfo::vector_bytes of shared ones): others are read lane by lane.
+  WholeVectorLoads whole_vector_loads;
 
   int access_id(const void* node, int buffer, bool is_store, int vector_bytes = 0) {
     auto [it, inserted] = access_of_node_.try_emplace(node, static_cast<int>(accesses.size()));

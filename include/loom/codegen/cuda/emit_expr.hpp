@@ -231,9 +231,8 @@ inline std::string KernelEmitter::vector_access_type(DType value_type, const Vec
   return vector_type(value_type.element_of(), value_type.lanes);
 }
 
-inline VectorAccess KernelEmitter::emitted_access(const Var& buffer, DType value_type, const Expr& index,
-                                                  const Expr& predicate) const {
-  const VectorAccess access = vector_access(value_type, index, predicate);
+inline VectorAccess KernelEmitter::emitted_access(const Var& buffer, DType value_type,
+                                                  const VectorAccess& access) const {
   if (!access.vector || !local_buffers_.count(buffer.get()) ||
       !vector_access_type(value_type, access).empty())
     return access;
@@ -254,7 +253,7 @@ inline void KernelEmitter::hoist_vector_loads(const std::vector<Expr>& exprs) {
   for (const HoistedLoad& hoisted : hoistable_loads(exprs)) {
     const LoadNode* op = hoisted.load;
     if (vector_loads_.count(op)) continue;
-    const VectorAccess access = emitted_access(op->buffer, op->dtype, op->index, op->predicate);
+    const VectorAccess access = emitted_access(op->buffer, op->dtype, hoisted.access);
     if (!access.vector) continue;
     const std::string address = cat(name_of(op->buffer), " + ", emit(op->index.as<RampNode>()->base, -1));
     std::string name = fresh(op->buffer.name() + "_v");

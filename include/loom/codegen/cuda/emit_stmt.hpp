@@ -101,7 +101,7 @@ inline void KernelEmitter::store(const StoreNode* op) {
     if (op->predicate.defined()) text = cat("if ", paren(emit(op->predicate, -1)), " ", text);
     return line(text);
   }
-  const VectorAccess access = emitted_access(op->buffer, t, op->index, op->predicate);
+  const VectorAccess access = emitted_access(op->buffer, t, vector_access(t, op->index, op->predicate));
   std::vector<std::string> lanes;
   for (int i = 0; i < t.lanes; ++i) lanes.push_back(emit(op->value, i));
   std::string list;

@@ -250,10 +250,10 @@ class KernelEmitter {
   /// The built-in vector type ("float4") of an access that the rule of ir/vector_access.hpp makes
   /// one instruction and that has one; "" otherwise (then it is moved as raw bits, or per lane).
   static std::string vector_access_type(DType value_type, const VectorAccess& access);
-  /// How an access of `value_type` to `buffer` is emitted: the rule of ir/vector_access.hpp, except
-  /// that in local arrays only lanes with a built-in vector type become one access.
-  VectorAccess emitted_access(const Var& buffer, DType value_type, const Expr& index,
-                              const Expr& predicate) const;
+  /// How an access of `value_type` to `buffer` is emitted: `access` (the rule of
+  /// ir/vector_access.hpp), except that in local arrays only lanes with a built-in vector type
+  /// become one access.
+  VectorAccess emitted_access(const Var& buffer, DType value_type, const VectorAccess& access) const;
   /// Copies the pieces of a vector access between `to` and `from` (C pointers to the first lane)
   /// as raw bits (unsigned int, uint2, uint4): for lanes without a built-in vector type (float16,
   /// bfloat16, int8) and for more than 16 bytes.
