@@ -90,7 +90,8 @@ BENCHMARK(BM_streamk_critical_path)->Iterations(1)->Unit(benchmark::kMillisecond
 
 /// The 512 shapes of bench_streamk_balance scaled down 32 times per dimension (m, n, k each one of
 /// 4 * 2^(6i/7), i = 0..7: 4 ... 256) on the timed simulator, H100 and A100 descriptions: how often
-/// the hybrid's launch is no slower than data-parallel's, and within 1.10x of its busiest block.
+/// the hybrid's launch is no slower than data-parallel's, and within 1.10x of its busiest block;
+/// on how many it streams tiles (else it chose data-parallel) and its time over data-parallel's.
 /// Scaled shapes have 1 to 256 tiles, fewer than SMs on most: the regime where Stream-K splits
 /// tiles. Minutes of simulation: skipped in the ctest smoke run (LOOM_BENCH_QUICK=1).
 void BM_streamk_shape_sweep(benchmark::State& state) {
@@ -105,8 +106,8 @@ void BM_streamk_shape_sweep(benchmark::State& state) {
   for (int i = 0; i < 8; ++i) sizes.push_back(std::llround(4.0 * std::pow(2.0, 6.0 * i / 7.0)));
   for (auto _ : state) {
     for (const GpuDeviceSpec& device : {GpuDeviceSpec::h100(), GpuDeviceSpec::a100()}) {
-      int shapes = 0, not_slower = 0, within = 0;
-      double worst_vs_dp = 0, worst_vs_ideal = 0;
+      int shapes = 0, not_slower = 0, within = 0, streamed = 0;
+      double worst_vs_dp = 0, worst_vs_ideal = 0, best_vs_dp = 1, log_vs_dp = 0;
       SimOptions options;
       options.device = device;
       for (int64_t m : sizes)
@@ -116,10 +117,9 @@ void BM_streamk_shape_sweep(benchmark::State& state) {
             Buffer<float> a({m, k}), b({k, n}), c({m, n});
             a.fill(1.0f);
             b.fill(1.0f);
-            const SimLaunch hybrid =
-                simulate(simulated_gemm(s, lib::Decomposition::StreamKHybrid, device).func, {a, b, c},
-                         options)
-                    .launches.back();
+            const lib::StreamKGemm hybrid_gemm = simulated_gemm(s, lib::Decomposition::StreamKHybrid, device);
+            streamed += hybrid_gemm.plan.stream_k_tiles > 0;
+            const SimLaunch hybrid = simulate(hybrid_gemm.func, {a, b, c}, options).launches.back();
             const SimLaunch dp =
                 simulate(simulated_gemm(s, lib::Decomposition::DataParallel, device).func, {a, b, c}, options)
                     .launches.back();
@@ -131,14 +131,17 @@ void BM_streamk_shape_sweep(benchmark::State& state) {
             not_slower += vs_dp <= 1.0;
             within += vs_ideal <= 1.10;
             worst_vs_dp = std::max(worst_vs_dp, vs_dp);
+            best_vs_dp = std::min(best_vs_dp, vs_dp);
+            log_vs_dp += std::log(vs_dp);
             worst_vs_ideal = std::max(worst_vs_ideal, vs_ideal);
           }
       std::printf(
           "loom-bench streamk_shape_sweep device=%s shapes=%d scale=1/32 tile=16x16x8 model=timed_simulator "
-          "hybrid_not_slower_than_dp=%d hybrid_within_1.10x_ideal=%d worst_hybrid_vs_dp=%.3f "
-          "worst_hybrid_vs_ideal=%.3f ratio=%.3f\n",
-          device.name.c_str(), shapes, not_slower, within, worst_vs_dp, worst_vs_ideal,
-          static_cast<double>(not_slower) / shapes);
+          "hybrid_streams=%d hybrid_not_slower_than_dp=%d hybrid_within_1.10x_ideal=%d "
+          "worst_hybrid_vs_dp=%.3f "
+          "best_hybrid_vs_dp=%.3f geomean_hybrid_vs_dp=%.3f worst_hybrid_vs_ideal=%.3f ratio=%.3f\n",
+          device.name.c_str(), shapes, streamed, not_slower, within, worst_vs_dp, best_vs_dp,
+          std::exp(log_vs_dp / shapes), worst_vs_ideal, static_cast<double>(not_slower) / shapes);
       std::fflush(stdout);
     }
   }

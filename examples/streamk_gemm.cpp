@@ -14,7 +14,7 @@ using namespace loom;
 
 int main() {
   const bool gpu = runtime::cuda::driver_available();
-  lib::StreamKConfig cfg;  // the two-tile Stream-K + data-parallel hybrid by default
+  lib::StreamKConfig cfg;  // the Stream-K + data-parallel hybrid by default
   int64_t m = 0, n = 0, k = 0;
   if (gpu) {
     // The GPU's own SM count (cfg.sms = 0) times the blocks one SM holds (cfg.blocks_per_sm = 0:

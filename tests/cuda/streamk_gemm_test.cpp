@@ -119,9 +119,9 @@ TEST_CASE("streamk_gemm: more blocks than tiles, one block, and a single tile") 
 }
 
 TEST_CASE("streamk_gemm: the hybrid's decomposition, workspace and shared-memory plan") {
-  // 9 tiles on 4 blocks: tiles 0..4 (one partial wave plus one full wave) are streamed, 5..8 are
-  // data-parallel, one per block.
-  lib::StreamKGemm g = lib::streamk_gemm(45, 37, 21, f32, small(Decomposition::StreamKHybrid));
+  // 9 tiles of 12 iterations on 4 blocks: tiles 0..4 (one partial wave plus one full wave) are
+  // streamed, 5..8 are data-parallel, one per block.
+  lib::StreamKGemm g = lib::streamk_gemm(45, 37, 93, f32, small(Decomposition::StreamKHybrid));
   MESSAGE(g.describe());
   CHECK(g.plan.split_tiles() > 0);
   CHECK(g.flag_count == 4);
@@ -129,8 +129,8 @@ TEST_CASE("streamk_gemm: the hybrid's decomposition, workspace and shared-memory
   const std::string d = g.describe();
   // Each block runs its Stream-K units from its last tile back to its first: block 0 publishes its
   // part of tile 1 before block 1, which fixes tile 1 up, waits for it.
-  CHECK(d.find("block 0: tile 1 k[0,1) partial, tile 0 k[0,3), tile 5 k[0,3)") != std::string::npos);
-  CHECK(d.find("block 1: tile 2 k[0,2) partial, tile 1 k[1,3) fixup") != std::string::npos);
+  CHECK(d.find("block 0: tile 1 k[0,3) partial, tile 0 k[0,12), tile 5 k[0,12)") != std::string::npos);
+  CHECK(d.find("block 1: tile 2 k[0,6) partial, tile 1 k[3,12) fixup") != std::string::npos);
 
   // The A/B tiles of the Stream-K phase and of the data-parallel phase share shared memory.
   cuda::CudaModule m = cuda::codegen_cuda(g.func);
@@ -159,6 +159,31 @@ TEST_CASE("streamk_gemm: the hybrid's decomposition, workspace and shared-memory
   lib::StreamKGemm dp = lib::streamk_gemm(45, 37, 21, f32, small(Decomposition::DataParallel));
   CHECK(dp.flag_count == 0);
   CHECK(cuda::codegen_cuda(dp.func).kernels.size() == 1);
+}
+
+TEST_CASE("streamk_gemm: the hybrid weighs fixups: data-parallel, or Stream-K on fewer blocks") {
+  // 9 tiles of 3 iterations on 4 blocks: three data-parallel waves take 9 iterations; streaming
+  // 5 tiles would take 4 + 3 but publishing and reading partial sums cost more than the 2 saved.
+  lib::StreamKGemm dp = lib::streamk_gemm(45, 37, 21, f32, small(Decomposition::StreamKHybrid));
+  CHECK(dp.plan.kind == Decomposition::DataParallel);
+  CHECK(dp.flag_count == 0);
+  // 15 tiles of 4 iterations on 7 blocks: 8 tiles streamed over blocks 0..5 only (two tiles of a
+  // block split at most), so block 6 starts the whole tiles, and blocks 0..5 take one each after.
+  const lib::StreamKConfig seven = small(Decomposition::StreamKHybrid, 7);
+  lib::StreamKGemm few = lib::streamk_gemm(75, 45, 29, f32, seven);
+  CAPTURE(few.describe());
+  CHECK(few.plan.stream_k_tiles == 8);
+  CHECK(few.plan.stream_k_workers == 6);
+  CHECK(few.flag_count == 6);
+  CHECK(few.describe().find("block 6: tile 8 k[0,4)\n") != std::string::npos);
+  CHECK(few.describe().find("block 0: tile 1 k[0,2) partial, tile 0 k[0,4), tile 9 k[0,4)") !=
+        std::string::npos);
+  check_on_simulator<float>(75, 45, 29, f32, seven);
+  check_on_simulator<half>(75, 45, 29, f16, seven);
+  // One tile of 8 iterations on 4 blocks: streamed over 2 (4 each and one partial) rather than 4.
+  lib::StreamKGemm one = lib::streamk_gemm(16, 16, 64, f32, small(Decomposition::StreamKHybrid));
+  CHECK(one.plan.stream_k_workers == 2);
+  check_on_simulator<float>(16, 16, 64, f32, small(Decomposition::StreamKHybrid));
 }
 
 TEST_CASE("streamk_gemm: a workspace of 2^31 floats or more is indexed in 64 bits") {

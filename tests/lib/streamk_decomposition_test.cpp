@@ -78,9 +78,10 @@ TEST_CASE("Stream-K blocks publish before they wait: the critical path is the bu
     GemmTile tile;
     double chained;  // the increasing order's critical path over the ideal, at least
   };
-  for (const Case& c : {Case{{2048, 2048, 2048}, {64, 64, 16}, 21.0}, Case{{1000, 1000, 1000}, {64, 64, 16}, 46.0},
-                        Case{{1024, 1024, 8192}, {64, 64, 16}, 97.0},
-                        Case{{4096, 11008, 4096}, {128, 128, 32}, 7.0}, Case{{623, 315, 1000}, {64, 64, 16}, 5.0}})
+  for (const Case& c :
+       {Case{{2048, 2048, 2048}, {64, 64, 16}, 21.0}, Case{{1000, 1000, 1000}, {64, 64, 16}, 46.0},
+        Case{{1024, 1024, 8192}, {64, 64, 16}, 97.0}, Case{{4096, 11008, 4096}, {128, 128, 32}, 7.0},
+        Case{{623, 315, 1000}, {64, 64, 16}, 5.0}})
     for (Decomposition d : {Decomposition::StreamK, Decomposition::StreamKHybrid}) {
       CAPTURE(c.shape.m);
       CAPTURE(c.shape.n);
@@ -88,6 +89,13 @@ TEST_CASE("Stream-K blocks publish before they wait: the critical path is the bu
       CAPTURE(decomposition_name(d));
       DecompositionPlan plan = plan_decomposition(d, c.shape, c.tile, 132);
       CHECK(plan.critical_path() == plan.busiest());
+      // The hybrid streams nothing where data-parallel is as fast once partial sums cost time:
+      // 1000^3 in 64x64x16 tiles is 256 tiles of 63 iterations, two waves (126) against 122 + the
+      // fixups. Nothing can chain there.
+      if (d == Decomposition::StreamKHybrid && plan.split_tiles() == 0) {
+        CHECK(c.shape.m == 1000);
+        continue;
+      }
       // The model sees the chain: the same units, each block running them in increasing order.
       for (auto& units : plan.workers)
         std::sort(units.begin(), units.end(), [](const WorkUnit& a, const WorkUnit& b) {
@@ -119,4 +127,52 @@ TEST_CASE("the critical-path model: a fixup waits for every partial of its tile"
   // Worker 1 running its tile-1 head first publishes at 2 and nobody waits beyond its own work.
   plan.workers[1] = {WorkUnit{1, 0, 2}, WorkUnit{0, 4, 6}};
   CHECK(plan.critical_path() == 4);
+}
+
+TEST_CASE("the fixup-aware model: partial sums cost time, and the hybrid weighs them") {
+  // One tile of 8 iterations split 5 + 3 with partials costing 2: worker 0 publishes at 5 + 2,
+  // worker 1 waits for it and reads it: 7 + 2.
+  DecompositionPlan plan;
+  plan.kind = Decomposition::StreamK;
+  plan.tiles_m = plan.tiles_n = 1;
+  plan.iterations_per_tile = 8;
+  plan.workers = {{WorkUnit{0, 0, 5}}, {WorkUnit{0, 5, 8}}};
+  CHECK(plan.modeled_time(2.0) == doctest::Approx(9.0));
+  CHECK(plan.modeled_time(0.0) == doctest::Approx(5.0));
+  // Three contributors: the fixup reads two partials one after the other.
+  plan.workers = {{WorkUnit{0, 0, 3}}, {WorkUnit{0, 3, 6}}, {WorkUnit{0, 6, 8}}};
+  CHECK(plan.modeled_time(1.0) == doctest::Approx(4.0 + 2.0));
+
+  // 16x16x8 tiles cost one iteration per partial. One tile of 8 iterations on 4 workers: 2 each
+  // would need 3 partials (2 + 1 + 3 = 6); 4 each on 2 workers ends at 4 + 1 + 1 = 6 too, with one
+  // split: the fewer workers win the tie. Data-parallel takes 8.
+  DecompositionPlan one = plan_decomposition(Decomposition::StreamKHybrid, {16, 16, 64}, {16, 16, 8}, 4);
+  CHECK(one.kind == Decomposition::StreamKHybrid);
+  CHECK(one.stream_k_tiles == 1);
+  CHECK(one.stream_k_workers == 2);
+  CHECK(one.modeled_time(1.0) == doctest::Approx(6.0));
+  CHECK(one.workers[2].empty());
+  // 9 tiles of 3 iterations on 4 workers: three waves (9) against 15 streamed iterations over 4
+  // workers (4), a partial or two each, and a whole tile after: data-parallel.
+  DecompositionPlan short_k = plan_decomposition(Decomposition::StreamKHybrid, {45, 37, 21}, {16, 16, 8}, 4);
+  CHECK(short_k.kind == Decomposition::DataParallel);
+  CHECK(short_k.split_tiles() == 0);
+  // The same tiles with 12 iterations each: the two-tile hybrid on every worker.
+  DecompositionPlan long_k = plan_decomposition(Decomposition::StreamKHybrid, {45, 37, 93}, {16, 16, 8}, 4);
+  CHECK(long_k.stream_k_tiles == 5);
+  CHECK(long_k.stream_k_workers == 4);
+  CHECK(long_k.modeled_time(1.0) <
+        plan_decomposition(Decomposition::DataParallel, {45, 37, 93}, {16, 16, 8}, 4).modeled_time(1.0));
+  // Whichever it picks, the hybrid is never modeled slower than data-parallel.
+  for (int64_t m : {16, 100, 384})
+    for (int64_t k : {8, 64, 1000})
+      for (int workers : {3, 7, 132}) {
+        const GemmShape s{m, 200, k};
+        const GemmTile t{16, 16, 8};
+        CAPTURE(m);
+        CAPTURE(k);
+        CAPTURE(workers);
+        CHECK(plan_decomposition(Decomposition::StreamKHybrid, s, t, workers).modeled_time(1.0) <=
+              plan_decomposition(Decomposition::DataParallel, s, t, workers).modeled_time(1.0));
+      }
 }

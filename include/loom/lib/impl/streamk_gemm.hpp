@@ -25,18 +25,24 @@ namespace loom::lib {
 namespace detail {
 
 /// The decomposition as the kernel runs it, in closed form (all constants of the build): a
-/// Stream-K phase over the first `sk_tiles` tiles, then whole or split units dealt round-robin.
+/// Stream-K phase over the first `sk_tiles` tiles on blocks [0, sk_workers), then whole or split
+/// units dealt round-robin from block `first_unit_block` on.
 struct StreamKParams {
   int64_t p = 0;  // blocks
   int64_t tiles_n = 0, tiles = 0, iters = 0;
-  int64_t sk_tiles = 0, sk_per = 0,
+  int64_t sk_tiles = 0, sk_workers = 0, sk_per = 0,
           sk_extra = 0;                     // Stream-K: iterations per block (+1 for the first sk_extra)
   int64_t parts = 1, chunk = 0, units = 0;  // unit phase: parts per tile of `chunk` iterations
+  int64_t first_unit_block = 0;             // the block that runs unit 0
 
   int64_t sk_begin(int64_t w) const { return w * sk_per + std::min(w, sk_extra); }
-  int64_t sk_end(int64_t w) const { return sk_begin(w) + sk_per + (w < sk_extra ? 1 : 0); }
-  /// Workspace slots: one per block for the Stream-K phase, one per unit when tiles are split.
-  int64_t sk_slots() const { return sk_tiles > 0 ? p : 0; }
+  int64_t sk_end(int64_t w) const {
+    return w < sk_workers ? sk_begin(w) + sk_per + (w < sk_extra ? 1 : 0) : sk_begin(w);
+  }
+  /// The first unit of block w: units w', w' + p, ... go to block (first_unit_block + w') % p.
+  int64_t first_unit(int64_t w) const { return (w - first_unit_block + p) % p; }
+  /// Workspace slots: one per Stream-K block, one per unit when tiles are split.
+  int64_t sk_slots() const { return sk_tiles > 0 ? sk_workers : 0; }
   int64_t slots() const { return sk_slots() + (parts > 1 ? units : 0); }
 
   /// The work units of block w in the order the kernel runs them (checked against the plan): its
@@ -50,7 +56,7 @@ struct StreamKParams {
       it += k1 - k0;
     }
     std::reverse(out.begin(), out.end());
-    for (int64_t u = w; u < units; u += p) {
+    for (int64_t u = first_unit(w); u < units; u += p) {
       const int64_t k0 = (u % parts) * chunk;
       out.push_back(WorkUnit{sk_tiles + u / parts, k0, std::min(iters, k0 + chunk)});
     }
@@ -64,26 +70,21 @@ inline StreamKParams params_of(const DecompositionPlan& plan) {
   q.tiles_n = plan.tiles_n;
   q.tiles = plan.tiles();
   q.iters = plan.iterations_per_tile;
-  switch (plan.kind) {
-    case Decomposition::DataParallel: break;
-    case Decomposition::SplitK: {
-      const WorkUnit& first = plan.workers.at(0).at(0);  // tile 0's first part
-      q.chunk = first.k_end;
-      q.parts = ceil_div(q.iters, q.chunk);
-      break;
-    }
-    case Decomposition::StreamK: q.sk_tiles = q.tiles; break;
-    case Decomposition::StreamKHybrid: {
-      const int64_t full_waves = q.tiles / q.p, remainder = q.tiles % q.p;
-      q.sk_tiles = remainder == 0 ? 0 : remainder + (full_waves >= 1 ? q.p : 0);
-      break;
-    }
+  if (plan.kind == Decomposition::SplitK) {
+    const WorkUnit& first = plan.workers.at(0).at(0);  // tile 0's first part
+    q.chunk = first.k_end;
+    q.parts = ceil_div(q.iters, q.chunk);
   }
   if (q.chunk == 0) q.chunk = q.iters;
+  q.sk_tiles = plan.stream_k_tiles;
+  q.sk_workers = plan.stream_k_workers;
+  q.first_unit_block = q.sk_tiles > 0 ? q.sk_workers % q.p : 0;
   q.units = (q.tiles - q.sk_tiles) * q.parts;
   const int64_t sk_total = q.sk_tiles * q.iters;
-  q.sk_per = sk_total / q.p;
-  q.sk_extra = sk_total % q.p;
+  if (q.sk_workers > 0) {
+    q.sk_per = sk_total / q.sk_workers;
+    q.sk_extra = sk_total % q.sk_workers;
+  }
   for (int64_t w = 0; w < q.p; ++w) {
     const std::vector<WorkUnit> mine = q.units_of(w);
     const std::vector<WorkUnit>& planned = plan.workers[static_cast<size_t>(w)];
@@ -201,16 +202,20 @@ class StreamKBuilder {
     Stmt loop = ForNode::make(ti, c(0), count, ForKind::Serial, unit);
     Expr begin_value = w * c(q_.sk_per) + min(w, c(q_.sk_extra));
     Expr end_value = begin + c(q_.sk_per) + select(w < c(q_.sk_extra), c(1), c(0));
+    if (q_.sk_workers < q_.p) end_value = select(w < c(q_.sk_workers), end_value, begin);  // no share
     Expr count_value = select(end > begin, floordiv(end + iters - c(1), iters) - first, c(0));
     Stmt body = let(begin, begin_value,
                     let(end, end_value, let(first, floordiv(begin, iters), let(count, count_value, loop))));
     return shared_tiles(as, bs, body);
   }
 
-  /// Block w runs units w, w + p, ...: whole tiles (or split-K parts) after the Stream-K ones.
+  /// Block w runs units w', w' + p, ... (w' = w, or w - first_unit_block mod p when the Stream-K
+  /// phase leaves blocks without a share: they start): whole tiles (or split-K parts) after the
+  /// Stream-K ones.
   Stmt unit_phase() {
     Var j("unit_round", i32), u("unit", i32), t("tile", i32), k0("k_begin", i32), k1("k_end", i32);
-    const Expr w = w_, p = c(q_.p);
+    const Expr p = c(q_.p);
+    const Expr w = q_.first_unit_block == 0 ? Expr(w_) : floormod(w_ + c(q_.p - q_.first_unit_block), p);
     Var as("A_dp", handle_type), bs("B_dp", handle_type);
     Stmt unit =
         let(u, w + j * p,
@@ -323,7 +328,8 @@ class StreamKBuilder {
         epilogue = IfThenElseNode::make(k1 == c(q_.iters), IfThenElseNode::make(k0 == c(0), store_c, fixup),
                                         publish(w));
       } else if (q_.parts > 1) {
-        // Split-K: the parts of tile t are units u0..u1-1, of blocks u % p. The fixup is the unit
+        // Split-K: the parts of tile t are units u0..u1-1, of blocks u % p (no Stream-K phase, so
+        // unit 0 is block 0's). The fixup is the unit
         // that runs last: on the highest-numbered block among them, in its latest round.
         Var u0("first_unit", i32), finisher("fixup_unit", i32), q("part", i32);
         const Expr p = c(q_.p), parts = c(q_.parts);
