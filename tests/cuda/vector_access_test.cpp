@@ -70,6 +70,17 @@ TEST_CASE("vector access rule: whole vectors where aligned, unguarded or guarded
     CHECK((f8.vector && f8.pieces == 2 && f8.bytes == 16 && f8.lanes_per_piece == 4));
     const VectorAccess b4 = rule(i8, 4, vec_ramp(x << 2, 4));  // a shift proves the alignment too
     CHECK((b4.vector && b4.bytes == 4));
+    // Flat indices in 64 bits of 32-bit loop variables (what lowering makes of a TE kernel's
+    // index): widening keeps the multiple. Narrowing, or signed to unsigned, proves nothing.
+    Var y("y");
+    const Expr wide = cast(i64, x * 256) + cast(i64, y * 4);
+    auto ramp64 = [](Expr base) { return RampNode::make(std::move(base), make_const(i64, 1), 4); };
+    CHECK(rule(f32, 4, ramp64(wide)).vector);
+    CHECK_FALSE(rule(f32, 4, ramp64(cast(i64, x * 256) + cast(i64, y * 2))).vector);
+    Var big("big", i64), u("u", u32);
+    CHECK_FALSE(is_multiple_of(cast(i32, big * 12), 3));  // 2^32 is no multiple of 3
+    CHECK_FALSE(is_multiple_of(cast(u64, x * 12), 3));
+    CHECK(is_multiple_of(cast(i64, u * 12), 3));
   }
   SUBCASE("per lane") {
     const VectorAccess unaligned = rule(f32, 4, vec_ramp(x, 4));

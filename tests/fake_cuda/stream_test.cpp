@@ -3,36 +3,21 @@
 // driver calls shows where a call's copies, launches, events and waits went. On the default stream
 // a call copies synchronously and waits for the context; after Kernel::set_cuda_stream(s) every
 // copy, launch and event is queued on s and only s is waited for, after the copies back.
-#include <dlfcn.h>
-
 #include <doctest/doctest.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
 #include <loom/backend/cuda/driver.hpp>
 #include <loom/backend/cuda/nvrtc.hpp>
 #include <loom/loom.hpp>
 
+#include "fake_cuda_log.hpp"
+
 using namespace loom;
+using namespace loom::fake_cuda;
 
 namespace {
-
-/// The fake driver's call log since the last call (which it clears).
-std::string take_log() {
-  const char* path = std::getenv("LOOM_CUDA_DRIVER_PATH");
-  REQUIRE(path != nullptr);
-  void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);  // the handle the driver loader opened
-  REQUIRE(handle != nullptr);
-  auto log = reinterpret_cast<const char* (*)(int)>(dlsym(handle, "loom_fake_cuda_log"));
-  REQUIRE(reinterpret_cast<void*>(log) != nullptr);
-  std::string text = log(1);
-  dlclose(handle);
-  return text;
-}
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 /// B = 2 A over 1000 elements, 8 blocks of 128 threads.
 Schedule scale_schedule(const Tensor& A, const Tensor& B) {

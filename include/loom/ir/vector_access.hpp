@@ -22,6 +22,14 @@ inline bool is_multiple_of(const Expr& e, int64_t k) {
   if (const auto* a = e.as<AddNode>()) return is_multiple_of(a->a, k) && is_multiple_of(a->b, k);
   if (const auto* s = e.as<SubNode>()) return is_multiple_of(s->a, k) && is_multiple_of(s->b, k);
   if (const auto* m = e.as<MulNode>()) return is_multiple_of(m->a, k) || is_multiple_of(m->b, k);
+  // Widening an integer keeps its value (lowering computes flat indices in 64 bits from 32-bit
+  // loop variables): signed to signed, or unsigned to a wider type.
+  if (const auto* c = e.as<CastNode>()) {
+    const DType from = c->value.dtype(), to = e.dtype();
+    const bool keeps_value = (from.is_int() && to.is_int() && to.bits >= from.bits) ||
+                             (from.is_uint() && (to.is_int() || to.is_uint()) && to.bits > from.bits);
+    return keeps_value && is_multiple_of(c->value, k);
+  }
   if (const auto* s = e.as<ShiftLeftNode>()) {
     const int64_t* amount = as_const_int(s->b);
     if (amount && *amount >= 0 && *amount < 62 && (int64_t{1} << *amount) % k == 0) return true;

@@ -31,6 +31,10 @@ class DeviceRunner {
   /// Runs later calls on CUDA stream `stream` (a CUstream; null: the default stream); false for a
   /// runner without streams (only a real GPU has them).
   virtual bool set_stream(void* /*stream*/) const { return false; }
+  /// The alignment in bytes the code assumes of element 0 of buffer parameter `buffer` when it is
+  /// device memory used in place (the widest vector access on it); 0 when nothing beyond its
+  /// element size, or when the runner never uses a caller's memory in place.
+  virtual int assumed_alignment(const VarNode* /*buffer*/) const { return 0; }
 };
 
 }  // namespace loom::runtime

@@ -2,6 +2,7 @@
 // then NVRTC + the Driver API (both dlopen'ed), or the GPU simulator. No CUDA or LLVM headers.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -124,6 +125,14 @@ class DriverRunner final : public DeviceRunner {
     const Driver& drv = driver();
     for (const auto& [bytes, ptr] : scratch_free_) drv.mem_free(ptr);
     if (loaded_) drv.module_unload(cu_module_);
+  }
+
+  int assumed_alignment(const VarNode* buffer) const override {
+    int most = 0;
+    for (const loom::cuda::KernelCode& k : module_.kernels)
+      if (auto it = k.assumed_alignment.find(buffer); it != k.assumed_alignment.end())
+        most = std::max(most, it->second);
+    return most;
   }
 
   void run(const LoweredFunc& f, const std::vector<KernelArg>&, const BoundArgs& bound) const override {

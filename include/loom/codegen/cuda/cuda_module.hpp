@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "loom/lower/split_host_device.hpp"
@@ -35,6 +36,11 @@ struct KernelCode {
   /// intrinsic that needs it; 0 when it uses none.
   int min_sm = 0;
   std::string min_sm_reason;
+  /// The alignment in bytes the code assumes of element 0 of a buffer, beyond its element size:
+  /// the widest whole vector access it emits (ir/vector_access.hpp) or warp-intrinsic operand
+  /// alignment on it. Memory Loom allocates meets it; device memory a caller passes in place is
+  /// checked against it at the call. Buffers without such accesses are absent.
+  std::unordered_map<const VarNode*, int> assumed_alignment;
 };
 
 /// The CUDA translation of one lowered function.

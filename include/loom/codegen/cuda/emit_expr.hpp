@@ -255,6 +255,7 @@ inline void KernelEmitter::hoist_vector_loads(const std::vector<Expr>& exprs) {
     if (vector_loads_.count(op)) continue;
     const VectorAccess access = emitted_access(op->buffer, op->dtype, hoisted.access);
     if (!access.vector) continue;
+    note_alignment(op->buffer, access.bytes);
     const std::string address = cat(name_of(op->buffer), " + ", emit(op->index.as<RampNode>()->base, -1));
     std::string name = fresh(op->buffer.name() + "_v");
     const std::string type = vector_access_type(op->dtype, access);

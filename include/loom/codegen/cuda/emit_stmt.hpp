@@ -107,6 +107,7 @@ inline void KernelEmitter::store(const StoreNode* op) {
   std::string list;
   for (size_t i = 0; i < lanes.size(); ++i) list += (i ? ", " : "") + lanes[i];
   if (access.vector) {
+    note_alignment(op->buffer, access.bytes);
     // A guard whose lanes agree (ir/vector_access.hpp) is lane 0's.
     const std::string guard = access.guarded ? cat("if ", paren(emit(op->predicate, 0)), " ") : "";
     const std::string address = cat(buffer, " + ", emit(op->index.as<RampNode>()->base, -1));
@@ -246,6 +247,9 @@ inline void KernelEmitter::warp_intrinsic(const CallNode* call) {
     code_.min_sm = w->min_sm;
     code_.min_sm_reason = w->name;
   }
+  for (size_t i = 0; i < decoded.operands.size(); ++i)
+    if (decoded.operands[i].buffer.defined())
+      note_alignment(decoded.operands[i].buffer, w->operands[i].align);
   std::vector<std::string> addresses;
   for (const WarpOperand& o : decoded.operands)
     addresses.push_back(o.buffer.defined() ? cat("(&", name_of(o.buffer), "[", emit(o.index, -1), "])")

@@ -3,6 +3,7 @@
 // written in emit_expr.hpp, statements in emit_stmt.hpp (codegen_cuda.hpp includes all three).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstdint>
@@ -120,6 +121,11 @@ class KernelEmitter {
     return cat(name_of(r.results[k]), "[0] = ", value, ";");
   }
   void note_shared(int64_t bytes) { code_.static_shared_bytes += bytes; }
+  /// The code assumes element 0 of `buffer` is aligned to `bytes` (KernelCode::assumed_alignment).
+  void note_alignment(const Var& buffer, int bytes) {
+    int& a = code_.assumed_alignment[buffer.get()];
+    a = std::max(a, bytes);
+  }
   void use_shuffle() { helpers_.insert("shuffle"); }
 
  private:

@@ -67,6 +67,27 @@ inline void check_alignment(const runtime::KernelState& s, const std::vector<Ker
   }
 }
 
+/// CUDA device memory used in place (a kDLCUDA DLTensor) must also meet what the GPU code assumes
+/// of element 0 (16 bytes for a float4 or a 16-byte cp.async): cuMemAlloc's memory does, a view
+/// at an odd offset into it may not, and a misaligned vector access fails the whole launch.
+inline void check_device_alignment(const runtime::KernelState& s, const std::vector<KernelArg>& args,
+                                   const BoundArgs& bound) {
+  for (size_t i = 0; i < s.func.params.size(); ++i) {
+    const FuncParam& p = s.func.params[i];
+    if (p.kind != FuncParam::Kind::Buffer || !bound.buffers.at(p.buffer.data.get()).on_cuda_device) continue;
+    const int align = s.device->assumed_alignment(p.buffer.data.get());
+    const uintptr_t address = reinterpret_cast<uintptr_t>(args[i].buffer.data);
+    if (align > p.buffer.dtype.bytes() && address % static_cast<uintptr_t>(align) != 0)
+      throw ArgumentError(
+          cat("argument '", p.buffer.name, "' of kernel '", s.func.name,
+              "' is CUDA device memory at address ", args[i].buffer.data, ", which is not aligned to ", align,
+              " bytes, and the kernel's code accesses it ", align,
+              " bytes at a time (vector loads/stores or cp.async) from a ", align,
+              "-byte aligned element 0: pass a tensor whose data (with its byte_offset) is ", align,
+              "-byte aligned, as cuMemAlloc's is, or host memory (Loom then copies it)"));
+  }
+}
+
 /// The code gives distinct tensors distinct alias scopes (noalias), which is only sound when the
 /// memory a kernel writes through one parameter does not overlap another parameter's memory.
 inline void check_overlaps(const runtime::KernelState& s, const BoundArgs& bound) {
@@ -103,6 +124,7 @@ LOOM_DECL void Kernel::call(const std::vector<KernelArg>& args) const {
     BoundArgs bound =
         bind_arguments(s.func, args, /*accept_cuda_memory=*/s.target.kind() == TargetKind::CUDA);
     detail::check_alignment(s, args);
+    detail::check_device_alignment(s, args, bound);
     detail::check_overlaps(s, bound);
     s.device->run(s.func, args, bound);
     return;
