@@ -1,23 +1,27 @@
 // Loom's GPU GEMMs on a real GPU against cuBLAS (scripts/gpu-check.sh runs it): the tensor-core
-// GEMM (lib::gpu_gemm, f16 inputs), the Stream-K GEMM (hybrid, and data-parallel with the same tile, grid
-// sized by the driver's occupancy) and the shared-memory tiled GEMM, f32 and f16 inputs, square and skinny
-// shapes (LOOM_GPU_GEMM_SWEEP=1: a sweep of mid-size f32 shapes over every decomposition, with the occupancy
-// grid and one block per SM; LOOM_GPU_GEMM_ONLY=f16: only the f16 shapes). Prints
+// GEMM (lib::gpu_gemm, f16 and tf32 inputs, row- and column-major A and B), the Stream-K GEMM (hybrid,
+// and data-parallel with the same tile, grid sized by the driver's occupancy) and the shared-memory tiled
+// GEMM, f32 and f16 inputs, square and skinny shapes (LOOM_GPU_GEMM_SWEEP=1: a sweep of mid-size f32
+// shapes over every decomposition, with the occupancy grid and one block per SM; LOOM_GPU_GEMM_ONLY=f16,
+// tf32 or layouts: only the f16, the tf32 or the column-major tensor-core shapes). Prints
 //   loom-bench gpu_mma_peak dtype=f16 device= ... tflops= peak_dense_tflops= ratio=<of that peak>
 // first: what mma.sync m16n8k16 (Loom's warp intrinsic) reaches when nothing but it runs, the
 // ceiling of a GEMM built on it; then
-//   loom-bench gpu_gemm kernel=<name> dtype= m= n= k= device=<sm_XY> peer=cublas-<version>:<routine>
+//   loom-bench gpu_gemm kernel=<name> dtype= m= n= k= layout=<A><B> (r/c: row-/column-major)
+//     device=<sm_XY> peer=cublas-<version>:<routine>
 //     loom_kernel_ms= peer_kernel_ms= loom_call_ms= loom_resident_call_ms= tflops= max_rel_err=
 //     [peer_tf32_kernel_ms= ratio_tf32=] ratio=<peer/loom kernel>
 // The peers: for f32, cublasSgemm in its default FP32 arithmetic (and, beside it, with TF32 tensor
 // cores allowed); for f16, cublasGemmEx with f16 inputs and f32 accumulation and output (tensor
-// cores). The kernel times are GPU time from CUDA events, the median of several runs: for Loom,
-// Kernel::last_device_ms() (the launches of one call, without the copies of A, B and C that
-// every call on host Buffers makes); for cuBLAS, one call on device-resident data.
-// loom_call_ms is the whole call on host Buffers with their copies, loom_resident_call_ms the
-// whole call on device-resident DLTensors (kDLCUDA, used in place), both by the host clock.
-// max_rel_err compares Loom's C with cuBLAS's (FP32 sgemm; GemmEx for f16). Without a GPU or
-// without cuBLAS it says so and exits 0.
+// cores); for lib::gpu_gemm on f32 inputs (tf32 tensor cores), cublasSgemm with TF32 tensor cores
+// allowed (CUBLAS_TF32_TENSOR_OP_MATH). Column-major operands are passed to cuBLAS transposed
+// (CUBLAS_OP_T), so that it computes the same product from the same memory. The kernel times are GPU time
+// from CUDA events, the median of several runs: for Loom, Kernel::last_device_ms() (the launches of one call,
+// without the copies of A, B and C that every call on host Buffers makes); for cuBLAS, one call on
+// device-resident data. loom_call_ms is the whole call on host Buffers with their copies,
+// loom_resident_call_ms the whole call on device-resident DLTensors (kDLCUDA, used in place), both by the
+// host clock. max_rel_err compares Loom's C with the peer's (FP32 sgemm; TF32 sgemm for tf32; GemmEx for
+// f16), relative to the largest |C|. Without a GPU or without cuBLAS it says so and exits 0.
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -28,6 +32,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <loom/backend/cuda/driver.hpp>
@@ -56,6 +61,7 @@ struct Cublas {
   // cublas_api.h's and library_types.h's enumerators that the bench passes.
   static constexpr int kDefaultMath = 0, kTf32TensorOpMath = 3;
   static constexpr int kR32F = 0, kR16F = 2, kCompute32F = 68, kGemmDefault = -1;
+  static constexpr int kOpN = 0, kOpT = 1;
   Handle handle = nullptr;
   int version_number = 0;
 
@@ -121,28 +127,36 @@ struct Variant {
   lib::Decomposition decomposition = lib::Decomposition::StreamKHybrid;
   int blocks_per_sm = 0;  // 0: the driver's occupancy
   bool tiled = false;
-  bool tensor_cores = false;  // lib::gpu_gemm (mma.sync, ldmatrix, cp.async); 16-bit inputs only
+  bool tensor_cores = false;  // lib::gpu_gemm (mma.sync, ldmatrix, cp.async): f16, or f32 as tf32
   lib::GpuGemmConfig tc{};    // its tiles and stages
 };
 
+/// C (m x n) = A B, A and B stored as `a` and `b` say (column-major: lib::gpu_gemm only).
 struct Shape {
   int64_t m, n, k;
+  lib::Layout a = lib::Layout::RowMajor, b = lib::Layout::RowMajor;
 };
 
 /// Times cuBLAS and each variant on one shape, inputs of type T (float or half), C in f32; prints
-/// one loom-bench line per variant. The peer for f32 is cublasSgemm (FP32 arithmetic); the TF32
-/// tensor-core sgemm is printed beside it. For f16 it is cublasGemmEx (f16 in, f32 accumulate and
-/// out: tensor cores).
+/// one loom-bench line per variant. The peer for f32 is cublasSgemm (FP32 arithmetic), the TF32
+/// tensor-core sgemm printed beside it; for lib::gpu_gemm on f32 (tf32) the TF32 sgemm is the peer.
+/// For f16 it is cublasGemmEx (f16 in, f32 accumulate and out: tensor cores).
 template <typename T>
 void bench_shape(const runtime::cuda::Driver& d, Cublas& cublas, const Shape s,
                  const std::vector<Variant>& variants) {
   constexpr bool is_f16 = std::is_same_v<T, half>;
   const DType input = is_f16 ? f16 : f32;
-  Buffer<T> a({s.m, s.k}), b({s.k, s.n});
+  const bool a_row = s.a == lib::Layout::RowMajor, b_row = s.b == lib::Layout::RowMajor;
+  std::vector<int64_t> shape_a = a_row ? std::vector<int64_t>{s.m, s.k} : std::vector<int64_t>{s.k, s.m};
+  std::vector<int64_t> shape_b = b_row ? std::vector<int64_t>{s.k, s.n} : std::vector<int64_t>{s.n, s.k};
+  std::vector<int64_t> shape_c{s.m, s.n};
+  Buffer<T> a(shape_a), b(shape_b);
   Buffer<float> c({s.m, s.n});
   fill(a, 1);
   fill(b, 2);
-  // cuBLAS on device-resident copies: row-major C = A B is column-major C^T = B^T A^T.
+  // cuBLAS on device-resident copies: row-major C = A B is column-major C^T = B^T A^T. A row-major
+  // operand read column-major is its transpose, as the formula needs; a column-major one is passed
+  // with CUBLAS_OP_T.
   runtime::cuda::Driver::DevicePtr da = 0, db = 0, dc = 0;
   const size_t bytes_a = sizeof(T) * a.num_elements(), bytes_b = sizeof(T) * b.num_elements(),
                bytes_c = sizeof(float) * c.num_elements();
@@ -153,35 +167,38 @@ void bench_shape(const runtime::cuda::Driver& d, Cublas& cublas, const Shape s,
   d.check(d.memcpy_htod(da, a.data(), bytes_a), "copying A");
   d.check(d.memcpy_htod(db, b.data(), bytes_b), "copying B");
   const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
+  const int op_a = a_row ? Cublas::kOpN : Cublas::kOpT, op_b = b_row ? Cublas::kOpN : Cublas::kOpT;
+  const int lda = a_row ? k : m, ldb = b_row ? n : k;
   const auto* pa = reinterpret_cast<const void*>(da);
   const auto* pb = reinterpret_cast<const void*>(db);
   auto* pc = reinterpret_cast<void*>(dc);
   double peer_kernel_ms = 0, tf32_kernel_ms = 0;
   std::string peer;
+  Buffer<float> expected({s.m, s.n}), expected_tf32({s.m, s.n});
   if constexpr (is_f16) {
     peer = cat("cublas-", cublas.version_number, ":gemmex_f16_f32acc");
     peer_kernel_ms = event_median_ms(
         d,
         [&] {
-          return cublas.gemm_ex(cublas.handle, 0, 0, n, m, k, &one, pb, Cublas::kR16F, n, pa, Cublas::kR16F,
-                                k, &zero, pc, Cublas::kR32F, n, Cublas::kCompute32F, Cublas::kGemmDefault);
+          return cublas.gemm_ex(cublas.handle, op_b, op_a, n, m, k, &one, pb, Cublas::kR16F, ldb, pa,
+                                Cublas::kR16F, lda, &zero, pc, Cublas::kR32F, n, Cublas::kCompute32F,
+                                Cublas::kGemmDefault);
         },
         "cublasGemmEx");
   } else {
     peer = cat("cublas-", cublas.version_number, ":sgemm");
     auto sgemm = [&] {
-      return cublas.sgemm(cublas.handle, 0, 0, n, m, k, &one, static_cast<const float*>(pb), n,
-                          static_cast<const float*>(pa), k, &zero, static_cast<float*>(pc), n);
+      return cublas.sgemm(cublas.handle, op_b, op_a, n, m, k, &one, static_cast<const float*>(pb), ldb,
+                          static_cast<const float*>(pa), lda, &zero, static_cast<float*>(pc), n);
     };
     cublas.set_math_mode(cublas.handle, Cublas::kTf32TensorOpMath);
     tf32_kernel_ms = event_median_ms(d, sgemm, "cublasSgemm (TF32)");
+    d.check(d.memcpy_dtoh(expected_tf32.data(), dc, bytes_c), "copying cuBLAS's TF32 C");
     cublas.set_math_mode(cublas.handle, Cublas::kDefaultMath);
     peer_kernel_ms = event_median_ms(d, sgemm, "cublasSgemm");  // last: C holds the FP32 result
   }
-  Buffer<float> expected({s.m, s.n});
   d.check(d.memcpy_dtoh(expected.data(), dc, bytes_c), "copying cuBLAS's C");
   // The same device memory as DLTensors, for Loom calls without copies.
-  std::vector<int64_t> shape_a{s.m, s.k}, shape_b{s.k, s.n}, shape_c{s.m, s.n};
   auto on_device = [](runtime::cuda::Driver::DevicePtr ptr, std::vector<int64_t>& shape) {
     DLTensor t{};
     t.data = reinterpret_cast<void*>(ptr);
@@ -197,8 +214,10 @@ void bench_shape(const runtime::cuda::Driver& d, Cublas& cublas, const Shape s,
   for (const Variant& v : variants) {
     Kernel f;
     std::string name;
+    if (!v.tensor_cores && (!a_row || !b_row))
+      throw Error("bench_gpu_gemm: column-major operands are for lib::gpu_gemm variants only");
     if (v.tensor_cores) {
-      lib::GpuGemm g = lib::gpu_gemm(s.m, s.n, s.k, input, v.tc);
+      lib::GpuGemm g = lib::gpu_gemm(s.m, s.n, s.k, input, v.tc, s.a, s.b);
       f = build(g.func, Target::cuda());
       name = cat("gpu_gemm_", g.config.block_m, "x", g.config.block_n, "x", g.config.block_k, "_warp",
                  g.config.warp_m, "x", g.config.warp_n, "_", g.config.stages, "stage",
@@ -228,11 +247,14 @@ void bench_shape(const runtime::cuda::Driver& d, Cublas& cublas, const Shape s,
       kernel_times.push_back(f.last_device_ms());
       call_times.push_back(call_ms);
     }
+    // lib::gpu_gemm on f32 inputs is a tf32 GEMM: its peer is cuBLAS's TF32 sgemm.
+    const bool tf32_peer = v.tensor_cores && !is_f16;
+    const Buffer<float>& peer_c = tf32_peer ? expected_tf32 : expected;
     double max_rel = 0, scale = 0;
     for (int64_t i = 0; i < c.num_elements(); ++i)
-      scale = std::max<double>(scale, std::fabs(expected.at_flat(i)));
+      scale = std::max<double>(scale, std::fabs(peer_c.at_flat(i)));
     for (int64_t i = 0; i < c.num_elements(); ++i) {
-      const double diff = std::fabs(static_cast<double>(c.at_flat(i)) - expected.at_flat(i));
+      const double diff = std::fabs(static_cast<double>(c.at_flat(i)) - peer_c.at_flat(i));
       max_rel = std::isnan(diff) ? INFINITY : std::max(max_rel, diff / std::max(scale, 1e-30));
     }
     std::vector<double> resident_times;
@@ -243,17 +265,19 @@ void bench_shape(const runtime::cuda::Driver& d, Cublas& cublas, const Shape s,
         resident_times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
     }
     const double ms = median(kernel_times);
-    const std::string tf32 = is_f16 ? ""
-                                    : cat(" peer_tf32_kernel_ms=", fixed3(tf32_kernel_ms),
-                                          " ratio_tf32=", fixed3(tf32_kernel_ms / ms));
+    const std::string tf32 = is_f16 || tf32_peer ? ""
+                                                 : cat(" peer_tf32_kernel_ms=", fixed3(tf32_kernel_ms),
+                                                       " ratio_tf32=", fixed3(tf32_kernel_ms / ms));
+    const double peer_ms = tf32_peer ? tf32_kernel_ms : peer_kernel_ms;
+    const std::string peer_name = tf32_peer ? cat("cublas-", cublas.version_number, ":sgemm_tf32") : peer;
     std::printf(
-        "loom-bench gpu_gemm kernel=%s dtype=%s m=%lld n=%lld k=%lld device=%s peer=%s loom_kernel_ms=%.3f "
-        "peer_kernel_ms=%.3f loom_call_ms=%.3f loom_resident_call_ms=%.3f tflops=%.2f max_rel_err=%.1e%s "
-        "ratio=%.3f\n",
-        name.c_str(), input.str().c_str(), static_cast<long long>(s.m), static_cast<long long>(s.n),
-        static_cast<long long>(s.k), d.arch().c_str(), peer.c_str(), ms, peer_kernel_ms, median(call_times),
-        median(resident_times), 2.0 * s.m * s.n * s.k / (ms * 1e9), max_rel, tf32.c_str(),
-        peer_kernel_ms / ms);
+        "loom-bench gpu_gemm kernel=%s dtype=%s m=%lld n=%lld k=%lld layout=%c%c device=%s peer=%s "
+        "loom_kernel_ms=%.3f peer_kernel_ms=%.3f loom_call_ms=%.3f loom_resident_call_ms=%.3f tflops=%.2f "
+        "max_rel_err=%.1e%s ratio=%.3f\n",
+        name.c_str(), tf32_peer ? "tf32" : input.str().c_str(), static_cast<long long>(s.m),
+        static_cast<long long>(s.n), static_cast<long long>(s.k), a_row ? 'r' : 'c', b_row ? 'r' : 'c',
+        d.arch().c_str(), peer_name.c_str(), ms, peer_ms, median(call_times), median(resident_times),
+        2.0 * s.m * s.n * s.k / (ms * 1e9), max_rel, tf32.c_str(), peer_ms / ms);
     std::fflush(stdout);
   }
   d.mem_free(da);
@@ -350,7 +374,7 @@ int main() {
       bench_shape<float>(d, cublas, s, variants);
     return 0;
   }
-  const char* only = std::getenv("LOOM_GPU_GEMM_ONLY");  // "f16": the f16 shapes only
+  const char* only = std::getenv("LOOM_GPU_GEMM_ONLY");  // "f16", "tf32", "layouts": those shapes only
   if (only && std::string(only) == "tc_sweep") {
     // lib::gpu_gemm's block, warp and stage choices at two large shapes.
     auto config = [](int bm, int bn, int bk, int wm, int wn, int stages) {
@@ -368,7 +392,9 @@ int main() {
       bench_shape<half>(d, cublas, s, variants);
     return 0;
   }
-  const bool f32_shapes = !only || std::string(only) != "f16";
+  const std::string only_shapes = only ? only : "";
+  const bool f32_shapes = only_shapes.empty();
+  const bool f16_shapes = only_shapes.empty() || only_shapes == "f16";
   for (const Shape s : {Shape{1024, 1024, 1024}, Shape{2048, 2048, 2048}, Shape{4096, 4096, 4096},
                         Shape{1000, 1000, 1000}, Shape{1024, 1024, 8192}, Shape{4096, 11008, 4096}}) {
     if (!f32_shapes) break;
@@ -381,12 +407,29 @@ int main() {
   // the Stream-K kernels (no tensor cores yet).
   for (const Shape s : {Shape{2048, 2048, 2048}, Shape{4096, 4096, 4096}, Shape{4096, 11008, 4096},
                         Shape{8192, 8192, 8192}, Shape{1000, 999, 37}}) {
+    if (!f16_shapes) break;
     std::vector<Variant> variants = {{Decomposition::DataParallel, 0, false, true}};
     if (s.k < 8192 && s.k % 8 == 0)
       variants.insert(variants.end(),
                       {{Decomposition::StreamKHybrid, 0, false}, {Decomposition::DataParallel, 0, false}});
     if (s.m == s.n && s.n == s.k && s.k <= 4096) variants.push_back({Decomposition::DataParallel, 0, true});
     bench_shape<half>(d, cublas, s, variants);
+  }
+  // f32 inputs on tf32 tensor cores (lib::gpu_gemm) against cuBLAS's TF32 sgemm.
+  const Variant tensor_cores{Decomposition::DataParallel, 0, false, true};
+  if (only_shapes.empty() || only_shapes == "tf32")
+    for (const Shape s :
+         {Shape{2048, 2048, 2048}, Shape{4096, 4096, 4096}, Shape{8192, 8192, 8192}, Shape{1000, 999, 37}})
+      bench_shape<float>(d, cublas, s, {tensor_cores});
+  // Column-major A and B (ldmatrix.trans, shared loads for tf32) against cuBLAS on the same memory.
+  if (only_shapes.empty() || only_shapes == "layouts") {
+    using lib::Layout;
+    for (const auto& [a, b] :
+         {std::pair{Layout::ColMajor, Layout::RowMajor}, std::pair{Layout::RowMajor, Layout::ColMajor},
+          std::pair{Layout::ColMajor, Layout::ColMajor}}) {
+      bench_shape<half>(d, cublas, Shape{4096, 4096, 4096, a, b}, {tensor_cores});
+      bench_shape<float>(d, cublas, Shape{4096, 4096, 4096, a, b}, {tensor_cores});
+    }
   }
   return 0;
 }

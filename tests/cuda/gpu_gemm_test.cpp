@@ -1,7 +1,9 @@
 // lib::gpu_gemm (tensor cores: cp.async stages, ldmatrix, mma.sync) in the simulator on shapes that
-// no tile divides, its shared-memory banks, its refusals, its CUDA through NVRTC and ptxas; and
-// cp.async's asynchrony in the simulator (data lands at wait_group; using it earlier is reported).
+// no tile divides, for f16, bf16 and tf32 inputs and every layout of A and B, its shared-memory
+// banks, its refusals, its CUDA through NVRTC and ptxas; and cp.async's asynchrony in the
+// simulator (data lands at wait_group; using it earlier is reported).
 #include "cuda_test_util.hpp"
+#include "mma_cases.hpp"
 
 #include <loom/codegen/cuda/codegen_cuda.hpp>
 #include <loom/lib/gpu_gemm.hpp>
@@ -12,26 +14,100 @@ using namespace loom::cuda_test;
 
 namespace {
 
-/// Simulates g on random inputs and returns the largest |C - ref| / (1 + |ref|), ref in double.
+/// The value the tensor core multiplies: an f32 input read as tf32 (its 13 low mantissa bits
+/// ignored), a 16-bit input as itself.
 template <typename T>
-double simulated_error(const lib::GpuGemm& g, SimReport* report = nullptr) {
-  Buffer<T> a({g.m, g.k}), b({g.k, g.n});
+double tensor_core_value(T x) {
+  if constexpr (std::is_same_v<T, float>) return bits_float(float_bits(x) & 0xffffe000u);
+  return static_cast<double>(x);
+}
+
+/// A and B for g, shaped as stored, filled with random values (or small integers, whose products
+/// and sums are exact in f32 in any order).
+template <typename T>
+struct GemmInputs {
+  Buffer<T> a, b;
+  GemmInputs(const lib::GpuGemm& g, bool integers)
+      : a(g.a_layout == lib::Layout::RowMajor ? std::vector<int64_t>{g.m, g.k}
+                                              : std::vector<int64_t>{g.k, g.m}),
+        b(g.b_layout == lib::Layout::RowMajor ? std::vector<int64_t>{g.k, g.n}
+                                              : std::vector<int64_t>{g.n, g.k}) {
+    if (integers) {
+      fill_small_integers(a, 11);
+      fill_small_integers(b, 12);
+    } else {
+      fill(a, 11);
+      fill(b, 12);
+    }
+  }
+  /// A (m x k) and B (k x n) element (i, j), whatever the layout.
+  /// @{
+  T a_at(const lib::GpuGemm& g, int64_t i, int64_t p) const {
+    return g.a_layout == lib::Layout::RowMajor ? a(i, p) : a(p, i);
+  }
+  T b_at(const lib::GpuGemm& g, int64_t p, int64_t j) const {
+    return g.b_layout == lib::Layout::RowMajor ? b(p, j) : b(j, p);
+  }
+  /// @}
+};
+
+/// Simulates g on random inputs (or small integers) and returns the largest |C - ref| / (1 + |ref|),
+/// ref in double from the values the tensor core reads (tf32 for f32 inputs; with `as_tf32` false,
+/// from the f32 inputs themselves).
+template <typename T>
+double simulated_error(const lib::GpuGemm& g, SimReport* report = nullptr, bool as_tf32 = true,
+                       bool integers = false) {
+  GemmInputs<T> in(g, integers);
   Buffer<float> c({g.m, g.n});
-  fill(a, 11);
-  fill(b, 12);
   for (int64_t i = 0; i < c.num_elements(); ++i) c.at_flat(i) = std::numeric_limits<float>::quiet_NaN();
-  SimReport r = simulate(g.func, {a, b, c});
+  SimReport r = simulate(g.func, {in.a, in.b, c});
   if (report) *report = r;
+  auto value = [&](T x) { return as_tf32 ? tensor_core_value(x) : static_cast<double>(x); };
   double worst = 0;
   for (int64_t i = 0; i < g.m; ++i)
     for (int64_t j = 0; j < g.n; ++j) {
       double s = 0;
-      for (int64_t p = 0; p < g.k; ++p) s += static_cast<double>(a(i, p)) * static_cast<double>(b(p, j));
+      for (int64_t p = 0; p < g.k; ++p) s += value(in.a_at(g, i, p)) * value(in.b_at(g, p, j));
       const double got = c(i, j);
       worst = std::max(worst, std::isfinite(got) ? std::abs(got - s) / (1 + std::abs(s)) : 1e30);
     }
   return worst;
 }
+
+/// The error of g's simulated C for its input type (random inputs, or small integers), and that
+/// its ldmatrix and shared loads of A and B had no bank conflicts.
+double checked_error(const lib::GpuGemm& g, bool integers = false) {
+  SimReport report;
+  double error = 0;
+  if (g.input == f16)
+    error = simulated_error<half>(g, &report, true, integers);
+  else if (g.input == bf16)
+    error = simulated_error<bfloat16>(g, &report, true, integers);
+  else
+    error = simulated_error<float>(g, &report, true, integers);
+  CHECK(report.races.empty());
+  for (const char* buffer : {"A_shared", "B_shared"}) {
+    CAPTURE(buffer);
+    const SimSharedBuffer& b = report.buffer(buffer);
+    CHECK(b.load.instructions > 0);
+    CHECK(b.load.conflicts() == 0);
+  }
+  return error;
+}
+
+/// A small tile configuration, so that the simulator runs several blocks quickly.
+lib::GpuGemmConfig small_config(int stages = 3) {
+  lib::GpuGemmConfig c;
+  c.block_m = 64;
+  c.block_n = 64;
+  c.block_k = 32;
+  c.warp_m = 32;
+  c.warp_n = 32;
+  c.stages = stages;
+  return c;
+}
+
+const lib::Layout kLayouts[] = {lib::Layout::RowMajor, lib::Layout::ColMajor};
 
 /// One warp: each lane copies 16 bytes of `src` into the shared tile with cp.async, then (maybe
 /// after commit and wait) reads its own bytes back into `out`.
@@ -87,12 +163,59 @@ TEST_CASE("gpu_gemm: 2 and 4 stages and smaller tiles compute the same product")
   CHECK(simulated_error<half>(lib::gpu_gemm(100, 136, 200, f16, four)) < 1e-5);
 }
 
+TEST_CASE("gpu_gemm: every layout of A and B, f16, bf16 and tf32, element copies and cp.async") {
+  // Shapes no tile divides: 70x75x45 (every contiguous dimension odd: element copies), 72x80x56
+  // (all multiples of 8: cp.async), and 72x75x48, where the layout decides: B row-major is
+  // contiguous in N = 75, so only B column-major (contiguous in K = 48) gets cp.async. Random
+  // inputs within f32 rounding of the sums; small integers exactly.
+  struct Shape {
+    int64_t m, n, k;
+  };
+  for (DType t : {f16, bf16, f32})
+    for (lib::Layout la : kLayouts)
+      for (lib::Layout lb : kLayouts)
+        for (const Shape s : {Shape{70, 75, 45}, Shape{72, 80, 56}, Shape{72, 75, 48}}) {
+          const lib::GpuGemm g = lib::gpu_gemm(s.m, s.n, s.k, t, small_config(s.k == 45 ? 2 : 3), la, lb);
+          CAPTURE(g.describe());
+          const bool n_contiguous_b = lb == lib::Layout::RowMajor;
+          CHECK(g.async_copies == (s.k != 45 && (s.n != 75 || !n_contiguous_b)));
+          CHECK(checked_error(g) < 1e-5);
+          if (s.k != 48) CHECK(checked_error(g, true) == 0);
+        }
+}
+
+TEST_CASE("gpu_gemm: tf32 reads the 13 low mantissa bits of A and B as zero") {
+  // The same simulation against the exact f32 product is off by about 2^-11 relative: the
+  // reference above (from the truncated inputs) is the one it matches.
+  const lib::GpuGemm g = lib::gpu_gemm(40, 48, 64, f32, small_config());
+  CHECK(simulated_error<float>(g) < 1e-5);
+  CHECK(simulated_error<float>(g, nullptr, false) > 1e-4);
+  CHECK(g.config.block_k == 32);
+  CHECK(lib::gpu_gemm(40, 48, 64, f32).config.block_k == 32);  // the default: 128 bytes of K
+  CHECK(lib::gpu_gemm(40, 48, 64, f16).config.block_k == 64);
+}
+
+TEST_CASE("gpu_gemm: A and B parameters are shaped as stored") {
+  const lib::GpuGemm g =
+      lib::gpu_gemm(70, 75, 45, f16, small_config(), lib::Layout::ColMajor, lib::Layout::ColMajor);
+  CHECK(g.func.name == "gpu_gemm_float16_A_col_B_col");
+  Kernel f = build(g.func, Target::cuda_sim());
+  Buffer<half> a({45, 70}), b({75, 45}), wrong_a({70, 45});
+  Buffer<float> c({70, 75});
+  fill(a, 1);
+  fill(b, 2);
+  CHECK_NOTHROW(f(a, b, c));
+  CHECK_THROWS_WITH_AS(f(wrong_a, b, c),
+                       "dimension 0 of argument 'A' is 70, but kernel 'gpu_gemm_float16_A_col_B_col' expects "
+                       "45: pass a buffer of shape [45, 70]",
+                       Error);
+}
+
 TEST_CASE("gpu_gemm: refusals name the field and the fix") {
-  CHECK_THROWS_WITH_AS(
-      lib::gpu_gemm(64, 64, 64, f32),
-      doctest::Contains("gpu_gemm: input type float32 is not supported; the tensor-core GEMM "
-                        "takes float16 or bfloat16"),
-      Error);
+  CHECK_THROWS_WITH_AS(lib::gpu_gemm(64, 64, 64, f64),
+                       "gpu_gemm: input type float64 is not supported; the tensor-core GEMM takes float16, "
+                       "bfloat16 or float32 (read as tf32: the 13 low mantissa bits are ignored)",
+                       Error);
   lib::GpuGemmConfig c;
   c.warp_n = 24;
   CHECK_THROWS_WITH_AS(lib::gpu_gemm(64, 64, 64, f16, c),
@@ -101,26 +224,60 @@ TEST_CASE("gpu_gemm: refusals name the field and the fix") {
   c.stages = 1;
   CHECK_THROWS_WITH_AS(lib::gpu_gemm(64, 64, 64, f16, c), "gpu_gemm: config.stages = 1 must be 2 to 8",
                        Error);
+  c = {};
+  c.block_k = 24;
+  CHECK_THROWS_WITH_AS(lib::gpu_gemm(64, 64, 64, f16, c),
+                       "gpu_gemm: config.block_k = 24 must be a multiple of 16 (the k of one mma.sync for "
+                       "float16 inputs), or 0 for the default",
+                       Error);
+  c.block_k = 24;  // a multiple of tf32's k = 8: accepted
+  CHECK(lib::gpu_gemm(64, 64, 64, f32, c).config.block_k == 24);
+  c.block_k = 12;
+  CHECK_THROWS_WITH_AS(lib::gpu_gemm(64, 64, 64, f32, c),
+                       doctest::Contains("config.block_k = 12 must be a multiple of 8 (the k of one mma.sync "
+                                         "for float32 inputs)"),
+                       Error);
   CHECK_THROWS_WITH_AS(lib::gpu_gemm(0, 64, 64), "gpu_gemm: the shape 0x64x64 must be positive", Error);
 }
 
 TEST_CASE("gpu_gemm: NVRTC and ptxas compile it for sm_80 and sm_90 without spills") {
-  const lib::GpuGemm g = lib::gpu_gemm(4096, 4096, 4096);
-  const cuda::CudaModule m = cuda::codegen_cuda(g.func);
-  CHECK(m.source.find("cp.async.cg.shared.global [%0], [%1], 16, %2;") != std::string::npos);
-  CHECK(m.source.find("cp.async.wait_group 1;") != std::string::npos);
-  if (!have_nvrtc()) return;
-  for (const std::string arch : {"sm_80", "sm_90"}) {
-    CAPTURE(arch);
-    const runtime::cuda::NvrtcOutput out = runtime::cuda::nvrtc_compile(m.source, m.name, arch, true);
-    CHECK(out.ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") != std::string::npos);
-    CHECK(out.ptx.find("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") != std::string::npos);
-    const auto report = runtime::cuda::run_ptxas(out.ptx, arch, m.kernels.at(0).kernel.name);
-    if (!report) continue;
-    MESSAGE(g.describe() << " on " << arch << ": " << report->text);
-    CHECK(report->spill_stores == 0);
-    CHECK(report->spill_loads == 0);
-    CHECK(report->registers <= 255);
+  // The default configuration, and the two layouts that between them use every way of loading
+  // fragments: f16 with A and B column-major (ldmatrix.trans for A, ldmatrix for B, the reverse of
+  // row-major), tf32 row-major (ldmatrix of 32-bit A, shared loads of B) and tf32 column-major
+  // (shared loads of A, ldmatrix of B).
+  using lib::Layout;
+  struct Variant {
+    DType input;
+    Layout a, b;
+    const char* mma;
+  };
+  for (const Variant v :
+       {Variant{f16, Layout::RowMajor, Layout::RowMajor, "m16n8k16.row.col.f32.f16.f16.f32"},
+        Variant{f16, Layout::ColMajor, Layout::ColMajor, "m16n8k16.row.col.f32.f16.f16.f32"},
+        Variant{f32, Layout::RowMajor, Layout::RowMajor, "m16n8k8.row.col.f32.tf32.tf32.f32"},
+        Variant{f32, Layout::ColMajor, Layout::ColMajor, "m16n8k8.row.col.f32.tf32.tf32.f32"}}) {
+    const lib::GpuGemm g = lib::gpu_gemm(4096, 4096, 4096, v.input, {}, v.a, v.b);
+    CAPTURE(g.describe());
+    const cuda::CudaModule m = cuda::codegen_cuda(g.func);
+    CHECK(m.source.find("cp.async.cg.shared.global [%0], [%1], 16, %2;") != std::string::npos);
+    CHECK(m.source.find("cp.async.wait_group 1;") != std::string::npos);
+    // ldmatrix.trans exactly where k runs down a 16-bit tile's rows (A column-major, B
+    // row-major); none for 32-bit data.
+    const bool trans = v.input != f32;
+    CHECK((m.source.find("ldmatrix.sync.aligned.m8n8.x4.trans") != std::string::npos) == trans);
+    CHECK(m.source.find("ldmatrix.sync.aligned.m8n8.x4.shared.b16") != std::string::npos);
+    if (!have_nvrtc()) return;
+    for (const std::string arch : {"sm_80", "sm_90"}) {
+      CAPTURE(arch);
+      const runtime::cuda::NvrtcOutput out = runtime::cuda::nvrtc_compile(m.source, m.name, arch, true);
+      CHECK(out.ptx.find(cat("mma.sync.aligned.", v.mma)) != std::string::npos);
+      const auto report = runtime::cuda::run_ptxas(out.ptx, arch, m.kernels.at(0).kernel.name);
+      if (!report) continue;
+      MESSAGE(g.describe() << " on " << arch << ": " << report->text);
+      CHECK(report->spill_stores == 0);
+      CHECK(report->spill_loads == 0);
+      CHECK(report->registers <= 255);
+    }
   }
 }
 

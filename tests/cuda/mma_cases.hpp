@@ -2,7 +2,7 @@
 // the simulator tests (tests/cuda) and the GPU check (tests/device): C (16 x 8, f32) = A (16 x K)
 // B (K x 8), computed twice into one accumulator, so C = 2 A B. The fragments are loaded either
 // element by element with the PTX ISA's layout tables transcribed here, independently of
-// te/ptx_fragments.hpp, or with ldmatrix from shared memory.
+// te/ptx_fragments.hpp, or with ldmatrix from shared memory (tf32 too: 32-bit elements untransposed).
 #pragma once
 
 #include <loom/core.hpp>
@@ -34,7 +34,8 @@ inline const LayoutEntry kC[4] = {
 enum class FragmentLoad {
   Scalar,       // element by element from global memory, with the tables above
   WrongLayout,  // the same with A's a2 and a4 swapped: the result must be wrong
-  Ldmatrix,     // A with ldmatrix.x4, B with ldmatrix.x2.trans from shared memory (16-bit types)
+  Ldmatrix,     // from shared memory: 16-bit types A with ldmatrix.x4, B with ldmatrix.x2.trans;
+                // tf32 A with ldmatrix.x4 and B, staged transposed (n x k), with ldmatrix.x2
 };
 
 /// The kernel `mma_<dtype>`: parameters A (16 x K), B (K x 8), C (16 x 8) of `in`, `in`, f32.
@@ -52,7 +53,25 @@ inline LoweredFunc mma_kernel(DType in, FragmentLoad load) {
   const int a_elems = 16 * k / 32, b_elems = 8 * k / 32;
   std::vector<Stmt> body;
   std::vector<Stmt> copy_in;
-  if (load == FragmentLoad::Ldmatrix) {
+  if (load == FragmentLoad::Ldmatrix && tf32) {
+    // A (16 x 8 f32) as it is; B transposed, n x k, so that k is contiguous. Untransposed ldmatrix
+    // moves 32-bit elements whole: lane l receives element (l / 4, l % 4) of each 8 x 4 matrix,
+    // A's a0..a3 from its quarters (rows 0-7 and 8-15, columns 0-3 and 4-7) and B's b0, b1 from
+    // its n x k columns 0-3 and 4-7.
+    for (int j = 0; j < 4; ++j)
+      copy_in.push_back(StoreNode::make(as, LoadNode::make(in, a, tx * 4 + j), tx * 4 + j));
+    for (int j = 0; j < 2; ++j) {
+      const Expr e = tx * 2 + j;  // element (e / 8, e % 8) of B (k x n)
+      copy_in.push_back(StoreNode::make(bs, LoadNode::make(in, b, e), e % 8 * 8 + e / 8));
+    }
+    copy_in.push_back(BarrierNode::make(scope::shared));
+    body.insert(body.end(), copy_in.begin(), copy_in.end());
+    body.push_back(
+        warp_intrinsic_call(ptx::ldmatrix(4, false),
+                            {{af, in, Expr(0)}, {as, in, (tx % 8 + (tx / 8) % 2 * 8) * 8 + tx / 16 * 4}}));
+    body.push_back(warp_intrinsic_call(ptx::ldmatrix(2, false),
+                                       {{bf, in, Expr(0)}, {bs, in, tx % 8 * 8 + tx / 8 % 2 * 4}}));
+  } else if (load == FragmentLoad::Ldmatrix) {
     for (int j = 0; j < 8; ++j)
       copy_in.push_back(StoreNode::make(as, LoadNode::make(in, a, tx * 8 + j), tx * 8 + j));
     for (int j = 0; j < 4; ++j)
@@ -85,8 +104,8 @@ inline LoweredFunc mma_kernel(DType in, FragmentLoad load) {
   s = AllocateNode::make(bf, in, {Expr(b_elems)}, scope::local, s);
   s = AllocateNode::make(af, in, {Expr(a_elems)}, scope::local, s);
   if (load == FragmentLoad::Ldmatrix) {
-    s = AllocateNode::make(bs, in, {Expr(16 * 8)}, scope::shared, s);
-    s = AllocateNode::make(as, in, {Expr(16 * 16)}, scope::shared, s);
+    s = AllocateNode::make(bs, in, {Expr(k * 8)}, scope::shared, s);
+    s = AllocateNode::make(as, in, {Expr(16 * k)}, scope::shared, s);
   }
   s = ForNode::make(tx, 0, 32, ForKind::ThreadBinding, s, thread_tag::threadIdx_x);
   s = ForNode::make(bx, 0, 1, ForKind::ThreadBinding, s, thread_tag::blockIdx_x);

@@ -111,6 +111,9 @@ TEST_CASE("warp intrinsics: ldmatrix.x4 and ldmatrix.x2.trans feed mma from shar
   CHECK(count_differences(run_mma<half>(f16, FragmentLoad::Ldmatrix, &expected, &report), expected) == 0);
   Buffer<float> bf_expected;
   CHECK(count_differences(run_mma<bfloat16>(bf16, FragmentLoad::Ldmatrix, &bf_expected), bf_expected) == 0);
+  // 32-bit data (tf32 fragments): untransposed ldmatrix moves each element whole.
+  Buffer<float> tf32_expected;
+  CHECK(count_differences(run_mma<float>(f32, FragmentLoad::Ldmatrix, &tf32_expected), tf32_expected) == 0);
   CHECK(report.races.empty());
   CHECK(report.uninitialized_reads.empty());
   // The bank model sees each ldmatrix phase as 8 lanes reading 16 bytes. A's rows are 32 bytes
@@ -174,6 +177,12 @@ TEST_CASE("warp intrinsics: a wrong call is refused with a message that says wha
       doctest::Contains("warp intrinsic ptx.mma.m16n8k16.row.col.f32.f16.f16.f32 is executed by "
                         "lanes 0-15 of warp 0 (threads 0-15) of block (0, 0, 0); all 32 lanes "
                         "of a warp execute it together"),
+      Error);
+  // .trans on 32-bit data would mix the halves of different elements.
+  CHECK_THROWS_WITH_AS(
+      warp_intrinsic_call(ptx::ldmatrix(4, true), {{buf, f32, Expr(0)}, {buf, f32, Expr(0)}}),
+      "warp intrinsic 'ptx.ldmatrix.x4.trans': operand dst is an element of 'frag' as float32, "
+      "but it must be float16 or bfloat16 or int16 or uint16",
       Error);
   CHECK_THROWS_WITH_AS(
       simulate(ldmatrix_from(scope::local, Expr(0)), {}),

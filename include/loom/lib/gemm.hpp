@@ -9,6 +9,7 @@
 
 #include "loom/lib/gemm_config.hpp"
 #include "loom/lib/gemm_epilogue.hpp"
+#include "loom/lib/matrix_layout.hpp"
 #include "loom/lib/streamk_decomposition.hpp"
 #include "loom/lower/lower.hpp"
 #include "loom/schedule/schedule.hpp"
@@ -18,9 +19,6 @@
 /// Library schedules built on Loom's primitives: CPU GEMM (gemm), Stream-K GEMM on GPUs
 /// (streamk_gemm), tensor-core GEMM (gpu_gemm), and a tiled GPU GEMM (gpu_tiled_gemm).
 namespace loom::lib {
-
-/// How the matrices are stored: row-major (C's rows contiguous) or column-major (BLAS/Fortran).
-enum class Layout { RowMajor, ColMajor };
 
 /// C[m, n] = sum_k op(A)[m, k] * op(B)[k, n], op(X) = X or X^T; with batch > 0, every operand has a
 /// leading batch dimension and each batch is an independent product.

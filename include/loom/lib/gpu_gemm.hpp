@@ -1,12 +1,16 @@
-// The tensor-core GPU GEMM: C (f32) = A B for f16 or bf16 inputs, row-major, any M, N, K. Each
-// block computes a block_m x block_n tile with warps of warp_m x warp_n tiles; the k loop stages
-// tiles of A and B in shared memory `stages` deep (cp.async when K and N allow 16-byte copies,
-// element copies otherwise), loads fragments with ldmatrix and multiplies with mma.sync m16n8k16.
+// The tensor-core GPU GEMM: C (f32, row-major) = A B for f16, bf16 or f32 (read as tf32) inputs,
+// A and B each row- or column-major, any M, N, K. Each block computes a block_m x block_n tile
+// with warps of warp_m x warp_n tiles; the k loop stages tiles of A and B in shared memory
+// `stages` deep, each laid out as the operand is stored (cp.async when the contiguous dimensions
+// allow 16-byte copies, element copies otherwise), loads fragments with ldmatrix (or shared loads
+// where 32-bit data is not contiguous in k) and multiplies with mma.sync: m16n8k16 for 16-bit
+// inputs, m16n8k8 for tf32.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "loom/lib/matrix_layout.hpp"
 #include "loom/lower/lowered_func.hpp"
 #include "loom/support/config.hpp"
 
@@ -14,9 +18,11 @@ namespace loom::lib {
 
 /// The defaults measured best of nine tile and stage choices on an H200 (docs/gpu-measurements.md).
 struct GpuGemmConfig {
-  /// The block tile of C (block_m x block_n) and the K step of one pipeline stage (block_k).
+  /// The block tile of C (block_m x block_n) and the K step of one pipeline stage (block_k; 0: 128
+  /// bytes of K per row, 64 elements for 16-bit inputs and 32 for tf32, so that a stage takes the
+  /// same shared memory for every input type).
   /// @{
-  int block_m = 128, block_n = 128, block_k = 64;
+  int block_m = 128, block_n = 128, block_k = 0;
   /// @}
   /// The warp tile: the part of the block tile one warp computes with tensor core instructions.
   /// @{
@@ -32,22 +38,33 @@ struct GpuGemm {
   /// @{
   int64_t m = 0, n = 0, k = 0;
   /// @}
-  /// The element type of A and B (f16 or bf16).
+  /// The element type of A and B: f16 or bf16 (mma.sync m16n8k16), or f32, which the tensor cores
+  /// read as tf32: sign, exponent and the 10 high mantissa bits; the 13 low bits are ignored, not
+  /// rounded (mma.sync m16n8k8 .tf32, accumulated in f32).
   DType input = f16;
-  /// The tile and stage choices.
+  /// How A and B are stored. A: RowMajor is m x k (k contiguous), ColMajor is stored k x m (m
+  /// contiguous). B: RowMajor is k x n (n contiguous), ColMajor is stored n x k (k contiguous).
+  /// @{
+  Layout a_layout = Layout::RowMajor, b_layout = Layout::RowMajor;
+  /// @}
+  /// The tile and stage choices (block_k resolved).
   GpuGemmConfig config;
-  /// 16-byte cp.async copies of A and B tiles (K and N multiples of 8), or element copies through
-  /// registers (any K and N; the stages are then filled synchronously).
+  /// 16-byte cp.async copies of A and B tiles (the contiguous dimension of each, as stored, a
+  /// multiple of 16 bytes: 8 elements, 4 for f32), or element copies through registers (any
+  /// sizes; the stages are then filled synchronously).
   bool async_copies = false;
-  /// Parameters A (m x k), B (k x n) of `input` and C (m x n) of f32, row-major.
+  /// Parameters A and B of `input`, shaped as stored (A: m x k or k x m; B: k x n or n x k), and C
+  /// (m x n) of f32, row-major.
   LoweredFunc func;
   /// A one-line summary of the problem and configuration.
   LOOM_DECL std::string describe() const;
 };
 
-/// The kernel for one shape. Throws loom::Error, naming the field, for an input type other than
-/// f16/bf16 or a tile configuration the kernel cannot use.
-LOOM_DECL GpuGemm gpu_gemm(int64_t m, int64_t n, int64_t k, DType input = f16, GpuGemmConfig config = {});
+/// The kernel for one shape: C = A B with A and B stored as `a_layout` and `b_layout` say. Throws
+/// loom::Error, naming the field, for an input type other than f16, bf16 or f32, or a tile
+/// configuration the kernel cannot use.
+LOOM_DECL GpuGemm gpu_gemm(int64_t m, int64_t n, int64_t k, DType input = f16, GpuGemmConfig config = {},
+                           Layout a_layout = Layout::RowMajor, Layout b_layout = Layout::RowMajor);
 
 }  // namespace loom::lib
 

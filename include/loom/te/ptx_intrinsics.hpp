@@ -1,8 +1,9 @@
 // The built-in warp intrinsics (te/warp_intrinsic.hpp) for NVIDIA tensor cores: mma.sync
 // m16n8k16 with f16 or bf16 inputs and m16n8k8 with tf32 inputs (f32 accumulation, A row-major,
-// B column-major in registers), and ldmatrix (x1, x2, x4, each with or without .trans). Each is
-// PTX inline assembly for the CUDA backend and an exact model over the PTX ISA's fragment layouts
-// (te/ptx_fragments.hpp) for the simulator. Also the one place a call is checked and built.
+// B column-major in registers), and ldmatrix (x1, x2, x4, each with or without .trans; 16-bit data,
+// or 32-bit data untransposed). Each is PTX inline assembly for the CUDA backend and an exact model
+// over the PTX ISA's fragment layouts (te/ptx_fragments.hpp) for the simulator. Also the one place
+// a call is checked and built.
 #pragma once
 
 #include <string>
@@ -123,16 +124,20 @@ inline WarpIntrinsic mma(const char* name, DType in, int k) {
 }
 
 /// ldmatrix.sync.aligned.m8n8.xN[.trans].shared.b16 with operands dst (N registers per lane) and
-/// src (the 16-byte row that lane 8 * matrix + row addresses).
+/// src (the 16-byte row that lane 8 * matrix + row addresses). Without .trans it also takes 32-bit
+/// data (tf32 fragments): a 32-bit element is a pair of b16 that ldmatrix moves together, so lane
+/// l receives element (l / 4, l % 4) of each 8 x 4 matrix. .trans would move the 16-bit halves of
+/// different 32-bit elements, so it takes 16-bit data only.
 inline WarpIntrinsic ldmatrix_op(int matrices, bool trans) {
   WarpIntrinsic w;
   w.name = ptx::ldmatrix(matrices, trans);
   w.min_sm = 75;
   w.cycles = 1;  // its shared wavefronts are charged by the bank model
-  const std::vector<DType> b16{f16, bf16, i16, u16};
+  std::vector<DType> types{f16, bf16, i16, u16};
+  if (!trans) types.insert(types.end(), {f32, i32, u32});
   const uint32_t address_lanes = matrices == 4 ? 0xffffffffu : (1u << (8 * matrices)) - 1;
-  w.operands = {{"dst", WarpOperandSpace::Local, false, true, 4 * matrices, 4, b16},
-                {"src", WarpOperandSpace::Shared, true, false, 16, 16, b16, address_lanes}};
+  w.operands = {{"dst", WarpOperandSpace::Local, false, true, 4 * matrices, 4, types},
+                {"src", WarpOperandSpace::Shared, true, false, 16, 16, types, address_lanes}};
   const std::string ptx_name =
       cat("ldmatrix.sync.aligned.m8n8.x", matrices, trans ? ".trans" : "", ".shared.b16");
   w.cuda = [ptx_name, matrices](const std::vector<std::string>& p) {

@@ -1,6 +1,7 @@
 // The tensor-core GEMM's kernel, built as loop IR: the multistage k loop (cp.async or element
-// copies into `stages` shared buffers), ldmatrix fragments and mma.sync m16n8k16, then the guarded
-// store of the accumulators.
+// copies into `stages` shared buffers laid out as A and B are stored), fragments by ldmatrix (or
+// shared loads), mma.sync m16n8k16 (f16, bf16) or m16n8k8 (tf32), then the guarded store of the
+// accumulators.
 #pragma once
 
 #include "loom/support/config.hpp"
@@ -21,22 +22,59 @@ namespace loom::lib {
 
 namespace detail {
 
+/// How each operand's tile sits in shared memory and how a warp reads its fragments.
+///
+/// A tile is staged as its operand is stored (A row-major: block_m rows of block_k; A column-major:
+/// block_k rows of block_m; B row-major: block_k rows of block_n; B column-major: block_n rows of
+/// block_k), so that a 16-byte cp.async is 16 contiguous bytes on both sides. Fragments:
+/// - 16-bit inputs: ldmatrix.x4 gives a lane the pair of elements adjacent in k (the fragment's
+///   register) when k is the tile's contiguous dimension (A row-major, B column-major), and
+///   ldmatrix.x4.trans does when k runs down the tile's rows (A column-major, B row-major).
+/// - tf32: a 32-bit element is a pair of b16, so untransposed ldmatrix gives lane l element
+///   (l / 4, l % 4) of an 8 x 4 f32 matrix: exactly the tf32 fragments' (groupID,
+///   threadID_in_group) pattern when k is contiguous. When it is not, .trans would swap the
+///   16-bit halves of different elements, so each lane loads its elements with 32-bit shared loads:
+///   a warp's load is 128 bytes, one wavefront, the same shared bandwidth as ldmatrix per byte,
+///   at four times the instructions (and tf32 mma runs at half the f16 rate, which leaves issue
+///   slots for them). Transposing while staging would instead give up 16-byte cp.async.
+/// Row pitches: 16 bytes of padding makes ldmatrix's 8 rows of 16 bytes fall in distinct banks
+/// (the pitch is an odd multiple of 16 bytes); the 32-bit loads' lanes read rows t (0-3) at
+/// columns g (0-7), distinct banks when the pitch is 8 or 24 words modulo 32: 32 bytes of padding.
 class GpuGemmBuilder {
  public:
   explicit GpuGemmBuilder(const GpuGemm& g) : g_(g), c_(g.config) {
     warps_n_ = c_.block_n / c_.warp_n;
     threads_ = 32 * (c_.block_m / c_.warp_m) * warps_n_;
-    pitch_a_ = c_.block_k + 8;  // 16 bytes of padding: ldmatrix's 8 rows fall in distinct banks
-    pitch_b_ = c_.block_n + 8;
+    tf32_ = g.input == f32;
+    mma_k_ = tf32_ ? 8 : 16;
+    chunk_ = 16 / (g.input.bits / 8);
+    a_row_ = g.a_layout == Layout::RowMajor;
+    b_row_ = g.b_layout == Layout::RowMajor;
+    a_rows_ = a_row_ ? c_.block_m : c_.block_k;
+    a_cols_ = a_row_ ? c_.block_k : c_.block_m;
+    b_rows_ = b_row_ ? c_.block_k : c_.block_n;
+    b_cols_ = b_row_ ? c_.block_n : c_.block_k;
+    a_scalar_ = tf32_ && !a_row_;
+    b_scalar_ = tf32_ && b_row_;
+    pitch_a_ = a_cols_ + (a_scalar_ ? 8 : chunk_);
+    pitch_b_ = b_cols_ + (b_scalar_ ? 8 : chunk_);
     m_tiles_ = c_.warp_m / 16;
     n_tiles_ = c_.warp_n / 8;
+    a_elems_ = 16 * mma_k_ / 32;
+    b_elems_ = 8 * mma_k_ / 32;
   }
 
   LoweredFunc build() {
     LoweredFunc f;
-    f.name = cat("gpu_gemm_", g_.input.str());
-    add_param(f, "A", a_, g_.input, g_.m, g_.k);
-    add_param(f, "B", b_, g_.input, g_.k, g_.n);
+    f.name = cat("gpu_gemm_", g_.input.str(), a_row_ ? "" : "_A_col", b_row_ ? "" : "_B_col");
+    if (a_row_)
+      add_param(f, "A", a_, g_.input, g_.m, g_.k);
+    else
+      add_param(f, "A", a_, g_.input, g_.k, g_.m);
+    if (b_row_)
+      add_param(f, "B", b_, g_.input, g_.k, g_.n);
+    else
+      add_param(f, "B", b_, g_.input, g_.n, g_.k);
     add_param(f, "C", out_, f32, g_.m, g_.n);
     bx_ = Var("block_n", i32);
     by_ = Var("block_m", i32);
@@ -96,11 +134,11 @@ class GpuGemmBuilder {
 
     Stmt s = SeqNode::make(body);
     s = AllocateNode::make(stage_, i32, {Expr(1)}, scope::local, s);
-    s = AllocateNode::make(bf_, g_.input, {Expr(n_tiles_ * 4)}, scope::local, s);
-    s = AllocateNode::make(af_, g_.input, {Expr(m_tiles_ * 8)}, scope::local, s);
+    s = AllocateNode::make(bf_, g_.input, {Expr(n_tiles_ * b_elems_)}, scope::local, s);
+    s = AllocateNode::make(af_, g_.input, {Expr(m_tiles_ * a_elems_)}, scope::local, s);
     s = AllocateNode::make(acc_, f32, {Expr(acc_elems)}, scope::local, s);
-    s = AllocateNode::make(bs_, g_.input, {Expr(c_.stages * c_.block_k * pitch_b_)}, scope::shared, s);
-    s = AllocateNode::make(as_, g_.input, {Expr(c_.stages * c_.block_m * pitch_a_)}, scope::shared, s);
+    s = AllocateNode::make(bs_, g_.input, {Expr(c_.stages * b_rows_ * pitch_b_)}, scope::shared, s);
+    s = AllocateNode::make(as_, g_.input, {Expr(c_.stages * a_rows_ * pitch_a_)}, scope::shared, s);
     s = ForNode::make(tx_, 0, threads_, ForKind::ThreadBinding, s, thread_tag::threadIdx_x);
     s = ForNode::make(bx_, 0, static_cast<int>((g_.n + c_.block_n - 1) / c_.block_n), ForKind::ThreadBinding,
                       s, thread_tag::blockIdx_x);
@@ -111,6 +149,7 @@ class GpuGemmBuilder {
   }
 
  private:
+  /// A row-major parameter `name` of rows x cols: the shape the caller's buffer is checked against.
   static void add_param(LoweredFunc& f, const std::string& name, Var& data, DType t, int64_t rows,
                         int64_t cols) {
     data = Var(name, handle_type);
@@ -124,17 +163,23 @@ class GpuGemmBuilder {
   }
 
   /// Copies the tiles of k-step `kt` (zeros past M and N, and past K where `past_k`) into stage
-  /// `stage`.
+  /// `stage`, each as its operand is stored.
   Stmt load_tile(const Expr& stage, const Expr& kt, bool past_k) {
     const Expr k0 = kt * c_.block_k;
     const int64_t no_bound = std::numeric_limits<int32_t>::max();
     const int64_t k_bound = past_k ? g_.k : no_bound;
+    const Expr a_base = stage * (a_rows_ * pitch_a_), b_base = stage * (b_rows_ * pitch_b_);
     std::vector<Stmt> copies;
-    // A: block_m x block_k of rows m0.., columns k0..; B: block_k x block_n of rows k0.., columns n0...
-    copies.push_back(copy_tile(a_, as_, stage * (c_.block_m * pitch_a_), c_.block_m, c_.block_k, pitch_a_,
-                               m0_, k0, g_.m, k_bound, g_.k));
-    copies.push_back(copy_tile(b_, bs_, stage * (c_.block_k * pitch_b_), c_.block_k, c_.block_n, pitch_b_, k0,
-                               n0_, k_bound, g_.n, g_.n));
+    // A: rows m0.. and columns k0.. of the m x k matrix, or rows k0.. and columns m0.. of the k x m.
+    if (a_row_)
+      copies.push_back(copy_tile(a_, as_, a_base, a_rows_, a_cols_, pitch_a_, m0_, k0, g_.m, k_bound, g_.k));
+    else
+      copies.push_back(copy_tile(a_, as_, a_base, a_rows_, a_cols_, pitch_a_, k0, m0_, k_bound, g_.m, g_.m));
+    // B: rows k0.. and columns n0.. of the k x n matrix, or rows n0.. and columns k0.. of the n x k.
+    if (b_row_)
+      copies.push_back(copy_tile(b_, bs_, b_base, b_rows_, b_cols_, pitch_b_, k0, n0_, k_bound, g_.n, g_.n));
+    else
+      copies.push_back(copy_tile(b_, bs_, b_base, b_rows_, b_cols_, pitch_b_, n0_, k0, g_.n, k_bound, g_.k));
     return SeqNode::make(copies);
   }
 
@@ -143,7 +188,7 @@ class GpuGemmBuilder {
   /// `col_bound` become 0 (a bound of 2^31 - 1 is no check).
   Stmt copy_tile(const Var& src, const Var& dst, const Expr& dst_base, int rows, int cols, int pitch,
                  const Expr& row0, const Expr& col0, int64_t row_bound, int64_t col_bound, int64_t src_cols) {
-    const int per_copy = g_.async_copies ? 8 : 1;  // elements per copy
+    const int per_copy = g_.async_copies ? chunk_ : 1;  // elements per copy
     const int copies = rows * cols / per_copy;
     const int per_thread = (copies + threads_ - 1) / threads_;
     Var i(cat(src.name(), "_copy"), i32);
@@ -158,7 +203,8 @@ class GpuGemmBuilder {
     const Expr dst_index = dst_base + r * pitch + col;
     Stmt copy;
     if (g_.async_copies) {
-      // K and N are multiples of 8: a 16-byte chunk is wholly inside or wholly outside.
+      // The contiguous dimension (src_cols) is a multiple of the chunk: a 16-byte chunk is wholly
+      // inside or wholly outside.
       copy = warp_intrinsic_call(ptx::cp_async_cg16, {{dst, g_.input, dst_index},
                                                       {src, g_.input, src_index},
                                                       {Var(), i32, select(inside, Expr(16), Expr(0))}});
@@ -170,35 +216,74 @@ class GpuGemmBuilder {
     return ForNode::make(i, 0, per_thread, ForKind::Unrolled, copy);
   }
 
-  /// The warp's mma over stage `stage`: for each 16-deep slice, A fragments of its m tiles and B
-  /// fragments of its n tiles by ldmatrix, then one mma per (m tile, n tile).
+  /// The A fragment of m tile `mi` for k slice `kk` (mma_k deep) into a_frag.
+  void load_a(std::vector<Stmt>& s, const Expr& base, int mi, int kk) {
+    const Expr m = warp_row_ + mi * 16, k = Expr(kk * mma_k_);
+    const Expr frag = Expr(mi * a_elems_);
+    if (a_scalar_) {
+      // tf32, A stored k x m: a_i is element (m, k) = (g + 8 (i % 2), t + 4 (i / 2)) of the tile.
+      const Expr g = lane_ / 4, t = lane_ % 4;
+      for (int i = 0; i < 4; ++i) {
+        const Expr index = base + (k + t + i / 2 * 4) * pitch_a_ + m + g + i % 2 * 8;
+        s.push_back(StoreNode::make(af_, LoadNode::make(f32, as_, index), frag + i));
+      }
+      return;
+    }
+    // Lane l addresses row l % 8 of 8x8 (b16) matrix j = l / 8; matrix j is fragment register j:
+    // its m half is j % 2, its k half j / 2 (16 bytes of k: 8 elements, 4 for tf32). Stored k x m
+    // (16-bit only), the matrix's rows are 8 values of k, which .trans hands out as k pairs.
+    const Expr m_half = lane_ / 8 % 2 * 8, k_half = lane_ / 16 * chunk_, r = lane_ % 8;
+    Expr index;
+    if (a_row_)
+      index = base + (m + m_half + r) * pitch_a_ + k + k_half;  // rows m, k contiguous
+    else
+      index = base + (k + lane_ / 16 * 8 + r) * pitch_a_ + m + m_half;  // rows k, m contiguous: .trans
+    s.push_back(
+        warp_intrinsic_call(ptx::ldmatrix(4, !a_row_), {{af_, g_.input, frag}, {as_, g_.input, index}}));
+  }
+
+  /// The B fragments of n tiles `ni` and ni + 1 for k slice `kk` into b_frag.
+  void load_b(std::vector<Stmt>& s, const Expr& base, int ni, int kk) {
+    const Expr n = warp_col_ + ni * 8, k = Expr(kk * mma_k_);
+    if (b_scalar_) {
+      // tf32, B stored k x n: b_i is element (k, n) = (t + 4 i, g) of each n tile.
+      const Expr g = lane_ / 4, t = lane_ % 4;
+      for (int tile = 0; tile < 2; ++tile)
+        for (int i = 0; i < 2; ++i) {
+          const Expr index = base + (k + t + i * 4) * pitch_b_ + n + tile * 8 + g;
+          s.push_back(
+              StoreNode::make(bf_, LoadNode::make(f32, bs_, index), Expr((ni + tile) * b_elems_ + i)));
+        }
+      return;
+    }
+    // Matrix j = l / 8 is register j: n tile ni + j / 2, k half j % 2 (16 bytes of k). B row-major
+    // (rows k, n contiguous) needs .trans; column-major (rows n, k contiguous) does not.
+    const Expr r = lane_ % 8, n_tile = lane_ / 16 * 8;
+    Expr index;
+    if (b_row_)
+      index = base + (k + lane_ / 8 % 2 * 8 + r) * pitch_b_ + n + n_tile;
+    else
+      index = base + (n + n_tile + r) * pitch_b_ + k + lane_ / 8 % 2 * chunk_;
+    s.push_back(warp_intrinsic_call(ptx::ldmatrix(4, b_row_),
+                                    {{bf_, g_.input, Expr(ni * b_elems_)}, {bs_, g_.input, index}}));
+  }
+
+  /// The warp's mma over stage `stage`: for each mma_k-deep slice, the A fragments of its m tiles
+  /// and the B fragments of its n tiles, then one mma per (m tile, n tile).
   Stmt multiply(const Expr& stage) {
     std::vector<Stmt> s;
-    const Expr a_base = stage * (c_.block_m * pitch_a_), b_base = stage * (c_.block_k * pitch_b_);
-    for (int kk = 0; kk < c_.block_k / 16; ++kk) {
-      // ldmatrix.x4: lane l addresses row l % 16, column 8 (l / 16) of the 16 x 16 slice: the
-      // four 8x8 matrices are then a0-a1, a2-a3, a4-a5, a6-a7 of the fragment.
-      for (int mi = 0; mi < m_tiles_; ++mi) {
-        const Expr row = warp_row_ + mi * 16 + lane_ % 16;
-        s.push_back(warp_intrinsic_call(
-            ptx::ldmatrix(4, false), {{af_, g_.input, Expr(mi * 8)},
-                                      {as_, g_.input, a_base + row * pitch_a_ + kk * 16 + lane_ / 16 * 8}}));
-      }
-      // ldmatrix.x4.trans on B (k rows, n contiguous): k rows 0-7 and 8-15 of two n tiles.
-      for (int ni = 0; ni < n_tiles_; ni += 2) {
-        const Expr row = kk * 16 + lane_ % 16, col = warp_col_ + ni * 8 + lane_ / 16 * 8;
-        s.push_back(warp_intrinsic_call(
-            ptx::ldmatrix(4, true),
-            {{bf_, g_.input, Expr(ni * 4)}, {bs_, g_.input, b_base + row * pitch_b_ + col}}));
-      }
+    const Expr a_base = stage * (a_rows_ * pitch_a_), b_base = stage * (b_rows_ * pitch_b_);
+    const char* mma = tf32_ ? ptx::mma_tf32 : g_.input == bf16 ? ptx::mma_bf16 : ptx::mma_f16;
+    for (int kk = 0; kk < c_.block_k / mma_k_; ++kk) {
+      for (int mi = 0; mi < m_tiles_; ++mi) load_a(s, a_base, mi, kk);
+      for (int ni = 0; ni < n_tiles_; ni += 2) load_b(s, b_base, ni, kk);
       for (int mi = 0; mi < m_tiles_; ++mi)
         for (int ni = 0; ni < n_tiles_; ++ni) {
           const Expr acc = Expr((mi * n_tiles_ + ni) * 4);
-          s.push_back(warp_intrinsic_call(g_.input == bf16 ? ptx::mma_bf16 : ptx::mma_f16,
-                                          {{acc_, f32, acc},
-                                           {af_, g_.input, Expr(mi * 8)},
-                                           {bf_, g_.input, Expr(ni * 4)},
-                                           {acc_, f32, acc}}));
+          s.push_back(warp_intrinsic_call(mma, {{acc_, f32, acc},
+                                                {af_, g_.input, Expr(mi * a_elems_)},
+                                                {bf_, g_.input, Expr(ni * b_elems_)},
+                                                {acc_, f32, acc}}));
         }
     }
     return SeqNode::make(s);
@@ -222,39 +307,57 @@ class GpuGemmBuilder {
 
   const GpuGemm& g_;
   const GpuGemmConfig& c_;
+  bool tf32_ = false, a_row_ = true, b_row_ = true, a_scalar_ = false, b_scalar_ = false;
+  int mma_k_ = 16, chunk_ = 8, a_elems_ = 8, b_elems_ = 4;
+  int a_rows_ = 0, a_cols_ = 0, b_rows_ = 0, b_cols_ = 0;
   int warps_n_ = 0, threads_ = 0, pitch_a_ = 0, pitch_b_ = 0, m_tiles_ = 0, n_tiles_ = 0, k_tiles_ = 0;
   Var a_, b_, out_, bx_, by_, tx_, as_, bs_, acc_, af_, bf_, kt_, stage_;
   Expr lane_, warp_row_, warp_col_, m0_, n0_;
 };
 
+/// How describe() names operand A's (`a`) or B's layout.
+inline const char* layout_text(Layout l, bool a) {
+  if (l == Layout::RowMajor) return a ? "row-major (m x k)" : "row-major (k x n)";
+  return a ? "column-major (stored k x m)" : "column-major (stored n x k)";
+}
+
 }  // namespace detail
 
 LOOM_DECL std::string GpuGemm::describe() const {
-  return cat("gpu_gemm ", m, "x", n, "x", k, " ", input.str(), " -> float32: block ", config.block_m, "x",
-             config.block_n, "x", config.block_k, ", warp ", config.warp_m, "x", config.warp_n, ", ",
-             config.stages, " stages, ",
-             async_copies ? "cp.async 16-byte copies" : "element copies (K or N not a multiple of 8)",
-             ", mma.sync m16n8k16");
+  const bool tf32 = input == f32;
+  return cat("gpu_gemm ", m, "x", n, "x", k, " ", tf32 ? "float32 (read as tf32)" : input.str(),
+             " -> float32, A ", detail::layout_text(a_layout, true), ", B ",
+             detail::layout_text(b_layout, false), ": block ", config.block_m, "x", config.block_n, "x",
+             config.block_k, ", warp ", config.warp_m, "x", config.warp_n, ", ", config.stages, " stages, ",
+             async_copies ? "cp.async 16-byte copies"
+                          : cat("element copies (A's or B's contiguous dimension is not a multiple of ",
+                                tf32 ? 4 : 8, ")"),
+             tf32 ? ", mma.sync m16n8k8 tf32" : ", mma.sync m16n8k16");
 }
 
-LOOM_DECL GpuGemm gpu_gemm(int64_t m, int64_t n, int64_t k, DType input, GpuGemmConfig config) {
+LOOM_DECL GpuGemm gpu_gemm(int64_t m, int64_t n, int64_t k, DType input, GpuGemmConfig config,
+                           Layout a_layout, Layout b_layout) {
   auto refuse = [](const std::string& what) { throw Error(cat("gpu_gemm: ", what)); };
-  if (input != f16 && input != bf16)
+  if (input != f16 && input != bf16 && input != f32)
     refuse(cat("input type ", input.str(),
-               " is not supported; the tensor-core GEMM takes float16 or bfloat16 "
-               "(tf32 is not built yet: use lib::streamk_gemm for float32)"));
+               " is not supported; the tensor-core GEMM takes float16, bfloat16 or float32 (read as tf32: "
+               "the 13 low mantissa bits are ignored)"));
   if (m < 1 || n < 1 || k < 1) refuse(cat("the shape ", m, "x", n, "x", k, " must be positive"));
   if (m >= (int64_t{1} << 31) / std::max<int64_t>(k, n) || n >= (int64_t{1} << 31) / k)
     refuse(
         cat("the shape ", m, "x", n, "x", k, " has 2^31 or more elements in A, B or C; 32-bit indices only"));
-  const GpuGemmConfig& c = config;
-  if (c.block_k % 16 != 0 || c.block_k < 16)
-    refuse(cat("config.block_k = ", c.block_k, " must be a multiple of 16"));
+  const bool tf32 = input == f32;
+  const int mma_k = tf32 ? 8 : 16;
+  GpuGemmConfig& c = config;
+  if (c.block_k == 0) c.block_k = tf32 ? 32 : 64;  // 128 bytes of K per row
+  if (c.block_k % mma_k != 0 || c.block_k < mma_k)
+    refuse(cat("config.block_k = ", c.block_k, " must be a multiple of ", mma_k,
+               " (the k of one mma.sync for ", input.str(), " inputs), or 0 for the default"));
   if (c.warp_m % 16 != 0 || c.warp_m < 16)
     refuse(cat("config.warp_m = ", c.warp_m, " must be a multiple of 16"));
   if (c.warp_n % 16 != 0 || c.warp_n < 16)
-    refuse(
-        cat("config.warp_n = ", c.warp_n, " must be a multiple of 16 (ldmatrix.x4 loads two n tiles of 8)"));
+    refuse(cat("config.warp_n = ", c.warp_n,
+               " must be a multiple of 16 (a warp loads the B fragments of two n tiles of 8 at once)"));
   if (c.block_m % c.warp_m != 0 || c.block_n % c.warp_n != 0)
     refuse(cat("config.block_m x block_n = ", c.block_m, "x", c.block_n,
                " must be a multiple of the warp tile ", c.warp_m, "x", c.warp_n));
@@ -266,9 +369,16 @@ LOOM_DECL GpuGemm gpu_gemm(int64_t m, int64_t n, int64_t k, DType input, GpuGemm
   g.n = n;
   g.k = k;
   g.input = input;
+  g.a_layout = a_layout;
+  g.b_layout = b_layout;
   g.config = config;
-  // 16-byte copies need every chunk of 8 elements to start 16-byte aligned in A and B.
-  g.async_copies = k % 8 == 0 && n % 8 == 0 && c.block_k % 8 == 0 && c.block_n % 8 == 0;
+  // 16-byte copies need every chunk of 16 bytes to start 16-byte aligned in A and B: the
+  // contiguous dimension of each, as stored, a multiple of the chunk. (The tiles' contiguous
+  // dimensions, block_k, block_m and block_n, are multiples of 8 elements by the checks above.)
+  const int64_t chunk = tf32 ? 4 : 8;
+  const int64_t a_contiguous = a_layout == Layout::RowMajor ? k : m;
+  const int64_t b_contiguous = b_layout == Layout::RowMajor ? n : k;
+  g.async_copies = a_contiguous % chunk == 0 && b_contiguous % chunk == 0;
   g.func = detail::GpuGemmBuilder(g).build();
   return g;
 }
