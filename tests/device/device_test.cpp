@@ -6,6 +6,8 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include <dlfcn.h>
+
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -76,6 +78,48 @@ void check_gemm_case(const Case& c, int64_t n, double tolerance) {
   interpret(lower(c.s, c.args, c.name + "_reference"), {a, b, expected});
   CHECK(worst_error(out, expected) <= tolerance);
 }
+
+/// A 2-d tensor in device memory of cuMemAlloc (so 256-byte aligned), as a kDLCUDA DLTensor.
+struct DeviceTensor {
+  const runtime::cuda::Driver& d;
+  std::vector<int64_t> shape;
+  int element_bits;
+  runtime::cuda::Driver::DevicePtr ptr = 0;
+  DLTensor t{};
+  DeviceTensor(const runtime::cuda::Driver& drv, std::vector<int64_t> s, int bits = 32)
+      : d(drv), shape(std::move(s)), element_bits(bits) {
+    d.check(d.mem_alloc(&ptr, bytes() + 64), "cuMemAlloc");
+    t.data = reinterpret_cast<void*>(ptr);
+    t.device = DLDevice{kDLCUDA, 0};
+    t.ndim = 2;
+    t.shape = shape.data();
+    t.dtype = DLDataType{kDLFloat, static_cast<uint8_t>(bits), 1};
+  }
+  DeviceTensor(const DeviceTensor&) = delete;
+  ~DeviceTensor() { d.mem_free(ptr); }
+  size_t bytes() const { return static_cast<size_t>(shape[0] * shape[1] * element_bits / 8); }
+};
+
+/// CUDA streams through the driver library itself: Loom's Driver loads only what Loom calls.
+struct UserStream {
+  using Create = int (*)(void**, unsigned);
+  using Destroy = int (*)(void*);
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  void* stream = nullptr;
+  Destroy destroy = nullptr;
+  UserStream() {
+    REQUIRE(lib != nullptr);
+    auto create = reinterpret_cast<Create>(dlsym(lib, "cuStreamCreate"));
+    destroy = reinterpret_cast<Destroy>(dlsym(lib, "cuStreamDestroy_v2"));
+    REQUIRE((create && destroy));
+    REQUIRE(create(&stream, 1 /* CU_STREAM_NON_BLOCKING */) == 0);
+  }
+  UserStream(const UserStream&) = delete;
+  ~UserStream() {
+    if (stream) destroy(stream);
+    dlclose(lib);
+  }
+};
 
 }  // namespace
 
@@ -297,22 +341,6 @@ TEST_CASE("device: Stream-K GEMM on device-resident DLTensors, and mixed with ho
   fill(a, 31);
   fill(b, 32);
   f(a, b, expected);  // host buffers, copied each way
-  struct DeviceTensor {
-    const runtime::cuda::Driver& d;
-    std::vector<int64_t> shape;
-    runtime::cuda::Driver::DevicePtr ptr = 0;
-    DLTensor t{};
-    DeviceTensor(const runtime::cuda::Driver& drv, std::vector<int64_t> s) : d(drv), shape(std::move(s)) {
-      d.check(d.mem_alloc(&ptr, static_cast<size_t>(shape[0] * shape[1]) * sizeof(float)), "cuMemAlloc");
-      t.data = reinterpret_cast<void*>(ptr);
-      t.device = DLDevice{kDLCUDA, 0};
-      t.ndim = 2;
-      t.shape = shape.data();
-      t.dtype = DLDataType{kDLFloat, 32, 1};
-    }
-    ~DeviceTensor() { d.mem_free(ptr); }
-    size_t bytes() const { return static_cast<size_t>(shape[0] * shape[1]) * sizeof(float); }
-  };
   DeviceTensor da(d, {m, k}), db(d, {k, n}), dc(d, {m, n});
   d.check(d.memcpy_htod(da.ptr, a.data(), da.bytes()), "copying A");
   d.check(d.memcpy_htod(db.ptr, b.data(), db.bytes()), "copying B");
@@ -324,6 +352,41 @@ TEST_CASE("device: Stream-K GEMM on device-resident DLTensors, and mixed with ho
   poison(c);
   f(&da.t, b, c);  // A on the device, B and C on the host
   CHECK(worst_error(c, expected) == 0);
+}
+
+// Kernel::set_cuda_stream (proven against a stand-in driver in tests/fake_cuda): on a real GPU a
+// call on a non-blocking stream of the user's gives the default stream's result bit for bit, with
+// host buffers and with device tensors; and a device tensor that is not 16-byte aligned is refused
+// by a kernel whose cp.async copies assume it (E-ARG-ALIGNMENT), before anything runs.
+TEST_CASE("device: a user's stream, and device memory the kernel's 16-byte copies cannot use") {
+  const runtime::cuda::Driver& d = runtime::cuda::driver();
+  const int64_t m = 200, n = 136, k = 72;  // cp.async: K and N multiples of 8
+  lib::GpuGemm g = lib::gpu_gemm(m, n, k, f16);
+  REQUIRE(g.async_copies);
+  Kernel f = build(g.func, Target::cuda());
+  Buffer<half> a({m, k}), b({k, n});
+  fill(a, 41);
+  fill(b, 42);
+  Buffer<float> expected({m, n}), c({m, n});
+  f(a, b, expected);
+  UserStream user;
+  f.set_cuda_stream(user.stream);
+  poison(c);
+  f(a, b, c);
+  CHECK(worst_error(c, expected) == 0);
+  DeviceTensor da(d, {m, k}, 16), db(d, {k, n}, 16), dc(d, {m, n});
+  d.check(d.memcpy_htod(da.ptr, a.data(), da.bytes()), "copying A");
+  d.check(d.memcpy_htod(db.ptr, b.data(), db.bytes()), "copying B");
+  poison(c);
+  d.check(d.memcpy_htod(dc.ptr, c.data(), dc.bytes()), "poisoning C");
+  f(&da.t, &db.t, &dc.t);
+  d.check(d.memcpy_dtoh(c.data(), dc.ptr, dc.bytes()), "copying C back");
+  CHECK(worst_error(c, expected) == 0);
+  f.set_cuda_stream(nullptr);
+  DLTensor shifted = da.t;
+  shifted.byte_offset = 2;  // one half further: aligned for a half, not for 16-byte copies
+  CHECK_THROWS_WITH_AS(f(&shifted, &db.t, &dc.t), doctest::Contains("which is not aligned to 16 bytes"),
+                       ArgumentError);
 }
 
 int main(int argc, char** argv) {
