@@ -38,7 +38,7 @@ int main() {
     o.min_sample_ms = quick ? 0.01 : 30;
     tune::Result r = lib::tune_gemm(p, o);
     tune::Config best_cfg(r.best);
-    const lib::GemmConfig tuned = lib::gemm_config_knobs(best_cfg, model);
+    const lib::GemmConfig tuned = lib::gemm_config_knobs(best_cfg, model, p);
     lib::Gemm gm = lib::gemm(p, model), gt = lib::gemm(p, tuned);
     Kernel km = build(gm.schedule, gm.args(), Target::cpu(), "gemm_model");
     Kernel kt = build(gt.schedule, gt.args(), Target::cpu(), "gemm_tuned");

@@ -52,7 +52,7 @@ Workload gemm_workload(int64_t m, int64_t n, int64_t k) {
   w.problem.m = m, w.problem.n = n, w.problem.k = k;
   const lib::GemmProblem p = w.problem;
   w.candidate = [p](tune::Config& cfg) {
-    lib::Gemm g = lib::gemm(p, lib::gemm_config_knobs(cfg, lib::model_gemm_config(p)));
+    lib::Gemm g = lib::gemm(p, lib::gemm_config_knobs(cfg, lib::model_gemm_config(p), p));
     return tune::Candidate{g.schedule, g.args()};
   };
   return w;

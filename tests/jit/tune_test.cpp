@@ -410,7 +410,7 @@ TEST_CASE("tune: lib::gemm's blocking, tuned once, is what later gemm() calls us
   CHECK(r.measured + r.invalid == 6);
   REQUIRE(r.measured >= 1);
   tune::Config best(r.best);
-  const lib::GemmConfig tuned = lib::gemm_config_knobs(best, heuristic);
+  const lib::GemmConfig tuned = lib::gemm_config_knobs(best, heuristic, p);
   // (Compared as gemm() makes them final: it fits some sizes to the problem.)
   const lib::GemmConfig used = lib::gemm(p).config;
   CHECK(used.str() == lib::gemm(p, tuned).config.str());
@@ -429,7 +429,7 @@ TEST_CASE("tune: lib::gemm's blocking, tuned once, is what later gemm() calls us
   for (int64_t kc : {128, 192, 256, 384, 512}) {
     knobs["kc"] = kc;
     tune::Config c(knobs);
-    planted_final = lib::gemm(r2, lib::gemm_config_knobs(c, model_r2)).config.str();
+    planted_final = lib::gemm(r2, lib::gemm_config_knobs(c, model_r2, r2)).config.str();
     if (planted_final != model_final) break;
   }
   REQUIRE(planted_final != model_final);
@@ -459,7 +459,82 @@ TEST_CASE("tune: lib::gemm's blocking, tuned once, is what later gemm() calls us
   std::optional<tune::Assignment> recorded = tune::best_knobs(key_q, Target::cpu());
   REQUIRE(recorded.has_value());
   tune::Config recorded_cfg(*recorded);
-  CHECK(g.config.str() == lib::gemm(q, lib::gemm_config_knobs(recorded_cfg, heuristic_q)).config.str());
+  CHECK(g.config.str() == lib::gemm(q, lib::gemm_config_knobs(recorded_cfg, heuristic_q, q)).config.str());
   check_jit_matches_interpreter(lower(g.schedule, g.args(), "tuned_gemm"),
                                 RandomArgs(random_args(lower(g.schedule, g.args()), 5)).args);
+}
+
+TEST_CASE("tune: lib::gemm's knobs for narrow types: the dot instruction, long K blocks, no Stream-K") {
+  auto knob_names = [](const tune::Config& c) {
+    std::vector<std::string> names;
+    for (const tune::Knob& k : c.knobs()) names.push_back(k.name);
+    return names;
+  };
+  auto options_of = [](const tune::Config& c, const std::string& name) {
+    for (const tune::Knob& k : c.knobs())
+      if (k.name == name) return k.options;
+    return std::vector<int64_t>{};
+  };
+  // float32 keeps its knobs: the decomposition among them.
+  lib::GemmProblem f;
+  f.m = f.n = f.k = 512;
+  tune::Config fc;
+  lib::gemm_config_knobs(fc, lib::model_gemm_config(f), f);
+  CHECK(knob_names(fc) == std::vector<std::string>{"kc", "mc", "nc", "pack_a", "stream_k"});
+  // bfloat16: Stream-K computes only float32/float64, so it is no knob (half the space was invalid);
+  // the dot instruction is one where this CPU has it, and K blocks run up to K.
+  lib::GemmProblem h;
+  h.m = h.n = 256;
+  h.k = 1000;
+  h.dtype = bf16;
+  const lib::GemmConfig model = lib::model_gemm_config(h);
+  tune::Config hc;
+  lib::gemm_config_knobs(hc, model, h);
+  const std::vector<std::string> names = knob_names(hc);
+  CHECK(std::find(names.begin(), names.end(), "stream_k") == names.end());
+  const std::vector<int64_t> kc = options_of(hc, "kc");
+  REQUIRE(!kc.empty());
+  CHECK(kc.front() == model.kc);
+  for (size_t i = 1; i < kc.size(); ++i) CHECK(kc[i] < h.k);  // longer blocks are all K: one option
+  CHECK(std::find(kc.begin(), kc.end(), 512) != kc.end());
+  const bool has_dot = CpuCacheInfo::host().bf16_dot;
+  CHECK((std::find(names.begin(), names.end(), "dot") != names.end()) == has_dot);
+  if (has_dot) {
+    // The model's choice first; the other instruction second, and both compute the product.
+    CHECK(model.dot == lib::DotInstruction::Vdpbf16ps);
+    tune::Config other({{"dot", 0}});  // the knob's values: 1 for the dot instruction, 0 not
+    const lib::GemmConfig widened = lib::gemm_config_knobs(other, model, h);
+    CHECK(widened.dot == lib::DotInstruction::MultiplyAdd);
+    lib::Gemm g = lib::gemm(h, widened);
+    check_jit_matches_interpreter(lower(g.schedule, g.args(), "gemm_bf16_widened"),
+                                  RandomArgs(random_args(lower(g.schedule, g.args()), 7)).args);
+  }
+  // 8-bit inputs of opposite signedness: vpdpbusd where the CPU has VNNI.
+  lib::GemmProblem q;
+  q.m = q.n = 64;
+  q.k = 64;
+  q.dtype = u8;
+  q.b_dtype = i8;
+  tune::Config qc;
+  lib::gemm_config_knobs(qc, lib::model_gemm_config(q), q);
+  const std::vector<std::string> qnames = knob_names(qc);
+  CHECK((std::find(qnames.begin(), qnames.end(), "dot") != qnames.end()) == CpuCacheInfo::host().int8_dot);
+  CHECK(options_of(qc, "kc").size() == 1);  // K = 64: every block is all of K
+}
+
+TEST_CASE("tune: a record from an older search space leaves gemm() the model's configuration") {
+  ScopedCacheDir dir;
+  lib::GemmProblem p;
+  p.m = p.n = 48;
+  p.k = 300;
+  p.dtype = bf16;
+  const lib::GemmConfig model = lib::model_gemm_config(p);
+  tune::Record stale;
+  stale.workload = tune::workload_key(lib::gemm(p, model).args());
+  stale.target = Target::cpu().str();
+  stale.cpu = tune::cpu_model();
+  stale.knobs = {{"kc", 192}, {"mc", model.mc}, {"nc", model.nc}, {"pack_a", 1}, {"stream_k", 0}};  // kc 192:
+  stale.ms = 0.001;  // no longer offered for bfloat16
+  tune::Database().append(stale);
+  CHECK(lib::gemm(p).config.str() == lib::gemm(p, model).config.str());
 }

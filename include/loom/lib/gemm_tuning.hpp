@@ -15,8 +15,11 @@ namespace loom::lib {
 /// tuning database holds (what gemm(problem) uses when it holds nothing for the problem).
 LOOM_DECL GemmConfig model_gemm_config(const GemmProblem& problem);
 
-/// The GEMM configuration a Config's knobs select, around `base` (the default of each knob).
-LOOM_DECL GemmConfig gemm_config_knobs(tune::Config& cfg, const GemmConfig& base);
+/// The GEMM configuration a Config's knobs select for `problem`, around `base` (the default of
+/// each knob): the cache blocks and packing of A; the decomposition for float32/float64 (Stream-K
+/// computes no other types); for bfloat16 and 8-bit inputs, the micro-kernel's instruction where
+/// this CPU has a dot instruction for them, and cache blocks of K up to the whole of it.
+LOOM_DECL GemmConfig gemm_config_knobs(tune::Config& cfg, const GemmConfig& base, const GemmProblem& problem);
 
 /// Tunes the blocking of `problem` (the heuristic's configuration is the default candidate) and
 /// records the measurements in the tuning database, which later gemm(problem) calls read. They

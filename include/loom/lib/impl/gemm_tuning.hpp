@@ -39,20 +39,43 @@ LOOM_DECL GemmConfig model_gemm_config(const GemmProblem& problem) {
   return detail::heuristic_gemm_config(problem);
 }
 
-LOOM_DECL GemmConfig gemm_config_knobs(tune::Config& cfg, const GemmConfig& base) {
+LOOM_DECL GemmConfig gemm_config_knobs(tune::Config& cfg, const GemmConfig& base,
+                                       const GemmProblem& problem) {
   GemmConfig c = base;
+  const bool wide = problem.dtype == f32 || problem.dtype == f64;
   // kc rows of a B panel in L1; mc rows of A (a multiple of mr) in L2; nc columns of B (a multiple
-  // of nr) in L3: the sizes the cache model picks from sysfs, which the search may overrule.
-  c.kc = cfg.choice("kc", detail::options_with_default(base.kc, {128, 192, 256, 384, 512}));
+  // of nr) in L3: the sizes the cache model picks from sysfs, which the search may overrule. The
+  // narrow types' kernels keep C's tile in registers across all of a K block, so for them long K
+  // blocks (up to all of K, the model's choice up to 4096) save passes over C instead.
+  std::vector<int64_t> kc_options = detail::options_with_default(base.kc, {128, 192, 256, 384, 512});
+  if (!wide) {
+    kc_options = {base.kc};
+    for (int64_t v : {256, 512, 1024, 2048, 4096})  // a K block longer than K is K: one option for all
+      if (v < problem.k && v != base.kc) kc_options.push_back(v);
+  }
+  c.kc = cfg.choice("kc", kc_options);
   c.mc = cfg.choice(
       "mc", detail::options_with_default(base.mc, {4 * base.mr, 8 * base.mr, 16 * base.mr, 32 * base.mr}));
   c.nc = cfg.choice(
       "nc", detail::options_with_default(base.nc, {8 * base.nr, 16 * base.nr, 32 * base.nr, 64 * base.nr}));
   c.pack_a = cfg.choice("pack_a", {base.pack_a ? 1 : 0, base.pack_a ? 0 : 1}) != 0;
+  // The micro-kernel's instruction, where this CPU has a dot instruction for the input types: the
+  // model widens and multiply-adds when few rows of C do not pay for B's packed copy, and that
+  // boundary is a guess the search may overrule either way.
+  const CpuCacheInfo& cpu = CpuCacheInfo::host();
+  const DType a = problem.a_type(), b = problem.b_type();
+  DotInstruction dot = DotInstruction::MultiplyAdd;
+  if (a == bf16 && b == bf16 && cpu.bf16_dot) dot = DotInstruction::Vdpbf16ps;
+  if (((a == i8 && b == u8) || (a == u8 && b == i8)) && cpu.int8_dot) dot = DotInstruction::Vpdpbusd;
+  if (dot != DotInstruction::MultiplyAdd) {
+    const int64_t uses_dot = base.dot == dot ? 1 : 0;
+    c.dot = cfg.choice("dot", {uses_dot, 1 - uses_dot}) != 0 ? dot : DotInstruction::MultiplyAdd;
+  }
   // How the threads share the work: blocks of rows (data-parallel) or equal shares of the MAC-loop
-  // iterations (Stream-K, which pays a fixup where a tile is split); gemm() refuses Stream-K where
-  // it does not apply (batched products), and the tuner counts those as invalid.
-  if (base.parallel) {
+  // iterations (Stream-K, which pays a fixup where a tile is split; float32 and float64 only);
+  // gemm() refuses Stream-K where it does not apply (batched products), and the tuner counts those
+  // as invalid.
+  if (base.parallel && wide) {
     const int64_t stream_k = base.decomposition == Decomposition::StreamK ? 1 : 0;
     c.decomposition = cfg.choice("stream_k", {stream_k, 1 - stream_k}) != 0 ? Decomposition::StreamK
                                                                             : Decomposition::DataParallel;
@@ -67,7 +90,7 @@ LOOM_DECL tune::Result tune_gemm(const GemmProblem& problem, tune::Options optio
     options.name = cat("lib::gemm ", problem.m, "x", problem.n, "x", problem.k, " ", problem.dtype.str());
   return tune::tune(
       [&](tune::Config& cfg) {
-        Gemm g = gemm(problem, gemm_config_knobs(cfg, base));
+        Gemm g = gemm(problem, gemm_config_knobs(cfg, base, problem));
         return tune::Candidate{g.schedule, g.args()};
       },
       options);
@@ -93,7 +116,13 @@ LOOM_DECL GemmConfig tuned_gemm_config(const GemmProblem& problem, const GemmCon
   }
   if (!knobs) return base;
   tune::Config cfg(*knobs);
-  return gemm_config_knobs(cfg, base);
+  try {
+    return gemm_config_knobs(cfg, base, problem);
+  } catch (const Error&) {
+    // A record of an older search space (a value no longer among a knob's options): the model's
+    // configuration, as without a record, rather than a GEMM that fails over a stale database.
+    return base;
+  }
 }
 
 }  // namespace loom::lib
