@@ -366,7 +366,7 @@ TEST_CASE("lower: phase device splits host and kernels for a GPU target, and onl
   PassContext dumped;
   dumped.dump_dir = dir.string();
   build(s, {A, C}, Target::cuda_sim(), "scale", dumped);
-  std::string device = read_file(dir / "scale" / "19_device_split_host_device.txt");
+  std::string device = read_file(dir / "scale" / "20_device_split_host_device.txt");
   CHECK(contains(device, "host program:"));
   CHECK(contains(device, "threadIdx.x=32"));
   CHECK(contains(device, "blockIdx.x=4"));

@@ -11,6 +11,7 @@
 
 #include "loom/ir/simplify.hpp"
 #include "loom/lower/hoist_guards.hpp"
+#include "loom/lower/inject_pipeline.hpp"
 #include "loom/lower/inject_virtual_thread.hpp"
 #include "loom/lower/inline_stages.hpp"
 #include "loom/lower/lower_state.hpp"
@@ -100,6 +101,11 @@ inline Stmt vectorize_loops(Stmt body, LowerState&, const PassContext&) {
 /// Phase loops: unrolled loops of constant extent become copies of their body.
 inline Stmt unroll_loops(Stmt body, LowerState&, const PassContext&) { return loom::unroll_loops(body); }
 
+/// Phase memory: pipelined allocations get a slot per stage, filled ahead by cp.async where it can.
+inline Stmt inject_pipeline(Stmt body, LowerState&, const PassContext&) {
+  return loom::inject_pipeline(body);
+}
+
 /// Phase memory: double-buffered allocations get two halves used alternately.
 inline Stmt inject_double_buffer(Stmt body, LowerState&, const PassContext&) {
   return loom::inject_double_buffer(body);
@@ -160,7 +166,8 @@ inline std::vector<PhasePasses> default_pipeline() {
         {"unroll_loops", passes::unroll_loops},
         {"simplify", passes::simplify}}},
       {Phase::Memory,
-       {{"inject_double_buffer", passes::inject_double_buffer},
+       {{"inject_pipeline", passes::inject_pipeline},
+        {"inject_double_buffer", passes::inject_double_buffer},
         {"merge_shared_memory", passes::merge_shared_memory},
         {"insert_thread_sync", passes::insert_thread_sync},
         {"simplify", passes::simplify}}},

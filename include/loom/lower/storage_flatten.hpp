@@ -10,6 +10,7 @@
 #include "loom/ir/extern_call.hpp"
 #include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/lower/inject_double_buffer.hpp"
+#include "loom/lower/inject_pipeline.hpp"
 #include "loom/lower/schedule_ops.hpp"
 
 namespace loom {
@@ -51,12 +52,14 @@ class StorageFlattener : public IRMutator {
   StorageFlattener(std::unordered_map<TensorKey, FlatBuffer, TensorKeyHash> params, TensorAliasMap aliases,
                    std::unordered_map<TensorKey, std::vector<StorageAlign>, TensorKeyHash> align,
                    TensorSet double_buffer,
-                   std::unordered_map<TensorKey, SwizzleLayout, TensorKeyHash> swizzle = {})
+                   std::unordered_map<TensorKey, SwizzleLayout, TensorKeyHash> swizzle = {},
+                   std::unordered_map<TensorKey, int, TensorKeyHash> pipelined = {})
       : buffers_(std::move(params)),
         aliases_(std::move(aliases)),
         align_(std::move(align)),
         double_buffer_(std::move(double_buffer)),
-        swizzle_(std::move(swizzle)) {}
+        swizzle_(std::move(swizzle)),
+        pipelined_(std::move(pipelined)) {}
 
   /// The call and kernel that messages name ("lower", "main" by default).
   void set_caller(const std::string& entry, const std::string& kernel) {
@@ -136,6 +139,8 @@ class StorageFlattener : public IRMutator {
     Stmt alloc = AllocateNode::make(b.data, b.dtype, {size}, op->scope, body);
     if (double_buffer_.count(TensorKey(t)))
       alloc = AttrStmtNode::make(attr::double_buffer_scope, b.data, Expr(1), alloc);
+    if (auto stages = pipelined_.find(TensorKey(t)); stages != pipelined_.end())
+      alloc = AttrStmtNode::make(attr::pipeline_stages, b.data, Expr(stages->second), alloc);
     if (b.swizzle.defined())  // shows in the printed IR; every pass and backend looks through it
       alloc = AttrStmtNode::make(attr::swizzle, b.data, StringImmNode::make(b.swizzle.str()), alloc);
     return alloc;
@@ -219,6 +224,7 @@ class StorageFlattener : public IRMutator {
   std::unordered_map<TensorKey, std::vector<StorageAlign>, TensorKeyHash> align_;
   TensorSet double_buffer_;
   std::unordered_map<TensorKey, SwizzleLayout, TensorKeyHash> swizzle_;
+  std::unordered_map<TensorKey, int, TensorKeyHash> pipelined_;  // Stage::pipeline's slots
   Analyzer analyzer_;
   std::string entry_ = "lower", caller_ = "lower 'main'";
 };
@@ -233,15 +239,17 @@ inline Stmt storage_flatten(const Stmt& body, const ScheduleNode& sch,
   std::unordered_map<TensorKey, std::vector<StorageAlign>, TensorKeyHash> align;
   TensorSet double_buffer;
   std::unordered_map<TensorKey, SwizzleLayout, TensorKeyHash> swizzle;
+  std::unordered_map<TensorKey, int, TensorKeyHash> pipelined;
   for (const Ref<StageNode>& s : sch.stages) {
     for (int k = 0; k < s->origin_op->num_outputs(); ++k) {
       if (s->swizzle.defined()) swizzle[TensorKey(s->origin_op->output(k))] = s->swizzle;
       if (!s->storage_align.empty()) align[TensorKey(s->origin_op->output(k))] = s->storage_align;
       if (s->double_buffer) double_buffer.insert(TensorKey(s->origin_op->output(k)));
+      if (s->pipeline_stages > 0) pipelined[TensorKey(s->origin_op->output(k))] = s->pipeline_stages;
     }
   }
   detail::StorageFlattener flattener(params, storage_aliases(sch), std::move(align), std::move(double_buffer),
-                                     std::move(swizzle));
+                                     std::move(swizzle), std::move(pipelined));
   flattener.set_caller(entry, kernel);
   return flattener.mutate(body);
 }

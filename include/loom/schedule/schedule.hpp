@@ -140,6 +140,12 @@ class Stage {
   /// Doubles the stage's buffer so that loading the next tile overlaps computing on the current one
   /// (a computed buffer inside a loop; not a placeholder).
   Stage& double_buffer();
+  /// Gives the stage's buffer `stages` slots (2 to 8) inside the loop that fills it at the start of
+  /// each iteration: iteration i fills the slot of iteration i + stages - 1, so stages - 1 tiles are
+  /// in flight while one is read. Copies from global to shared memory become cp.async (4, 8 or 16
+  /// bytes per copy: f32 elements, or vectorized copies), awaited one iteration's group at a time;
+  /// other copies stay plain stores (lower/inject_pipeline.hpp). Not with double_buffer().
+  Stage& pipeline(int stages);
   /// XOR-swizzles the shared buffer's flat offsets, CuTe's Swizzle<bits, base, shift>
   /// (schedule/impl/swizzle.hpp).
   Stage& swizzle(int bits, int base, int shift);

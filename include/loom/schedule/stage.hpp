@@ -92,6 +92,8 @@ class StageNode : public Object {
   Expr store_predicate;
   /// Whether double_buffer() was applied.
   bool double_buffer = false;
+  /// pipeline()'s number of slots; 0 when it was not applied.
+  int pipeline_stages = 0;
   /// The storage_align() requests, in order.
   std::vector<StorageAlign> storage_align;
   SwizzleLayout swizzle;  ///< swizzle(bits, base, shift) of the output buffer (schedule/impl/swizzle.hpp)

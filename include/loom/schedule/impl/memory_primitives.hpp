@@ -71,7 +71,29 @@ LOOM_DECL Stage& Stage::double_buffer() {
   if (node_->is_placeholder())
     throw ScheduleError(
         cat("double_buffer: '", name(), "' is a placeholder; only computed buffers can be doubled"));
+  if (node_->pipeline_stages > 0)
+    throw ScheduleError(
+        cat("double_buffer: '", name(), "' is already pipelined with ", node_->pipeline_stages,
+            " stages; pipeline(2) is the double buffer with cp.async copies: use one of them"));
   node_->double_buffer = true;
+  return *this;
+}
+
+LOOM_DECL Stage& Stage::pipeline(int stages) {
+  detail::check_not_group(*node_, "pipeline");
+  if (node_->is_placeholder())
+    throw ScheduleError(cat("pipeline: '", name(),
+                            "' is a placeholder; pipeline a computed buffer (a cache_read ",
+                            "of it, placed with compute_at inside the loop that reads it)"));
+  if (stages < 2 || stages > 8)
+    throw ScheduleError(
+        cat("pipeline: stage '", name(), "' asks for ", stages,
+            " stages; give 2 to 8 (2: double buffering; cp.async waits count at most 7 groups)"));
+  if (node_->double_buffer)
+    throw ScheduleError(cat("pipeline: '", name(),
+                            "' is already double-buffered; double_buffer() is pipeline(2) ",
+                            "without cp.async: use one of them"));
+  node_->pipeline_stages = stages;
   return *this;
 }
 
