@@ -12,8 +12,9 @@
 // tree, or LOOM_SASS_TOOLS names a folder or venv holding it) where present. regs come from NVRTC's
 // PTX through the toolkit's ptxas when both are installed, else the model's estimate. Then the
 // same for an H200 (the GPU docs/gpu-measurements.md measured) at its measured shapes, and the
-// configurations of its tile sweep on both architectures. LOOM_BENCH_QUICK=1 (ctest's smoke run):
-// 4096^3 only, without the sweep.
+// configurations of its tile sweep on both architectures, and (gpu_gemm_model_l2 lines) sm_80's
+// prediction over a range of its unmeasured L2 bandwidth. LOOM_BENCH_QUICK=1 (ctest's smoke run):
+// 4096^3 only, without the rest.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -126,5 +127,23 @@ int main() {
   for (const lib::GpuPerfSpec& spec : {lib::GpuPerfSpec::a100(), h200})
     for (const Shape& s : std::vector<Shape>{{4096, 4096, 4096}, {8192, 8192, 8192}})
       for (const lib::GpuGemmConfig& c : sweep) report(spec, s, f16, c, false);
+
+  // sm_80's sustained L2 bandwidth is not measured (GpuPerfSpec::a100's sources): the default
+  // kernel's and the 128x128x32 one's prediction at 4096^3 f16 over a range of it, up to the
+  // nominal 5120 bytes per clock at 1.41 GHz.
+  for (const lib::GpuGemmConfig& c : {lib::GpuGemmConfig{}, config(128, 128, 32, 64, 64, 3)}) {
+    const lib::GpuGemm g = lib::gpu_gemm(4096, 4096, 4096, f16, c);
+    const lib::GpuGemmResources r = lib::gpu_gemm_resources(g, "sm_80");
+    for (const double tbps : {3.0, 3.5, 3.87, 4.5, 5.5, 5120 * 1.41e9 / 1e12}) {
+      lib::GpuPerfSpec a100 = lib::GpuPerfSpec::a100();
+      a100.l2_tbps = tbps;
+      const lib::GpuGemmPrediction p = lib::predict_gpu_gemm(g, a100, r);
+      std::printf(
+          "loom-bench gpu_gemm_model_l2 arch=sm_80 m=4096 n=4096 k=4096 dtype=f16 config=%s l2_tbps=%s "
+          "predicted_tflops=%s predicted_frac=%s limiter=%s\n",
+          config_text(g.config).c_str(), fixed(tbps, 2).c_str(), fixed(p.tflops, 1).c_str(),
+          fixed(p.fraction_of_peak, 3).c_str(), p.limiter.c_str());
+    }
+  }
   return 0;
 }

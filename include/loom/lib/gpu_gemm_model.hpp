@@ -15,13 +15,14 @@
 //   l2      = n_w * (A and B tile bytes per k-step) / (sustained L2 bytes per clock): every block
 //             reads its tiles through L2 (cp.async.cg bypasses L1); the GPU's L2 bandwidth is shared;
 //   issue   = b w * instructions per warp-step / 4 schedulers;
-//   latency = q * m + s, s = barriers * barrier latency + q * (non-mma instructions) + one
-//             shared-memory latency (the first fragments of a step) + the copy wait (below) + for
-//             element copies one L2 latency (they wait for their loads before storing them):
-//             after each barrier a block's warps issue their copies and fragment loads before any mma;
-//             only warps of other blocks can fill that bubble, so it is exposed once per round;
-//   copy wait = max(0, L2 latency + b * tile bytes / (the SM's share of L2) - (stages - 1) * round):
-//             a tile's copies are issued stages - 1 k-steps before it is read.
+//   latency = chain + copy wait, chain = q * m + barriers * barrier latency + q * (non-mma
+//             instructions) + one shared-memory latency (a step's first fragments) + for element
+//             copies one L2 latency (they wait for their loads before storing them). After each
+//             barrier a block's warps issue their copies and first fragment loads before any mma;
+//             only warps of other blocks can fill that bubble, so the chain is one block's step;
+//   copy wait: a tile's copies are issued stages - 1 rounds before it is read; when their latency
+//             (L2 latency + b * tile bytes / the SM's share of L2) is longer, the round stretches
+//             to (chain + latency) / stages and the rest of the latency is waited for.
 // round = the largest term. A wave takes a DRAM latency and one tile's transfer (the prologue),
 // k-steps * round, and the store of its C tiles through L2; and no less than its DRAM traffic (the
 // distinct A and B panels its tiles read, once per wave: L2 keeps what the wave's blocks share, as
@@ -30,8 +31,10 @@
 //
 // What is not modelled: contention between terms that are close to each other (the model takes
 // the largest, the GPU pays some of the others too), clock changes under load, bank conflicts (the
-// kernel's padded tiles have none), the edge tiles' partial reads. The figures and where each comes
-// from: GpuPerfSpec::sources. The model against measurements: docs/performance.md.
+// kernel's padded tiles have none), the edge tiles' partial reads, the prologue's copies beyond
+// its first tile (they matter only when K spans a few k-steps), launch overhead. The figures and
+// where each comes from: GpuPerfSpec::sources. The model against the measurements, and where it
+// misses: docs/gpu-gemm-model.md.
 #pragma once
 
 #include <cstdint>

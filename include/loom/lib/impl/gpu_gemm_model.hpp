@@ -28,7 +28,7 @@ namespace detail {
 
 /// The copy stream that this kernel sustained on an H200 at 8192^3 (docs/gpu-measurements.md,
 /// sixth session): 4096 tiles x 128 k-steps x 32 KiB of A and B in 3.419 ms, 5.02 TB/s. The model
-/// takes it as sm_90's sustained L2-to-SM bandwidth (docs/performance.md says why).
+/// takes it as sm_90's sustained L2-to-SM bandwidth (docs/gpu-gemm-model.md says why).
 inline constexpr double kSm90L2Tbps = 4096.0 * 128 * 32768 / 3.419e-3 / 1e12;
 /// The fraction of a nominal 5120 bytes per clock (A100's published L2 read bandwidth; NVIDIA
 /// publishes none for H100) at 1.83 GHz that this is.
@@ -92,7 +92,7 @@ LOOM_DECL GpuPerfSpec GpuPerfSpec::h100() {
       cat("sustained L2-to-SM bandwidth ", detail::kSm90L2Tbps,
           " TB/s: what this kernel's copy stream moved at 8192^3 on an H200 (17.2 GB of A and B tiles in "
           "3.419 "
-          "ms), taken as the L2's limit (docs/performance.md gives the evidence and the doubt)"),
+          "ms), taken as the L2's limit (docs/gpu-gemm-model.md gives the evidence and the doubt)"),
       "latencies (cycles): L2 hit 260, DRAM 500 ns, barrier 24, shared load 30: round microbenchmark figures "
       "(halving or doubling them moves the predictions at 2048^3 and above by under 3%)"};
   return s;
