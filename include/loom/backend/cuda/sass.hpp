@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -59,7 +60,7 @@ inline std::optional<std::string> disassemble_cubin(const std::string& cubin, co
   if (tool.empty()) return std::nullopt;
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path();
-  static int serial = 0;
+  static std::atomic<int> serial{0};
   const std::string stem = cat("loom_sass_", getpid(), "_", ++serial);
   const fs::path in = dir / (stem + ".cubin"), out = dir / (stem + ".sass");
   std::ofstream(in, std::ios::binary) << cubin;

@@ -54,12 +54,11 @@ LOOM_DECL GpuPerfSpec GpuPerfSpec::a100() {
   s.sources = {
       "SMs 108, boost clock 1.41 GHz, dense tensor peaks 312 TFLOP/s (f16/bf16) and 156 (tf32), HBM2e 2.039 "
       "TB/s, 40 MB L2, 164 KB of shared memory per SM: NVIDIA A100 datasheet and whitepaper",
-      "mma.sync at the full dense rate: on sm_80 it is the tensor cores' native instruction (an assumption; "
-      "no "
-      "A100 was measured)",
+      "mma.sync at the full dense rate: on sm_80 it is the tensor cores' native instruction (an "
+      "assumption; no A100 was measured)",
       cat("sustained L2-to-SM bandwidth ", s.l2_tbps,
-          " TB/s: NOT measured; the fraction of a nominal 5120 B/clock that H100/H200 sustained for this "
-          "kernel (",
+          " TB/s: NOT measured; the fraction of a nominal 5120 B/clock that H100/H200 sustained for "
+          "this kernel (",
           detail::kSm90L2Fraction, ") applied to A100's published 5120 B/clock at 1.41 GHz"),
       "latencies (cycles): L2 hit 200, DRAM 500 ns, barrier 24, shared load 30: round microbenchmark figures "
       "(halving or doubling them moves the predictions at 2048^3 and above by under 3%)"};
@@ -82,17 +81,15 @@ LOOM_DECL GpuPerfSpec GpuPerfSpec::h100() {
   s.barrier_latency = 24;
   s.shared_latency = 30;
   s.sources = {
-      "SMs 132, dense tensor peaks 989.4 TFLOP/s (f16/bf16) and 494.7 (tf32), HBM3 3.35 TB/s, 50 MB L2, 228 "
-      "KB "
-      "of shared memory per SM: NVIDIA H100 SXM5 datasheet; 1.83 GHz is the clock those peaks are computed "
-      "at "
-      "(132 SMs x 4096 flops per clock); the GPU boosts to 1.98 GHz",
+      "SMs 132, dense tensor peaks 989.4 TFLOP/s (f16/bf16) and 494.7 (tf32), HBM3 3.35 TB/s, 50 MB L2, "
+      "228 KB of shared memory per SM: NVIDIA H100 SXM5 datasheet; 1.83 GHz is the clock those peaks "
+      "are computed at (132 SMs x 4096 flops per clock); the GPU boosts to 1.98 GHz",
       "mma.sync reaches 627 TFLOP/s, 0.634 of the dense peak: measured on an H200 by bench/gpu_gemm.cpp's "
       "gpu_mma_peak (632 on an H100); the full rate needs wgmma. tf32 is assumed to reach the same fraction",
       cat("sustained L2-to-SM bandwidth ", detail::kSm90L2Tbps,
-          " TB/s: what this kernel's copy stream moved at 8192^3 on an H200 (17.2 GB of A and B tiles in "
-          "3.419 "
-          "ms), taken as the L2's limit (docs/gpu-gemm-model.md gives the evidence and the doubt)"),
+          " TB/s: what this kernel's copy stream moved at 8192^3 on an H200 (17.2 GB of A and B tiles "
+          "in 3.419 ms), taken as the L2's limit (docs/gpu-gemm-model.md gives the evidence and the "
+          "doubt)"),
       "latencies (cycles): L2 hit 260, DRAM 500 ns, barrier 24, shared load 30: round microbenchmark figures "
       "(halving or doubling them moves the predictions at 2048^3 and above by under 3%)"};
   return s;
@@ -461,7 +458,7 @@ LOOM_DECL GpuGemmPrediction predict_gpu_gemm(const GpuGemm& g, const GpuPerfSpec
   const GpuGemmStepCounts& c = p.per_warp;
   // Instructions issued: SASS's count when given; else the counted ones, 3 address instructions per
   // copy (a cp.async's or an element's) and 8 for the loop, the stage and the wait (sm_90's SASS of
-  // the default f16 kernel: 232 for 177 counted ones and 16 copies, estimated 233).
+  // the default f16 kernel: 231 for 177 counted ones and 16 copies, estimated 233; sm_80's: 256).
   const int64_t copies = c.cp_async + c.global_loads;
   const double counted = static_cast<double>(c.mma + c.ldmatrix + c.cp_async + c.shared_loads +
                                              c.shared_stores + c.global_loads + c.barriers);
