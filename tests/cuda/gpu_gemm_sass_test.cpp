@@ -149,7 +149,8 @@ TEST_CASE("gpu_gemm SASS: one k-step holds the instructions the model counts in 
 
 TEST_CASE("gpu_gemm registers: ptxas against the model's estimate") {
   if (!have_nvrtc() || runtime::cuda::find_ptxas().empty()) {
-    MESSAGE("skipping: the model's register estimate is checked against ptxas, which is not installed");
+    MESSAGE(
+        "skipping: the model's register estimate is checked against ptxas, and NVRTC or ptxas is missing");
     return;
   }
   // The tile sweep's configurations (docs/gpu-measurements.md) on sm_90, f16, and the tf32 default.
