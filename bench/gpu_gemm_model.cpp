@@ -109,15 +109,8 @@ int main() {
 
   // The tile sweep's configurations (docs/gpu-measurements.md), and the one the model proposes for
   // sm_80 (128x128x32: two blocks fit an A100's shared memory).
-  auto config = [](int bm, int bn, int bk, int wm, int wn, int stages) {
-    lib::GpuGemmConfig c;
-    c.block_m = bm;
-    c.block_n = bn;
-    c.block_k = bk;
-    c.warp_m = wm;
-    c.warp_n = wn;
-    c.stages = stages;
-    return c;
+  auto config = [](int bm, int bn, int bk, int wm, int wn, int stages) -> lib::GpuGemmConfig {
+    return {bm, bn, bk, wm, wn, stages};  // GpuGemmConfig is an aggregate in this order
   };
   const std::vector<lib::GpuGemmConfig> sweep = {
       config(128, 128, 64, 64, 64, 3), config(128, 128, 32, 64, 64, 3), config(128, 128, 32, 64, 64, 4),

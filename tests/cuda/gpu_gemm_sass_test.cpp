@@ -26,14 +26,7 @@ std::string sass_tools_venv() {
 }
 
 lib::GpuGemmConfig sass_config(int bm, int bn, int bk, int wm, int wn, int stages) {
-  lib::GpuGemmConfig c;
-  c.block_m = bm;
-  c.block_n = bn;
-  c.block_k = bk;
-  c.warp_m = wm;
-  c.warp_n = wn;
-  c.stages = stages;
-  return c;
+  return {bm, bn, bk, wm, wn, stages};  // GpuGemmConfig is an aggregate in this order
 }
 
 }  // namespace

@@ -20,14 +20,7 @@ using namespace loom::lib;
 namespace {
 
 GpuGemmConfig model_config(int bm, int bn, int bk, int wm, int wn, int stages) {
-  GpuGemmConfig c;
-  c.block_m = bm;
-  c.block_n = bn;
-  c.block_k = bk;
-  c.warp_m = wm;
-  c.warp_n = wn;
-  c.stages = stages;
-  return c;
+  return {bm, bn, bk, wm, wn, stages};  // GpuGemmConfig is an aggregate in this order
 }
 
 /// What a block of `g` asks of an SM, with `registers` per thread given.
