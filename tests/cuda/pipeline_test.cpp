@@ -179,3 +179,42 @@ TEST_CASE("pipeline: misuse names the stage and the fix; a refused call changes 
   CHECK(hs->pipeline_stages == 3);
   CHECK_FALSE(hs->double_buffer);
 }
+
+TEST_CASE("pipeline: inside another serial loop, a run's prologue waits for the last run's readers") {
+  // The fuzzer's seed 503476: k.inner outside k.outer, so the pipelined k.outer loop runs 8 times;
+  // without a barrier before its prologue, the next run's cp.async copies overwrote slots that
+  // other threads were still reading. A.shared and B.shared ask for different stage counts: the
+  // loop takes the first, B.shared stays single.
+  const int n = 22, m = 3, k = 19;
+  Tensor A = placeholder({n, k}, f32, "A"), B = placeholder({k, m}, f32, "B");
+  IterVar r = reduce_axis(0, k, "r");
+  Tensor C = compute(
+      {n, m}, [&](Expr i, Expr j) { return sum(A(i, r) * B(r, j), {r}); }, "C");
+  Schedule s = create_schedule(C);
+  Tensor AS = s.cache_read(A, "shared", {C}), BS = s.cache_read(B, "shared", {C});
+  auto [ko, ki] = s[C].split(C.reduce_axis(0), 8);
+  auto [by, yi] = s[C].split(C.axis(0), 17);
+  s[C].bind(by, thread_axis("blockIdx.y"));
+  auto [ty, yv] = s[C].split(yi, NParts{13});
+  s[C].bind(ty, thread_axis("threadIdx.y"));
+  auto [bx, xi] = s[C].split(C.axis(1), 6);
+  s[C].bind(bx, thread_axis("blockIdx.x"));
+  auto [tx, xv] = s[C].split(xi, NParts{33});
+  s[C].bind(tx, thread_axis("threadIdx.x"));
+  s[C].reorder({by, bx, ty, tx, ki, ko, yv, xv});
+  for (auto [t, stages] : {std::pair{AS, 4}, std::pair{BS, 2}}) {
+    s[t].compute_at(s[C], ko);
+    s[t].pipeline(stages);
+    IterVar f = s[t].fuse(t.axis(0), t.axis(1));
+    auto [fo, fx] = s[t].split(f, 33);
+    s[t].bind(fx, thread_axis("threadIdx.x"));
+    auto [fz, fy] = s[t].split(fo, 13);
+    s[t].bind(fy, thread_axis("threadIdx.y"));
+  }
+  const std::string ir = lower(s, {A, B, C}, "pipelined").to_string();
+  CHECK(contains(ir, "float32, [104]), storage_scope = shared"));  // A: 4 slots of 26
+  CHECK(contains(ir, "float32, [33]), storage_scope = shared"));   // B: one
+  SimReport report;
+  CHECK(simulated_gemm_error<float>(s, A, B, C, n, m, k, &report) == 0);
+  CHECK(report.races.empty());
+}

@@ -107,8 +107,14 @@ class GpuScheduleBuilder : public ScheduleBuilder {
       IterVar at = rng_.pick(shared_points);
       compute_at(c, shared_parent, at);
       if (!at.same_as(k.block) && rng_.chance(0.2)) {
-        emit(cat("s[", name_of(c), "].double_buffer();"));
-        schedule_[c].double_buffer();
+        if (rng_.chance(0.5)) {
+          emit(cat("s[", name_of(c), "].double_buffer();"));
+          schedule_[c].double_buffer();
+        } else {  // slots per stage, copies as cp.async where they can be
+          const int stages = rng_.uniform(2, 4);
+          emit(cat("s[", name_of(c), "].pipeline(", stages, ");"));
+          schedule_[c].pipeline(stages);
+        }
       }
       if (c.ndim() >= 2 && rng_.chance(0.3)) {
         const int factor = rng_.uniform(1, 8), offset = rng_.uniform(0, factor - 1);

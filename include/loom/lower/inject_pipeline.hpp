@@ -207,7 +207,11 @@ class PipelineInjector {
     std::unordered_map<int, Stmt> next;
     for (const PipelinedBuffer& b : buffers_) next[b.marker] = produce(b, ahead);
     body = ReplaceMarkers(next).mutate(body);
+    // The prologue's copies may land while other threads still read the slots from an earlier
+    // run of this loop (an enclosing loop's previous iteration): a barrier first, which the
+    // barrier pass would not place for cp.async.
     std::vector<Stmt> prologue;
+    if (any_shared) prologue.push_back(BarrierNode::make(scope::shared));
     for (int j = 0; j < stages_ - 1; ++j) {
       for (const PipelinedBuffer& b : buffers_) prologue.push_back(produce(b, first + make_int_const(it, j)));
       prologue.push_back(commit_placeholder());
