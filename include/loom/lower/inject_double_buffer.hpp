@@ -3,6 +3,7 @@
 // into one half is issued before iteration i consumes the other, so the two can overlap.
 #pragma once
 
+#include <string>
 #include <unordered_set>
 
 #include "loom/ir/mutator.hpp"
@@ -141,17 +142,22 @@ class DoubleBufferInjector {
   Stmt producer_;
 };
 
-/// Removes the double_buffer_scope markers that were not applied (no suitable loop).
-class StripDoubleBufferMarks : public IRMutator {
+/// Removes the markers of one attribute key that were not applied (double_buffer_scope and
+/// pipeline_stages where no loop suited them).
+class StripMarks : public IRMutator {
  public:
+  explicit StripMarks(const char* key) : key_(key) {}
   using IRMutator::mutate;
 
  protected:
   using IRMutator::visit;
   Stmt visit(const AttrStmtNode* op) override {
-    if (op->key == attr::double_buffer_scope) return mutate(op->body);
+    if (op->key == key_) return mutate(op->body);
     return IRMutator::visit(op);
   }
+
+ private:
+  std::string key_;
 };
 
 }  // namespace detail
@@ -162,7 +168,7 @@ inline Stmt inject_double_buffer(const Stmt& body) {
   detail::DoubleBufferInjector injector;
   Stmt out =
       rewrite_loops(body, ForKind::Serial, [&](const ForNode* loop) { return injector.rewrite(loop); });
-  return detail::StripDoubleBufferMarks().mutate(out);
+  return detail::StripMarks(attr::double_buffer_scope).mutate(out);
 }
 
 }  // namespace loom

@@ -6,7 +6,6 @@
 // barrier (other threads' copies); other copies stay plain stores, which the same barrier orders.
 #pragma once
 
-#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -123,15 +122,6 @@ class AsyncCopies : public IRMutator {
  private:
   std::unordered_map<const VarNode*, int64_t> shared_;
   std::unordered_set<const VarNode*> local_;
-};
-
-/// Removes pipeline marks that were not applied.
-struct StripPipelineMarks : IRMutator {
-  using IRMutator::visit;
-  Stmt visit(const AttrStmtNode* op) override {
-    if (op->key == attr::pipeline_stages) return mutate(op->body);
-    return IRMutator::visit(op);
-  }
 };
 
 /// One pipelined buffer of a loop: its allocation and the statement that fills it.
@@ -270,7 +260,8 @@ class PipelineInjector {
   /// The loop left with one slot per buffer: its pipeline marks removed.
   static Stmt unmarked(const ForNode* loop) {
     return ForNode::make(loop->loop_var, loop->min, loop->extent, loop->kind,
-                         StripPipelineMarks().mutate(loop->body), loop->thread_tag, loop->annotations);
+                         StripMarks(attr::pipeline_stages).mutate(loop->body), loop->thread_tag,
+                         loop->annotations);
   }
 
   /// Whether `v` is bound (let, loop of any kind, allocation) somewhere inside `s`.
@@ -352,7 +343,7 @@ inline Stmt inject_pipeline(const Stmt& body) {
   detail::PipelineInjector injector(local);
   Stmt out =
       rewrite_loops(body, ForKind::Serial, [&](const ForNode* loop) { return injector.rewrite(loop); });
-  return detail::StripPipelineMarks().mutate(out);
+  return detail::StripMarks(attr::pipeline_stages).mutate(out);
 }
 
 }  // namespace loom

@@ -210,54 +210,34 @@ class StepCounter {
 
 /// The serial loop with the most mma.sync: the k loop.
 inline const ForNode* gpu_gemm_main_loop(const Stmt& body, const StepCounter& counter) {
-  const ForNode* best = nullptr;
-  int64_t best_mma = 0;
-  std::vector<Stmt> work{body};
-  while (!work.empty()) {
-    const Stmt s = work.back();
-    work.pop_back();
-    if (!s.defined()) continue;
-    if (const auto* seq = s.as<SeqNode>()) {
-      for (const Stmt& x : seq->seq) work.push_back(x);
-    } else if (const auto* branch = s.as<IfThenElseNode>()) {
-      work.push_back(branch->then_case);
-      work.push_back(branch->else_case);
-    } else if (const auto* loop = s.as<ForNode>()) {
+  struct Finder : IRVisitor {
+    const StepCounter* counter = nullptr;
+    const ForNode* best = nullptr;
+    int64_t best_mma = 0;
+    using IRVisitor::visit;
+    void visit(const ForNode* loop) override {
       if (loop->kind == ForKind::Serial) {
-        const int64_t mma = counter.count(loop->body).mma;
+        const int64_t mma = counter->count(loop->body).mma;
         if (mma > best_mma) {
           best = loop;
           best_mma = mma;
         }
       }
-      work.push_back(loop->body);
-    } else if (const auto* a = s.as<AllocateNode>()) {
-      work.push_back(a->body);
-    } else if (const auto* l = s.as<LetStmtNode>()) {
-      work.push_back(l->body);
-    } else if (const auto* at = s.as<AttrStmtNode>()) {
-      work.push_back(at->body);
+      IRVisitor::visit(loop);
     }
-  }
-  return best;
+  } finder;
+  finder.counter = &counter;
+  finder.visit_stmt(body);
+  return finder.best;
 }
 
 /// The shared buffers the function allocates and their bytes.
 inline std::set<const Object*> shared_buffers(const Stmt& body, int64_t* bytes) {
-  std::set<const Object*> out;
-  std::vector<Stmt> work{body};
-  while (!work.empty()) {
-    const Stmt s = work.back();
-    work.pop_back();
-    if (!s.defined()) continue;
-    if (const auto* seq = s.as<SeqNode>()) {
-      for (const Stmt& x : seq->seq) work.push_back(x);
-    } else if (const auto* branch = s.as<IfThenElseNode>()) {
-      work.push_back(branch->then_case);
-      work.push_back(branch->else_case);
-    } else if (const auto* loop = s.as<ForNode>()) {
-      work.push_back(loop->body);
-    } else if (const auto* a = s.as<AllocateNode>()) {
+  struct Finder : IRVisitor {
+    std::set<const Object*> out;
+    int64_t bytes = 0;
+    using IRVisitor::visit;
+    void visit(const AllocateNode* a) override {
       if (a->scope == scope::shared) {
         out.insert(a->buffer.get());
         int64_t elements = 1;
@@ -266,16 +246,14 @@ inline std::set<const Object*> shared_buffers(const Stmt& body, int64_t* bytes) 
           internal_check(n != nullptr, "gpu_gemm's shared allocation has a symbolic extent");
           elements *= n->value;
         }
-        if (bytes) *bytes += elements * a->dtype.bytes();
+        bytes += elements * a->dtype.bytes();
       }
-      work.push_back(a->body);
-    } else if (const auto* l = s.as<LetStmtNode>()) {
-      work.push_back(l->body);
-    } else if (const auto* at = s.as<AttrStmtNode>()) {
-      work.push_back(at->body);
+      IRVisitor::visit(a);
     }
-  }
-  return out;
+  } finder;
+  finder.visit_stmt(body);
+  if (bytes) *bytes += finder.bytes;
+  return finder.out;
 }
 
 inline int64_t gpu_gemm_shared_bytes(const GpuGemm& g) {
