@@ -30,6 +30,25 @@ TEST_CASE("thread sync: no barrier between writes whose index ranges never meet"
   CHECK(count_barriers(insert_thread_sync(kernel(tx, S, 257, body))) == 2);
 }
 
+TEST_CASE("thread sync: quotient and remainder terms count within their bounds") {
+  // lib::gpu_gemm's element copies: 128 threads fill rows of a padded tile, thread tx writing
+  // S[tx / 64 * 72 + tx % 64 + 144 i] for i = 0, 1. A write of i = 0 lies in [0, 135] and one of
+  // i = 1 in [144, 279]: no barrier between them (there was one after every store).
+  Var tx("tx"), S("S", handle_type);
+  BufferParam O = buffer_param("O", f32, {512});
+  const Expr row = tx / 64 * 72 + tx % 64;
+  Stmt apart = seq({st(S, 1.0f, row), st(S, 2.0f, row + 144), store(O, ld(S, f32, row), tx)});
+  CHECK(count_barriers(insert_thread_sync(kernel(tx, S, 128, apart))) == 0);
+  // 100 apart they meet (thread 92 writes element 72 + 28 = 100 first, thread 0 writes it second,
+  // and thread 92 reads it back): a barrier before the second writes and one before the reads.
+  Stmt meet = seq({st(S, 1.0f, row), st(S, 2.0f, row + 100), store(O, ld(S, f32, row), tx)});
+  CHECK(count_barriers(insert_thread_sync(kernel(tx, S, 128, meet))) == 2);
+  // A quotient of a size the test cannot bound still gets a barrier.
+  Var n("n");
+  Stmt unknown = seq({st(S, 1.0f, tx % 64), st(S, 2.0f, tx % 64 + n / 2 + 64), store(O, ld(S, f32, tx), tx)});
+  CHECK(count_barriers(insert_thread_sync(kernel(tx, S, 64, unknown))) >= 1);
+}
+
 TEST_CASE("thread sync: a barrier before reading what other threads wrote") {
   Var tx("tx"), S("S", handle_type);
   BufferParam O = buffer_param("O", f32, {512});

@@ -1,14 +1,19 @@
 // Whether two index expressions into one shared buffer of a GPU kernel can name the same element
 // for some threads and loop iterations: a bounds test on their linear forms (in the spirit of
 // Banerjee's test) plus a GCD test. insert_thread_sync skips the barrier between accesses that
-// can never meet, such as one thread writing S[tx] and S[tx + 256] with 256 threads.
+// can never meet, such as one thread writing S[tx] and S[tx + 256] with 256 threads. A term that
+// is not a variable (tx / 64, tx % 64) counts as a quantity of its own within its bounds when it
+// depends only on ranged variables.
 #pragma once
 
 #include <cstdint>
 #include <numeric>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "loom/ir/analyzer.hpp"
+#include "loom/ir/free_vars.hpp"
 #include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/ir/linear_form.hpp"
 #include "loom/ir/visitor.hpp"
@@ -27,6 +32,7 @@ class IndexOverlap {
   void learn_kernel(const Stmt& kernel) {
     ranged_.clear();
     varying_.clear();
+    bounds_ = Analyzer();
     struct Binders : IRVisitor {
       IndexOverlap& self;
       explicit Binders(IndexOverlap& s) : self(s) {}
@@ -36,7 +42,10 @@ class IndexOverlap {
         const int64_t* min = as_const_int(op->min);
         const int64_t* extent = as_const_int(op->extent);
         if (min && extent && *extent > 0) {
-          if (!block_index) self.ranged_[op->loop_var.get()] = {*min, *min + *extent - 1};
+          if (!block_index) {
+            self.ranged_[op->loop_var.get()] = {*min, *min + *extent - 1};
+            self.bounds_.bind(op->loop_var, Range(op->min, op->extent));
+          }
         } else {
           self.varying_.insert(op->loop_var.get());
         }
@@ -77,7 +86,15 @@ class IndexOverlap {
       constant += static_cast<Wide>(sign) * form.constant();
       for (const LinearTerm& t : form.terms()) {
         const VarNode* v = t.atom.as<VarNode>();
-        if (!v || varying_.count(v)) return false;
+        if (!v) {
+          // Each access's tx / 64 may take any value in its bounds independently of the other's
+          // (they may be different threads) and of its own tx % 64: the sum's bounds still hold.
+          const std::optional<std::pair<int64_t, int64_t>> range = atom_range(t.atom);
+          if (!range) return false;
+          add_ranged(sign * t.coeff, range->first, range->second);
+          continue;
+        }
+        if (varying_.count(v)) return false;
         if (auto r = ranged_.find(v); r != ranged_.end()) {
           add_ranged(sign * t.coeff, r->second.first, r->second.second);
         } else {
@@ -95,8 +112,20 @@ class IndexOverlap {
   }
 
  private:
+  /// The bounds of a non-variable term whose variables are all ranged; none otherwise (a size,
+  /// a parameter or a let variable inside it could make it anything, or cancel in a way the
+  /// bounds do not see).
+  std::optional<std::pair<int64_t, int64_t>> atom_range(const Expr& atom) const {
+    for (const Var& v : free_vars(atom))
+      if (!ranged_.count(v.get())) return std::nullopt;
+    const ConstIntBound b = bounds_.const_int_bound(atom);
+    if (!b.is_finite()) return std::nullopt;
+    return std::pair{b.min_value, b.max_value};
+  }
+
   std::unordered_map<const VarNode*, std::pair<int64_t, int64_t>> ranged_;
   std::unordered_set<const VarNode*> varying_;
+  mutable Analyzer bounds_;  // the ranged variables' ranges
 };
 
 }  // namespace loom
