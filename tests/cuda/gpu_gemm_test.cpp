@@ -91,8 +91,25 @@ double checked_error(const lib::GpuGemm& g, bool integers = false) {
     const SimSharedBuffer& b = report.buffer(buffer);
     CHECK(b.load.instructions > 0);
     CHECK(b.load.conflicts() == 0);
+    CHECK(b.store.conflicts() == 0);  // element copies (cp.async's writes are not counted)
   }
   return error;
+}
+
+/// The elements of g's shared buffer `name`, as allocated.
+int64_t shared_elements(const lib::GpuGemm& g, const std::string& name) {
+  struct Finder : IRVisitor {
+    std::string name;
+    int64_t elements = -1;
+    using IRVisitor::visit;
+    void visit(const AllocateNode* op) override {
+      if (op->buffer.name() == name) elements = *as_const_int(op->extents.at(0));
+      IRVisitor::visit(op);
+    }
+  } finder;
+  finder.name = name;
+  finder.visit_stmt(g.func.body);
+  return finder.elements;
 }
 
 /// A small tile configuration, so that the simulator runs several blocks quickly.
@@ -141,13 +158,37 @@ TEST_CASE("gpu_gemm: simulated C matches a double reference on shapes no tile di
   CHECK(report.races.empty());
   CHECK(simulated_error<bfloat16>(lib::gpu_gemm(136, 264, 96, bf16)) < 1e-5);
   CHECK(simulated_error<half>(lib::gpu_gemm(1, 512, 1024)) < 1e-5);
-  // ldmatrix from the padded tiles (rows 80 and 272 bytes apart) is free of bank conflicts.
+  // ldmatrix from the swizzled tiles is free of bank conflicts.
   for (const char* buffer : {"A_shared", "B_shared"}) {
     CAPTURE(buffer);
     const SimSharedBuffer& b = report.buffer(buffer);
     CHECK(b.load.instructions > 0);
     CHECK(b.load.conflicts() == 0);
   }
+}
+
+TEST_CASE("gpu_gemm: ldmatrix tiles are XOR-swizzled, not padded, and free of bank conflicts") {
+  // 16-byte chunk c of row r sits at chunk c ^ ((r / L) % S) of its row: rows of 8 or more chunks
+  // (the default block_k of 64 halves, B's 128 columns) and of 4 (block_k 32, 64-byte rows: two
+  // rows per 128-byte line) take no padding; checked_error asserts that ldmatrix and the element
+  // copies see no bank conflicts. tf32 tiles read with 32-bit loads (A column-major, B row-major)
+  // keep 32 bytes of padding per row.
+  for (lib::Layout la : kLayouts)
+    for (lib::Layout lb : kLayouts)
+      for (const int64_t k : {96, 65}) {  // cp.async, element copies
+        const lib::GpuGemm g = lib::gpu_gemm(136, 264, k, f16, {}, la, lb);
+        CAPTURE(g.describe());
+        CHECK(shared_elements(g, "A_shared") == 3 * 128 * 64);
+        CHECK(shared_elements(g, "B_shared") == 3 * 64 * 128);
+        CHECK(checked_error(g, true) == 0);
+      }
+  const lib::GpuGemm narrow = lib::gpu_gemm(70, 75, 45, f16, small_config(2));  // rows of 4 chunks
+  CHECK(shared_elements(narrow, "A_shared") == 2 * 64 * 32);
+  CHECK(checked_error(narrow, true) == 0);
+  const lib::GpuGemm tf32 = lib::gpu_gemm(72, 80, 56, f32, small_config(), lib::Layout::ColMajor);
+  CHECK(shared_elements(tf32, "A_shared") == 3 * 32 * (64 + 8));  // 32-bit loads: padded
+  CHECK(shared_elements(tf32, "B_shared") == 3 * 32 * (64 + 8));
+  CHECK(checked_error(tf32) < 1e-5);
 }
 
 TEST_CASE("gpu_gemm: 2 and 4 stages and smaller tiles compute the same product") {

@@ -29,8 +29,9 @@ GpuGemmResources given(const GpuGemm& g, int registers) {
   r.threads = 32 * (g.config.block_m / g.config.warp_m) * (g.config.block_n / g.config.warp_n);
   r.registers = registers;
   r.registers_from = "given";
-  // The stages of A and B as the kernel pads them (lib/impl/gpu_gemm.hpp): rows of the stored
-  // layout, 16 bytes of padding (32 for tf32 tiles read with 32-bit loads).
+  // The stages of A and B as the kernel lays them out (lib/impl/gpu_gemm.hpp): rows of the stored
+  // layout, XOR-swizzled without padding when a row is a power of two 16-byte chunks (up to 8) or
+  // a multiple of 8, else padded by 16 bytes; tf32 tiles read with 32-bit loads padded by 32.
   const bool tf32 = g.input == f32;
   const int chunk = tf32 ? 4 : 8, eb = tf32 ? 4 : 2;
   const bool a_row = g.a_layout == Layout::RowMajor, b_row = g.b_layout == Layout::RowMajor;
@@ -38,7 +39,12 @@ GpuGemmResources given(const GpuGemm& g, int registers) {
             a_cols = a_row ? g.config.block_k : g.config.block_m;
   const int b_rows = b_row ? g.config.block_k : g.config.block_n,
             b_cols = b_row ? g.config.block_n : g.config.block_k;
-  const int pitch_a = a_cols + (tf32 && !a_row ? 8 : chunk), pitch_b = b_cols + (tf32 && b_row ? 8 : chunk);
+  auto pitch = [&](int cols, bool scalar) {
+    const int chunks = cols / chunk;
+    if (scalar) return cols + 8;
+    return chunks % 8 == 0 || (chunks < 8 && (chunks & (chunks - 1)) == 0) ? cols : cols + chunk;
+  };
+  const int pitch_a = pitch(a_cols, tf32 && !a_row), pitch_b = pitch(b_cols, tf32 && b_row);
   r.shared_bytes = int64_t{g.config.stages} * (a_rows * pitch_a + b_rows * pitch_b) * eb;
   return r;
 }
@@ -108,10 +114,10 @@ TEST_CASE("gpu_gemm model: element copies are loads and shared stores, and the m
 
 TEST_CASE("gpu_gemm model: occupancy from registers and shared memory") {
   const GpuPerfSpec h100 = GpuPerfSpec::h100();
-  // 2 stages of 128x32 and 32x128 halves, padded: 37,888 bytes; 6 blocks fit 228 KB.
+  // 2 stages of 128x32 and 32x128 halves, swizzled: 32,768 bytes; 6 blocks fit 228 KB.
   const GpuGemm g = gpu_gemm(4096, 4096, 4096, f16, model_config(128, 128, 32, 64, 64, 2));
   GpuGemmResources r = given(g, 128);
-  CHECK(r.shared_bytes == 37888);
+  CHECK(r.shared_bytes == 32768);
   // 128 registers: 4096 per warp, 4 warps of a sub-partition's 16,384: 16 warps, 4 blocks.
   GpuGemmPrediction p = predict_gpu_gemm(g, h100, r);
   CHECK(p.occupancy.blocks_per_sm == 4);
@@ -122,9 +128,9 @@ TEST_CASE("gpu_gemm model: occupancy from registers and shared memory") {
   p = predict_gpu_gemm(g, h100, r);
   CHECK(p.occupancy.blocks_per_sm == 6);
   CHECK(p.occupancy.limiter == "shared memory");
-  // The default kernel's 107,520 bytes of stages: two blocks on an H100, one on an A100 (164 KB).
+  // The default kernel's 98,304 bytes of stages: two blocks on an H100, one on an A100 (164 KB).
   const GpuGemm d = gpu_gemm(4096, 4096, 4096, f16);
-  CHECK(given(d, 208).shared_bytes == 107520);
+  CHECK(given(d, 208).shared_bytes == 98304);
   CHECK(predict_gpu_gemm(d, h100, given(d, 208)).occupancy.blocks_per_sm == 2);
   const GpuGemmPrediction a = predict_gpu_gemm(d, GpuPerfSpec::a100(), given(d, 210));
   CHECK(a.occupancy.blocks_per_sm == 1);

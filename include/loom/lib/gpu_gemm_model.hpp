@@ -129,10 +129,11 @@ struct GpuGemmResources {
 };
 
 /// Registers per thread when ptxas cannot say: the warp tile's f32 accumulators (warp_m * warp_n /
-/// 32), 4 per 16-byte copy a thread issues per k-step (ptxas keeps their addresses), and 8, rounded up
-/// to 8 and capped at 255. Against ptxas 13.0 for sm_90 it is within 12% on the tile sweep's
-/// configurations (200 for the default's 208, 168 for block_k = 32's 164, 88 for 32x64 warps' 96);
-/// sm_80's ptxas gave 127 where it says 96 (64x128x32, 32x64 warps).
+/// 32), the A and B fragments of one k slice (warp_m / 4 + warp_n / 4), twice with four warps a
+/// block (ptxas then loads the next slice's ahead), one per 16-byte copy a thread issues per k-step
+/// (its address), and 8, rounded up to 8 and capped at 255. Fitted to ptxas 13.0 for sm_90 on the
+/// tile sweep's configurations, within 8% of each (216 for the default's 212, 208 for block_k =
+/// 32's 199, 104 for 64x32 warps' 96).
 LOOM_DECL int gpu_gemm_estimated_registers(const GpuGemm& g);
 
 /// The kernel's threads, registers (ptxas for `arch` when NVRTC and the toolkit's ptxas are

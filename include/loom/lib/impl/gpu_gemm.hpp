@@ -7,10 +7,12 @@
 #include "loom/support/config.hpp"
 LOOM_IMPLEMENTATION_FILE("loom/lib/gpu_gemm.hpp");
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "loom/ir/bitwise_op.hpp"
 #include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/ir/op.hpp"
 #include "loom/ir/stmt.hpp"
@@ -37,9 +39,15 @@ namespace detail {
 ///   a warp's load is 128 bytes, one wavefront, the same shared bandwidth as ldmatrix per byte,
 ///   at four times the instructions (and tf32 mma runs at half the f16 rate, which leaves issue
 ///   slots for them). Transposing while staging would instead give up 16-byte cp.async.
-/// Row pitches: 16 bytes of padding makes ldmatrix's 8 rows of 16 bytes fall in distinct banks
-/// (the pitch is an odd multiple of 16 bytes); the 32-bit loads' lanes read rows t (0-3) at
-/// columns g (0-7), distinct banks when the pitch is 8 or 24 words modulo 32: 32 bytes of padding.
+/// Bank conflicts: ldmatrix reads 8 rows of 16 bytes (one chunk each) per phase, and a cp.async or
+/// a copy writes 8 consecutive chunks of a row. A tile read with ldmatrix is XOR-swizzled: chunk c
+/// of row r is stored at chunk c ^ ((r / L) % S) of its row, where S = min(chunks per row, 8) and
+/// L = 8 / S rows share a 128-byte line. The 8 rows of a phase (consecutive r) then land in 8
+/// distinct 16-byte bank groups, a row's 8 chunks stay a permutation of themselves, and the tile
+/// needs no padding. That takes rows of a power of two chunks up to 8, or a multiple of 8; other
+/// widths are padded by 16 bytes (a pitch that is an odd multiple of 16 bytes). The 32-bit loads'
+/// lanes read rows t (0-3) at columns g (0-7), distinct banks when the pitch is 8 or 24 words
+/// modulo 32: those tiles are padded by 32 bytes.
 class GpuGemmBuilder {
  public:
   explicit GpuGemmBuilder(const GpuGemm& g) : g_(g), c_(g.config) {
@@ -56,8 +64,10 @@ class GpuGemmBuilder {
     b_cols_ = b_row_ ? c_.block_n : c_.block_k;
     a_scalar_ = tf32_ && !a_row_;
     b_scalar_ = tf32_ && b_row_;
-    pitch_a_ = a_cols_ + (a_scalar_ ? 8 : chunk_);
-    pitch_b_ = b_cols_ + (b_scalar_ ? 8 : chunk_);
+    a_swizzle_ = !a_scalar_ && swizzles(a_cols_ / chunk_);
+    b_swizzle_ = !b_scalar_ && swizzles(b_cols_ / chunk_);
+    pitch_a_ = a_cols_ + (a_swizzle_ ? 0 : a_scalar_ ? 8 : chunk_);
+    pitch_b_ = b_cols_ + (b_swizzle_ ? 0 : b_scalar_ ? 8 : chunk_);
     m_tiles_ = c_.warp_m / 16;
     n_tiles_ = c_.warp_n / 8;
     a_elems_ = 16 * mma_k_ / 32;
@@ -149,6 +159,40 @@ class GpuGemmBuilder {
   }
 
  private:
+  /// Whether rows of `chunks` 16-byte chunks can be XOR-swizzled (see the class comment).
+  static bool swizzles(int chunks) { return chunks % 8 == 0 || (chunks < 8 && (chunks & (chunks - 1)) == 0); }
+
+  /// A row or column coordinate in a tile, in three parts: `warp`, the same for every lane of a
+  /// warp (a multiple of 8 for rows); `step`, a constant (a multiple of 8 for rows, of a chunk for
+  /// columns); `lane`, what varies from lane to lane. Each part's chunk index of a column uses bits
+  /// the others leave clear (at every call: lane bit 0, step the bits above it, warp higher), so
+  /// that their sum is their XOR.
+  struct TileCoord {
+    Expr warp;
+    int step = 0;
+    Expr lane;
+  };
+
+  /// The index of element (row, col) of A's (`a`) or B's tile in the stage at `base`. Swizzled,
+  /// the column step's low chunk bits are XORed into the whole address last (the stage base and
+  /// the rows above leave those bits clear): the address then depends on the loop through the
+  /// stage, so the compiler keeps one per k slice and fragment row step instead of hoisting an
+  /// address register for every fragment out of the loop (42 more registers, ptxas sm_90).
+  Expr tile_index(bool a, const Expr& base, const TileCoord& row, const TileCoord& col) const {
+    const int pitch = a ? pitch_a_ : pitch_b_;
+    if (!(a ? a_swizzle_ : b_swizzle_))
+      return base + (row.warp + row.step + row.lane) * pitch + col.warp + col.step + col.lane;
+    const int span = std::min((a ? a_cols_ : b_cols_) / chunk_, 8);  // S: chunks XORed
+    // Row r's chunks are XORed with (r / L) % S, L = 8 / S: only the lane part of r counts, the
+    // others being multiples of 8 = L S.
+    const Expr flip = row.lane / (8 / span) % span;
+    const Expr c = col.warp + col.lane;
+    const Expr lane = row.lane * pitch + bitwise_xor(c / chunk_, flip) * chunk_ + c % chunk_;
+    const int low = col.step / chunk_ % span;
+    return bitwise_xor(base + row.warp * pitch + lane, Expr(low * chunk_)) + row.step * pitch +
+           (col.step - low * chunk_);
+  }
+
   /// A row-major parameter `name` of rows x cols: the shape the caller's buffer is checked against.
   static void add_param(LoweredFunc& f, const std::string& name, Var& data, DType t, int64_t rows,
                         int64_t cols) {
@@ -172,21 +216,21 @@ class GpuGemmBuilder {
     std::vector<Stmt> copies;
     // A: rows m0.. and columns k0.. of the m x k matrix, or rows k0.. and columns m0.. of the k x m.
     if (a_row_)
-      copies.push_back(copy_tile(a_, as_, a_base, a_rows_, a_cols_, pitch_a_, m0_, k0, g_.m, k_bound, g_.k));
+      copies.push_back(copy_tile(a_, as_, a_base, true, a_rows_, a_cols_, m0_, k0, g_.m, k_bound, g_.k));
     else
-      copies.push_back(copy_tile(a_, as_, a_base, a_rows_, a_cols_, pitch_a_, k0, m0_, k_bound, g_.m, g_.m));
+      copies.push_back(copy_tile(a_, as_, a_base, true, a_rows_, a_cols_, k0, m0_, k_bound, g_.m, g_.m));
     // B: rows k0.. and columns n0.. of the k x n matrix, or rows n0.. and columns k0.. of the n x k.
     if (b_row_)
-      copies.push_back(copy_tile(b_, bs_, b_base, b_rows_, b_cols_, pitch_b_, k0, n0_, k_bound, g_.n, g_.n));
+      copies.push_back(copy_tile(b_, bs_, b_base, false, b_rows_, b_cols_, k0, n0_, k_bound, g_.n, g_.n));
     else
-      copies.push_back(copy_tile(b_, bs_, b_base, b_rows_, b_cols_, pitch_b_, n0_, k0, g_.n, k_bound, g_.k));
+      copies.push_back(copy_tile(b_, bs_, b_base, false, b_rows_, b_cols_, n0_, k0, g_.n, k_bound, g_.k));
     return SeqNode::make(copies);
   }
 
   /// rows x cols elements of `src` (row-major with `src_cols` columns) from (row0, col0) into `dst`
-  /// at `dst_base` with row pitch `pitch`; elements at or past row `row_bound` or column
-  /// `col_bound` become 0 (a bound of 2^31 - 1 is no check).
-  Stmt copy_tile(const Var& src, const Var& dst, const Expr& dst_base, int rows, int cols, int pitch,
+  /// at `dst_base`, laid out as A's tile (`a`) or B's; elements at or past row `row_bound` or
+  /// column `col_bound` become 0 (a bound of 2^31 - 1 is no check).
+  Stmt copy_tile(const Var& src, const Var& dst, const Expr& dst_base, bool a, int rows, int cols,
                  const Expr& row0, const Expr& col0, int64_t row_bound, int64_t col_bound, int64_t src_cols) {
     const int per_copy = g_.async_copies ? chunk_ : 1;  // elements per copy
     const int copies = rows * cols / per_copy;
@@ -200,7 +244,7 @@ class GpuGemmBuilder {
     if (row_bound != no_bound) inside = grow < static_cast<int>(row_bound);
     if (col_bound != no_bound) inside = inside && gcol < static_cast<int>(col_bound);
     const Expr src_index = select(inside, grow * static_cast<int>(src_cols) + gcol, Expr(0));
-    const Expr dst_index = dst_base + r * pitch + col;
+    const Expr dst_index = tile_index(a, dst_base, {Expr(0), 0, r}, {Expr(0), 0, col});
     Stmt copy;
     if (g_.async_copies) {
       // The contiguous dimension (src_cols) is a multiple of the chunk: a 16-byte chunk is wholly
@@ -218,13 +262,13 @@ class GpuGemmBuilder {
 
   /// The A fragment of m tile `mi` for k slice `kk` (mma_k deep) into a_frag.
   void load_a(std::vector<Stmt>& s, const Expr& base, int mi, int kk) {
-    const Expr m = warp_row_ + mi * 16, k = Expr(kk * mma_k_);
+    const int m = mi * 16, k = kk * mma_k_;  // the fragment's offsets in the warp tile
     const Expr frag = Expr(mi * a_elems_);
     if (a_scalar_) {
       // tf32, A stored k x m: a_i is element (m, k) = (g + 8 (i % 2), t + 4 (i / 2)) of the tile.
       const Expr g = lane_ / 4, t = lane_ % 4;
       for (int i = 0; i < 4; ++i) {
-        const Expr index = base + (k + t + i / 2 * 4) * pitch_a_ + m + g + i % 2 * 8;
+        const Expr index = tile_index(true, base, {Expr(0), k, t + i / 2 * 4}, {warp_row_, m, g + i % 2 * 8});
         s.push_back(StoreNode::make(af_, LoadNode::make(f32, as_, index), frag + i));
       }
       return;
@@ -234,23 +278,23 @@ class GpuGemmBuilder {
     // (16-bit only), the matrix's rows are 8 values of k, which .trans hands out as k pairs.
     const Expr m_half = lane_ / 8 % 2 * 8, k_half = lane_ / 16 * chunk_, r = lane_ % 8;
     Expr index;
-    if (a_row_)
-      index = base + (m + m_half + r) * pitch_a_ + k + k_half;  // rows m, k contiguous
-    else
-      index = base + (k + lane_ / 16 * 8 + r) * pitch_a_ + m + m_half;  // rows k, m contiguous: .trans
+    if (a_row_)  // rows m, k contiguous
+      index = tile_index(true, base, {warp_row_, m, m_half + r}, {Expr(0), k, k_half});
+    else  // rows k, m contiguous: .trans
+      index = tile_index(true, base, {Expr(0), k, lane_ / 16 * 8 + r}, {warp_row_, m, m_half});
     s.push_back(
         warp_intrinsic_call(ptx::ldmatrix(4, !a_row_), {{af_, g_.input, frag}, {as_, g_.input, index}}));
   }
 
   /// The B fragments of n tiles `ni` and ni + 1 for k slice `kk` into b_frag.
   void load_b(std::vector<Stmt>& s, const Expr& base, int ni, int kk) {
-    const Expr n = warp_col_ + ni * 8, k = Expr(kk * mma_k_);
+    const int n = ni * 8, k = kk * mma_k_;  // the fragments' offsets in the warp tile
     if (b_scalar_) {
       // tf32, B stored k x n: b_i is element (k, n) = (t + 4 i, g) of each n tile.
       const Expr g = lane_ / 4, t = lane_ % 4;
       for (int tile = 0; tile < 2; ++tile)
         for (int i = 0; i < 2; ++i) {
-          const Expr index = base + (k + t + i * 4) * pitch_b_ + n + tile * 8 + g;
+          const Expr index = tile_index(false, base, {Expr(0), k, t + i * 4}, {warp_col_, n, tile * 8 + g});
           s.push_back(
               StoreNode::make(bf_, LoadNode::make(f32, bs_, index), Expr((ni + tile) * b_elems_ + i)));
         }
@@ -261,9 +305,9 @@ class GpuGemmBuilder {
     const Expr r = lane_ % 8, n_tile = lane_ / 16 * 8;
     Expr index;
     if (b_row_)
-      index = base + (k + lane_ / 8 % 2 * 8 + r) * pitch_b_ + n + n_tile;
+      index = tile_index(false, base, {Expr(0), k, lane_ / 8 % 2 * 8 + r}, {warp_col_, n, n_tile});
     else
-      index = base + (n + n_tile + r) * pitch_b_ + k + lane_ / 8 % 2 * chunk_;
+      index = tile_index(false, base, {warp_col_, n, n_tile + r}, {Expr(0), k, lane_ / 8 % 2 * chunk_});
     s.push_back(warp_intrinsic_call(ptx::ldmatrix(4, b_row_),
                                     {{bf_, g_.input, Expr(ni * b_elems_)}, {bs_, g_.input, index}}));
   }
@@ -308,6 +352,7 @@ class GpuGemmBuilder {
   const GpuGemm& g_;
   const GpuGemmConfig& c_;
   bool tf32_ = false, a_row_ = true, b_row_ = true, a_scalar_ = false, b_scalar_ = false;
+  bool a_swizzle_ = false, b_swizzle_ = false;
   int mma_k_ = 16, chunk_ = 8, a_elems_ = 8, b_elems_ = 4;
   int a_rows_ = 0, a_cols_ = 0, b_rows_ = 0, b_cols_ = 0;
   int warps_n_ = 0, threads_ = 0, pitch_a_ = 0, pitch_b_ = 0, m_tiles_ = 0, n_tiles_ = 0, k_tiles_ = 0;

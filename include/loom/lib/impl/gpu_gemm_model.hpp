@@ -290,8 +290,14 @@ LOOM_DECL GpuGemmStepCounts gpu_gemm_step_counts(const GpuGemm& g) {
 LOOM_DECL int gpu_gemm_estimated_registers(const GpuGemm& g) {
   const GpuGemmConfig& c = g.config;
   const int accumulators = c.warp_m * c.warp_n / 32;
+  // One k slice's fragments: 4 registers per 16-row A tile and 2 per 8-column B tile, for 16-bit
+  // and tf32 inputs alike. With four warps a block, ptxas loads the next slice's fragments while
+  // the current one multiplies (the SASS shows every ldmatrix of the step ahead of the first
+  // mma); with more warps it interleaves them.
+  const int fragments = c.warp_m / 4 + c.warp_n / 4;
+  const int slices = detail::gpu_gemm_threads(g) <= 128 ? 2 : 1;
   const int copies = static_cast<int>(g.async_copies ? gpu_gemm_step_counts(g).cp_async : 0);
-  const int regs = accumulators + 4 * copies + 8;
+  const int regs = accumulators + slices * fragments + copies + 8;
   return std::min(255, (regs + 7) / 8 * 8);
 }
 
