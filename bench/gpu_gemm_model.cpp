@@ -57,7 +57,10 @@ void report(const lib::GpuPerfSpec& spec, const Shape& s, DType input, const lib
           input == f32               ? "tf32"
           : input.str() == "float16" ? "f16"
                                      : input.str(),
-          " config=", config_text(g.config), g.async_copies ? "" : "/element-copies",
+          " config=", config_text(g.config),
+          g.a_async_copies && g.b_async_copies   ? ""
+          : g.a_async_copies || g.b_async_copies ? "/mixed-copies"
+                                                 : "/element-copies",
           " predicted_tflops=", fixed(p.tflops, 1), " predicted_frac=", fixed(p.fraction_of_peak, 3),
           " limiter=", p.limiter, " blocks_per_sm=", p.occupancy.blocks_per_sm,
           " warps_per_sm=", p.warps_per_sm, " waves=", p.waves, " hmma_per_kstep=", p.per_warp.mma,

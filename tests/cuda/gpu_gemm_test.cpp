@@ -147,12 +147,14 @@ LoweredFunc async_copy_kernel(bool wait, bool read_neighbour) {
 TEST_CASE("gpu_gemm: simulated C matches a double reference on shapes no tile divides") {
   // Element copies (K or N not a multiple of 8) and cp.async (both multiples of 8), f16 and bf16.
   const lib::GpuGemm odd = lib::gpu_gemm(129, 257, 65);
-  CHECK_FALSE(odd.async_copies);
+  CHECK_FALSE(odd.a_async_copies);
+  CHECK_FALSE(odd.b_async_copies);
   CHECK(simulated_error<half>(odd) < 1e-5);
   const lib::GpuGemm skinny = lib::gpu_gemm(1000, 999, 37);
   CHECK(simulated_error<half>(skinny) < 1e-5);
   const lib::GpuGemm aligned = lib::gpu_gemm(136, 264, 96);
-  CHECK(aligned.async_copies);
+  CHECK(aligned.a_async_copies);
+  CHECK(aligned.b_async_copies);
   SimReport report;
   CHECK(simulated_error<half>(aligned, &report) < 1e-5);
   CHECK(report.races.empty());
@@ -204,11 +206,12 @@ TEST_CASE("gpu_gemm: 2 and 4 stages and smaller tiles compute the same product")
   CHECK(simulated_error<half>(lib::gpu_gemm(100, 136, 200, f16, four)) < 1e-5);
 }
 
-TEST_CASE("gpu_gemm: every layout of A and B, f16, bf16 and tf32, element copies and cp.async") {
-  // Shapes no tile divides: 70x75x45 (every contiguous dimension odd: element copies), 72x80x56
-  // (all multiples of 8: cp.async), and 72x75x48, where the layout decides: B row-major is
-  // contiguous in N = 75, so only B column-major (contiguous in K = 48) gets cp.async. Random
-  // inputs within f32 rounding of the sums; small integers exactly.
+TEST_CASE("gpu_gemm: every layout of A and B, f16, bf16 and tf32, element copies, cp.async and both") {
+  // Shapes no tile divides: 70x75x45 (no contiguous dimension a multiple of 16 bytes: element
+  // copies), 72x80x56 (all multiples of 8: cp.async), and 72x75x48, where the layout decides: B
+  // row-major is contiguous in N = 75 and gets element copies while A (contiguous in K = 48 or
+  // M = 72) keeps cp.async; B column-major (contiguous in K) gets cp.async too. Random inputs
+  // within f32 rounding of the sums; small integers exactly.
   struct Shape {
     int64_t m, n, k;
   };
@@ -218,8 +221,11 @@ TEST_CASE("gpu_gemm: every layout of A and B, f16, bf16 and tf32, element copies
         for (const Shape s : {Shape{70, 75, 45}, Shape{72, 80, 56}, Shape{72, 75, 48}}) {
           const lib::GpuGemm g = lib::gpu_gemm(s.m, s.n, s.k, t, small_config(s.k == 45 ? 2 : 3), la, lb);
           CAPTURE(g.describe());
-          const bool n_contiguous_b = lb == lib::Layout::RowMajor;
-          CHECK(g.async_copies == (s.k != 45 && (s.n != 75 || !n_contiguous_b)));
+          const int64_t chunk = t == f32 ? 4 : 8;  // elements per 16 bytes
+          const int64_t a_contiguous = la == lib::Layout::RowMajor ? s.k : s.m;
+          const int64_t b_contiguous = lb == lib::Layout::RowMajor ? s.n : s.k;
+          CHECK(g.a_async_copies == (a_contiguous % chunk == 0));
+          CHECK(g.b_async_copies == (b_contiguous % chunk == 0));
           CHECK(checked_error(g) < 1e-5);
           if (s.k != 48) CHECK(checked_error(g, true) == 0);
         }

@@ -100,14 +100,20 @@ TEST_CASE("gpu_gemm model: a k-step's instructions, counted in the IR, are those
 }
 
 TEST_CASE("gpu_gemm model: element copies are loads and shared stores, and the main loop is found at any K") {
-  // K = 1000 (not a multiple of 8): element copies, 128x64 + 64x128 elements over 128 threads, a
-  // global load and a shared store each.
-  const GpuGemmStepCounts s = gpu_gemm_step_counts(gpu_gemm(1000, 999, 1000, f16));
+  // K = 1001 and N = 999 (not multiples of 8): element copies, 128x64 + 64x128 elements over 128
+  // threads, a global load and a shared store each.
+  const GpuGemmStepCounts s = gpu_gemm_step_counts(gpu_gemm(1000, 999, 1001, f16));
   CHECK(s.mma == 128);
   CHECK(s.cp_async == 0);
   CHECK(s.global_loads == 128);
   CHECK(s.shared_stores == 128);
   CHECK(s.barriers >= 1);
+  // K = 1000: A's rows are whole 16-byte chunks and take 8 cp.async per thread; B's stay 64 element
+  // copies.
+  const GpuGemmStepCounts mixed = gpu_gemm_step_counts(gpu_gemm(1000, 999, 1000, f16));
+  CHECK(mixed.cp_async == 8);
+  CHECK(mixed.global_loads == 64);
+  CHECK(mixed.shared_stores == 64);
   // One k-step: no loop is left; the kernel's body is the step.
   CHECK(gpu_gemm_step_counts(gpu_gemm(256, 256, 64, f16)).mma == 128);
 }

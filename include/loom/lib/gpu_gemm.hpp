@@ -1,8 +1,8 @@
 // The tensor-core GPU GEMM: C (f32, row-major) = A B for f16, bf16 or f32 (read as tf32) inputs,
 // A and B each row- or column-major, any M, N, K. Each block computes a block_m x block_n tile
 // with warps of warp_m x warp_n tiles; the k loop stages tiles of A and B in shared memory
-// `stages` deep, each laid out as the operand is stored (cp.async when the contiguous dimensions
-// allow 16-byte copies, element copies otherwise), loads fragments with ldmatrix (or shared loads
+// `stages` deep, each laid out as the operand is stored (cp.async where an operand's contiguous
+// dimension allows 16-byte copies, element copies otherwise), loads fragments with ldmatrix (or shared loads
 // where 32-bit data is not contiguous in k) and multiplies with mma.sync: m16n8k16 for 16-bit
 // inputs, m16n8k8 for tf32.
 #pragma once
@@ -49,10 +49,13 @@ struct GpuGemm {
   /// @}
   /// The tile and stage choices (block_k resolved).
   GpuGemmConfig config;
-  /// 16-byte cp.async copies of A and B tiles (the contiguous dimension of each, as stored, a
-  /// multiple of 16 bytes: 8 elements, 4 for f32), or element copies through registers (any
-  /// sizes; the stages are then filled synchronously).
-  bool async_copies = false;
+  /// Whether A's (B's) tiles are filled by 16-byte cp.async copies (its contiguous dimension, as
+  /// stored, a multiple of 16 bytes: 8 elements, 4 for f32) or by element copies through
+  /// registers (any sizes: that operand's stages are then filled synchronously). Each operand
+  /// decides for itself.
+  /// @{
+  bool a_async_copies = false, b_async_copies = false;
+  /// @}
   /// Parameters A and B of `input`, shaped as stored (A: m x k or k x m; B: k x n or n x k), and C
   /// (m x n) of f32, row-major.
   LoweredFunc func;

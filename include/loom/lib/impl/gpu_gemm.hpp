@@ -54,6 +54,7 @@ class GpuGemmBuilder {
     warps_n_ = c_.block_n / c_.warp_n;
     threads_ = 32 * (c_.block_m / c_.warp_m) * warps_n_;
     tf32_ = g.input == f32;
+    any_async_ = g.a_async_copies || g.b_async_copies;
     mma_k_ = tf32_ ? 8 : 16;
     chunk_ = 16 / (g.input.bits / 8);
     a_row_ = g.a_layout == Layout::RowMajor;
@@ -114,7 +115,7 @@ class GpuGemmBuilder {
     for (int s = 0; s < c_.stages - 1; ++s) {
       if (s < k_tiles_)
         body.push_back(load_tile(Expr(s), Expr(s), s == k_tiles_ - 1 && g_.k % c_.block_k != 0));
-      if (g_.async_copies) body.push_back(warp_intrinsic_call(ptx::cp_async_commit, {}));
+      if (any_async_) body.push_back(warp_intrinsic_call(ptx::cp_async_commit, {}));
     }
     // The stage that step kt multiplies, kept in a register: kt % stages would cost a division
     // per step.
@@ -123,7 +124,7 @@ class GpuGemmBuilder {
     // (all threads are past it: they passed the barrier), multiply tile kt.
     const Expr stage = LoadNode::make(i32, stage_, Expr(0));
     std::vector<Stmt> step;
-    if (g_.async_copies) step.push_back(warp_intrinsic_call(ptx::cp_async_wait(c_.stages - 2), {}));
+    if (any_async_) step.push_back(warp_intrinsic_call(ptx::cp_async_wait(c_.stages - 2), {}));
     step.push_back(BarrierNode::make(scope::shared));
     const Expr next = kt_ + (c_.stages - 1);
     const Expr refill = select(stage == 0, Expr(c_.stages - 1), stage - 1);
@@ -135,11 +136,11 @@ class GpuGemmBuilder {
     else
       load = IfThenElseNode::make(next < k_tiles_, load);
     step.push_back(load);
-    if (g_.async_copies) step.push_back(warp_intrinsic_call(ptx::cp_async_commit, {}));
+    if (any_async_) step.push_back(warp_intrinsic_call(ptx::cp_async_commit, {}));
     step.push_back(multiply(stage));
     step.push_back(StoreNode::make(stage_, select(stage == c_.stages - 1, Expr(0), stage + 1), Expr(0)));
     body.push_back(ForNode::make(kt_, 0, k_tiles_, ForKind::Serial, SeqNode::make(step)));
-    if (g_.async_copies) body.push_back(warp_intrinsic_call(ptx::cp_async_wait(0), {}));
+    if (any_async_) body.push_back(warp_intrinsic_call(ptx::cp_async_wait(0), {}));
     body.push_back(store_c());
 
     Stmt s = SeqNode::make(body);
@@ -232,7 +233,8 @@ class GpuGemmBuilder {
   /// column `col_bound` become 0 (a bound of 2^31 - 1 is no check).
   Stmt copy_tile(const Var& src, const Var& dst, const Expr& dst_base, bool a, int rows, int cols,
                  const Expr& row0, const Expr& col0, int64_t row_bound, int64_t col_bound, int64_t src_cols) {
-    const int per_copy = g_.async_copies ? chunk_ : 1;  // elements per copy
+    const bool async = a ? g_.a_async_copies : g_.b_async_copies;
+    const int per_copy = async ? chunk_ : 1;  // elements per copy
     const int copies = rows * cols / per_copy;
     const int per_thread = (copies + threads_ - 1) / threads_;
     Var i(cat(src.name(), "_copy"), i32);
@@ -246,7 +248,7 @@ class GpuGemmBuilder {
     const Expr src_index = select(inside, grow * static_cast<int>(src_cols) + gcol, Expr(0));
     const Expr dst_index = tile_index(a, dst_base, {Expr(0), 0, r}, {Expr(0), 0, col});
     Stmt copy;
-    if (g_.async_copies) {
+    if (async) {
       // The contiguous dimension (src_cols) is a multiple of the chunk: a 16-byte chunk is wholly
       // inside or wholly outside.
       copy = warp_intrinsic_call(ptx::cp_async_cg16, {{dst, g_.input, dst_index},
@@ -352,13 +354,22 @@ class GpuGemmBuilder {
   const GpuGemm& g_;
   const GpuGemmConfig& c_;
   bool tf32_ = false, a_row_ = true, b_row_ = true, a_scalar_ = false, b_scalar_ = false;
-  bool a_swizzle_ = false, b_swizzle_ = false;
+  bool a_swizzle_ = false, b_swizzle_ = false, any_async_ = false;
   int mma_k_ = 16, chunk_ = 8, a_elems_ = 8, b_elems_ = 4;
   int a_rows_ = 0, a_cols_ = 0, b_rows_ = 0, b_cols_ = 0;
   int warps_n_ = 0, threads_ = 0, pitch_a_ = 0, pitch_b_ = 0, m_tiles_ = 0, n_tiles_ = 0, k_tiles_ = 0;
   Var a_, b_, out_, bx_, by_, tx_, as_, bs_, acc_, af_, bf_, kt_, stage_;
   Expr lane_, warp_row_, warp_col_, m0_, n0_;
 };
+
+/// How describe() names the copies into shared memory; `chunk`: elements per 16 bytes.
+inline std::string copies_text(bool a_async, bool b_async, int chunk) {
+  if (a_async && b_async) return "cp.async 16-byte copies";
+  if (!a_async && !b_async)
+    return cat("element copies (neither A's nor B's contiguous dimension is a multiple of ", chunk, ")");
+  return cat("cp.async 16-byte copies of ", a_async ? "A" : "B", ", element copies of ", a_async ? "B" : "A",
+             " (its contiguous dimension is not a multiple of ", chunk, ")");
+}
 
 /// How describe() names operand A's (`a`) or B's layout.
 inline const char* layout_text(Layout l, bool a) {
@@ -374,9 +385,7 @@ LOOM_DECL std::string GpuGemm::describe() const {
              " -> float32, A ", detail::layout_text(a_layout, true), ", B ",
              detail::layout_text(b_layout, false), ": block ", config.block_m, "x", config.block_n, "x",
              config.block_k, ", warp ", config.warp_m, "x", config.warp_n, ", ", config.stages, " stages, ",
-             async_copies ? "cp.async 16-byte copies"
-                          : cat("element copies (A's or B's contiguous dimension is not a multiple of ",
-                                tf32 ? 4 : 8, ")"),
+             detail::copies_text(a_async_copies, b_async_copies, tf32 ? 4 : 8),
              tf32 ? ", mma.sync m16n8k8 tf32" : ", mma.sync m16n8k16");
 }
 
@@ -423,7 +432,8 @@ LOOM_DECL GpuGemm gpu_gemm(int64_t m, int64_t n, int64_t k, DType input, GpuGemm
   const int64_t chunk = tf32 ? 4 : 8;
   const int64_t a_contiguous = a_layout == Layout::RowMajor ? k : m;
   const int64_t b_contiguous = b_layout == Layout::RowMajor ? n : k;
-  g.async_copies = a_contiguous % chunk == 0 && b_contiguous % chunk == 0;
+  g.a_async_copies = a_contiguous % chunk == 0;
+  g.b_async_copies = b_contiguous % chunk == 0;
   g.func = detail::GpuGemmBuilder(g).build();
   return g;
 }

@@ -296,7 +296,7 @@ LOOM_DECL int gpu_gemm_estimated_registers(const GpuGemm& g) {
   // mma); with more warps it interleaves them.
   const int fragments = c.warp_m / 4 + c.warp_n / 4;
   const int slices = detail::gpu_gemm_threads(g) <= 128 ? 2 : 1;
-  const int copies = static_cast<int>(g.async_copies ? gpu_gemm_step_counts(g).cp_async : 0);
+  const int copies = static_cast<int>(gpu_gemm_step_counts(g).cp_async);
   const int regs = accumulators + slices * fragments + copies + 8;
   return std::min(255, (regs + 7) / 8 * 8);
 }
@@ -464,7 +464,7 @@ LOOM_DECL GpuGemmPrediction predict_gpu_gemm(const GpuGemm& g, const GpuPerfSpec
   in.instructions = p.instructions_per_warp_step;
   in.warps = warps;
   in.stages = cfg.stages;
-  in.async = g.async_copies;
+  in.async = g.a_async_copies && g.b_async_copies;  // an operand of element copies waits for its loads
   const int eb = detail::gpu_gemm_element_bytes(g);
   in.tile_bytes = static_cast<double>(cfg.block_m + cfg.block_n) * cfg.block_k * eb;
   const double peak_per_sm_clock =
