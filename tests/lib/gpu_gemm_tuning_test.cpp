@@ -78,11 +78,12 @@ std::string config_text(const GpuGemmConfig& c) {
 }
 
 /// Eight candidates of a 256^3 f16 GEMM on an A100: block_k 24 is no multiple of mma.sync's 16
-/// (4 refused), 256x128x64 in 5 stages needs 240 KB of shared memory (does not fit), and three
-/// that run (unless ptxas finds one spills). block_k 0 is 64 for f16: one value, not two.
+/// (4 refused); 128x128x64 in 5 stages needs 175 KB of shared memory (does not fit); 64x128x64 in
+/// 5 stages fits once per SM (few blocks); 64x128x64 and 128x128x64 in 2 stages fit two or more
+/// times (ranked, unless ptxas finds one spills). block_k 0 is 64 for f16: one value, not two.
 GpuGemmTuneOptions small_space(const std::string& database) {
   GpuGemmTuneOptions o;
-  o.block_m = {64, 256};
+  o.block_m = {64, 128};
   o.block_n = {128};
   o.block_k = {0, 64, 24};
   o.warp_m = {64};
@@ -103,23 +104,28 @@ TEST_CASE(
   CHECK(r.candidates.size() == 8);
   CHECK(r.refused == 4);
   CHECK(r.does_not_fit == 1);
-  CHECK(r.predicted + r.spills == 3);
+  CHECK(r.few_blocks == 1);
+  CHECK(r.ranked + r.spills == 2);
   CHECK(r.invalid == r.refused + r.does_not_fit + r.spills);
   CHECK(r.workload == gpu_gemm_workload_key(256, 256, 256, f16));
   CHECK(r.target == "cuda -arch=sm_80 model:A100-SXM4-80GB");
-  REQUIRE(r.predicted >= 1);
+  REQUIRE(r.ranked >= 1);
 
-  // The predicted ones first, fastest first; each is the model's own prediction for its kernel.
+  // The ranked ones first, fastest first; each is the model's own prediction for its kernel, with
+  // two or more blocks per SM.
   const GpuPerfSpec a100 = GpuPerfSpec::a100();
   for (int i = 0; i < static_cast<int>(r.candidates.size()); ++i) {
     const GpuGemmTuneCandidate& c = r.candidates[i];
     CAPTURE(config_text(c.config));
     CHECK(c.config.block_k != 0);
-    CHECK(c.skipped.empty() == (i < r.predicted));
+    CHECK(c.skipped.empty() == (i < r.ranked));
     if (!c.skipped.empty()) {
       CHECK(!c.detail.empty());
+      // Candidates that run one block per SM are predicted, not ranked.
+      if (c.skipped == "few blocks") CHECK(c.prediction.occupancy.blocks_per_sm == 1);
       continue;
     }
+    CHECK(c.prediction.occupancy.blocks_per_sm >= 2);
     if (i > 0) CHECK(r.candidates[i - 1].prediction.seconds <= c.prediction.seconds);
     const GpuGemmPrediction direct =
         predict_gpu_gemm(gpu_gemm(256, 256, 256, f16, c.config), a100, c.prediction.resources);
@@ -129,10 +135,10 @@ TEST_CASE(
   CHECK(r.best_prediction.seconds == r.candidates.front().prediction.seconds);
   CHECK(r.default_prediction.seconds > 0);
 
-  // One record per predicted candidate, under the problem's key and the model's target; the best
+  // One record per ranked candidate, under the problem's key and the model's target; the best
   // has the smallest predicted time among them.
   const std::vector<tune::Record> records = tune::Database(db).read();
-  REQUIRE(static_cast<int>(records.size()) == r.predicted);
+  REQUIRE(static_cast<int>(records.size()) == r.ranked);
   double smallest_ms = records.front().ms;
   tune::Assignment smallest_knobs = records.front().knobs;
   for (const tune::Record& rec : records) {
@@ -161,7 +167,7 @@ TEST_CASE(
     CHECK(same_config(
         tuned_gpu_gemm_config(256, 256, 256, f16, "sm_80", Layout::RowMajor, Layout::RowMajor, db), r.best));
   }
-  CHECK(gpu_tune_lines_of(db) == r.predicted);
+  CHECK(gpu_tune_lines_of(db) == r.ranked);
   // Another problem (B column-major) and another architecture have no record: the default.
   GpuTuneScopedEnv no_tuning("LOOM_TUNE", nullptr);
   CHECK(
@@ -256,6 +262,27 @@ TEST_CASE("gpu_gemm tuning: under LOOM_TUNE=1 a problem without a record is tune
   CHECK(gpu_tune_lines_of(o.database) == static_cast<int>(records.size()));
 }
 
+TEST_CASE("gpu_gemm tuning: a configuration of one block per SM is ranked only when min_blocks_per_sm is 1") {
+  // 64x128x64 in 5 stages: 123 KB of stages fit an A100's SM once.
+  GpuGemmTuneOptions o;
+  o.block_m = {64};
+  o.block_n = {128};
+  o.block_k = {64};
+  o.warp_m = {64};
+  o.warp_n = {64};
+  o.stages = {5};
+  o.database = "off";
+  CHECK_THROWS_WITH_AS(tune_gpu_gemm(256, 256, 256, f16, "sm_80", Layout::RowMajor, Layout::RowMajor, o),
+                       doctest::Contains("1 have fewer than min_blocks_per_sm = 2 blocks per SM"), Error);
+  o.min_blocks_per_sm = 1;
+  const GpuGemmTuneResult r =
+      tune_gpu_gemm(256, 256, 256, f16, "sm_80", Layout::RowMajor, Layout::RowMajor, o);
+  REQUIRE(r.ranked == 1);
+  CHECK(r.few_blocks == 0);
+  CHECK(r.best_prediction.occupancy.blocks_per_sm == 1);
+  CHECK(same_config(r.best, GpuGemmConfig{64, 128, 64, 64, 64, 5}));
+}
+
 TEST_CASE("gpu_gemm tuning: keys, and refusals") {
   // The key names the problem: shape, input type and layouts.
   const std::string key = gpu_gemm_workload_key(256, 256, 256, f16);
@@ -287,5 +314,9 @@ TEST_CASE("gpu_gemm tuning: keys, and refusals") {
   o.stages = {2};
   CHECK_THROWS_WITH_AS(tune_gpu_gemm(256, 256, 256, f16, "sm_80", Layout::RowMajor, Layout::RowMajor, o),
                        doctest::Contains("none of the 72 candidate configurations"), Error);
+  o.block_k = {0};
+  o.min_blocks_per_sm = 0;
+  CHECK_THROWS_WITH_AS(tune_gpu_gemm(256, 256, 256, f16, "sm_80", Layout::RowMajor, Layout::RowMajor, o),
+                       doctest::Contains("min_blocks_per_sm = 0 must be at least 1"), Error);
   CHECK(!std::filesystem::exists(o.database));
 }

@@ -81,7 +81,7 @@ inline std::vector<int> candidate_values(const char* field, const std::vector<in
 /// Predicts one candidate, or says why it is skipped.
 inline GpuGemmTuneCandidate predict_candidate(int64_t m, int64_t n, int64_t k, DType input, Layout a_layout,
                                               Layout b_layout, const GpuGemmConfig& config,
-                                              const GpuPerfSpec& spec) {
+                                              const GpuPerfSpec& spec, int min_blocks_per_sm) {
   GpuGemmTuneCandidate c;
   c.config = config;
   GpuGemm g;
@@ -123,6 +123,11 @@ inline GpuGemmTuneCandidate predict_candidate(int64_t m, int64_t n, int64_t k, D
     // shared memory).
     c.skipped = "does not fit";
     c.detail = e.what();
+    return c;
+  }
+  if (c.prediction.occupancy.blocks_per_sm < min_blocks_per_sm) {
+    c.skipped = "few blocks";
+    c.detail = cat(c.prediction.occupancy.str(), "; the model is trusted from ", min_blocks_per_sm);
   }
   return c;
 }
@@ -149,6 +154,9 @@ LOOM_DECL GpuGemmTuneResult tune_gpu_gemm(int64_t m, int64_t n, int64_t k, DType
                                           const GpuGemmTuneOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const GpuPerfSpec spec = GpuPerfSpec::for_arch(arch);
+  if (options.min_blocks_per_sm < 1)
+    throw Error(cat("GpuGemmTuneOptions::min_blocks_per_sm = ", options.min_blocks_per_sm,
+                    " must be at least 1 (1: rank every prediction)"));
   GpuGemmTuneResult result;
   result.target = gpu_gemm_model_target(arch);
   // The default configuration: the workload's key, the block_k that 0 stands for, and the
@@ -163,7 +171,7 @@ LOOM_DECL GpuGemmTuneResult tune_gpu_gemm(int64_t m, int64_t n, int64_t k, DType
                          warp_ns = detail::candidate_values("warp_n", options.warp_n),
                          stage_counts = detail::candidate_values("stages", options.stages);
   result.default_prediction =
-      detail::predict_candidate(m, n, k, input, a_layout, b_layout, default_gemm.config, spec).prediction;
+      detail::predict_candidate(m, n, k, input, a_layout, b_layout, default_gemm.config, spec, 1).prediction;
   std::vector<GpuGemmTuneCandidate> skipped;
   for (int block_m : block_ms)
     for (int block_n : block_ns)
@@ -172,27 +180,31 @@ LOOM_DECL GpuGemmTuneResult tune_gpu_gemm(int64_t m, int64_t n, int64_t k, DType
           for (int warp_n : warp_ns)
             for (int stages : stage_counts) {
               const GpuGemmConfig config{block_m, block_n, block_k, warp_m, warp_n, stages};
-              GpuGemmTuneCandidate c =
-                  detail::predict_candidate(m, n, k, input, a_layout, b_layout, config, spec);
+              GpuGemmTuneCandidate c = detail::predict_candidate(m, n, k, input, a_layout, b_layout, config,
+                                                                 spec, options.min_blocks_per_sm);
               if (c.skipped.empty()) {
-                ++result.predicted;
+                ++result.ranked;
                 result.candidates.push_back(std::move(c));
                 continue;
               }
-              ++result.invalid;
               if (c.skipped == "refused")
                 ++result.refused;
               else if (c.skipped == "spills")
                 ++result.spills;
-              else
+              else if (c.skipped == "does not fit")
                 ++result.does_not_fit;
+              else
+                ++result.few_blocks;
               skipped.push_back(std::move(c));
             }
+  result.invalid = result.refused + result.does_not_fit + result.spills;
   if (result.candidates.empty())
-    throw Error(cat("tune_gpu_gemm: none of the ", result.invalid, " candidate configurations of ",
-                    default_gemm.describe(), " can run on ", spec.name, " (", result.refused, " refused, ",
-                    result.does_not_fit, " do not fit, ", result.spills,
-                    " spill); give GpuGemmTuneOptions smaller tiles or fewer stages"));
+    throw Error(cat("tune_gpu_gemm: none of the ", skipped.size(), " candidate configurations of ",
+                    default_gemm.describe(), " can be ranked on ", spec.name, " (", result.refused,
+                    " refused, ", result.does_not_fit, " do not fit, ", result.spills, " spill, ",
+                    result.few_blocks, " have fewer than min_blocks_per_sm = ", options.min_blocks_per_sm,
+                    " blocks per SM); give GpuGemmTuneOptions smaller tiles, fewer stages or a smaller "
+                    "min_blocks_per_sm"));
   // Fastest first; equal predictions keep the order they were tried in.
   std::stable_sort(result.candidates.begin(), result.candidates.end(),
                    [](const GpuGemmTuneCandidate& a, const GpuGemmTuneCandidate& b) {
