@@ -39,9 +39,9 @@ struct GpuGemmTuneOptions {
   /// Shared-memory stages of the k loop.
   std::vector<int> stages = {2, 3, 4, 5};
   /// Candidates with fewer resident blocks per SM are predicted but not ranked or recorded. With
-  /// one block per SM the model was 1.2-1.56x optimistic against the H100 and H200 (128x256 tiles,
-  /// which it ranks above the default and which ran slower than it), where with two or more it was
-  /// within 0.92-1.19 (docs/gpu-gemm-model.md). 1: rank every prediction.
+  /// one block per SM the model was 1.18-1.56x optimistic against the H100 and H200 (128x256
+  /// tiles, which it ranks above the default and which ran slower than it at 4096^3), where with
+  /// two or more it was within 0.92-1.19 (docs/gpu-gemm-model.md). 1: rank every prediction.
   int min_blocks_per_sm = 2;
   /// The tuning database file ("": the default, LOOM_CACHE_DIR/tuning.jsonl; "off": record nothing).
   std::string database;
