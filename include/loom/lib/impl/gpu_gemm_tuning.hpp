@@ -47,8 +47,8 @@ inline std::string lowered_func_key(const LoweredFunc& f) {
   return hex;
 }
 
-/// The configuration a record's knobs hold; nothing when one of the six is missing or not
-/// positive (a record of another search space).
+/// The configuration a record's knobs hold; nothing when one of the six is missing or outside
+/// 1-1024 (a record of another search space).
 inline std::optional<GpuGemmConfig> config_from_knobs(const tune::Assignment& knobs) {
   GpuGemmConfig c;
   for (auto [name, field] :
