@@ -23,7 +23,7 @@ set(LOOM_PUBLIC_HEADERS
   loom/tune/config.hpp loom/tune/cost_model.hpp loom/tune/database.hpp loom/tune/ir_features.hpp loom/tune/measure.hpp
   loom/tune/mpi.hpp loom/tune/search.hpp loom/tune/tune.hpp
   loom/lib/gemm.hpp loom/lib/gemm_config.hpp loom/lib/gemm_epilogue.hpp loom/lib/gemm_tuning.hpp
-  loom/lib/gpu_gemm.hpp loom/lib/gpu_gemm_model.hpp loom/lib/matrix_layout.hpp
+  loom/lib/gpu_gemm.hpp loom/lib/gpu_gemm_model.hpp loom/lib/gpu_gemm_tuning.hpp loom/lib/matrix_layout.hpp
   loom/lib/gpu_tiled_gemm.hpp
   loom/lib/streamk_decomposition.hpp loom/lib/streamk_gemm.hpp)
-set(LOOM_PUBLIC_ROOTS loom/loom.hpp loom/tune/tune.hpp loom/lib/gemm.hpp loom/lib/gemm_tuning.hpp loom/lib/gpu_gemm.hpp loom/lib/gpu_gemm_model.hpp loom/lib/gpu_tiled_gemm.hpp loom/lib/streamk_gemm.hpp)
+set(LOOM_PUBLIC_ROOTS loom/loom.hpp loom/tune/tune.hpp loom/lib/gemm.hpp loom/lib/gemm_tuning.hpp loom/lib/gpu_gemm.hpp loom/lib/gpu_gemm_model.hpp loom/lib/gpu_gemm_tuning.hpp loom/lib/gpu_tiled_gemm.hpp loom/lib/streamk_gemm.hpp)

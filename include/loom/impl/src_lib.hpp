@@ -9,6 +9,7 @@
 #include "loom/lib/impl/gemm_tuning.hpp"
 #include "loom/lib/impl/gpu_gemm.hpp"
 #include "loom/lib/impl/gpu_gemm_model.hpp"
+#include "loom/lib/impl/gpu_gemm_tuning.hpp"
 #include "loom/lib/impl/streamk_gemm.hpp"
 #include "loom/tune/impl/cost_model.hpp"
 #include "loom/tune/impl/database.hpp"

@@ -1,0 +1,275 @@
+// The definitions of lib/gpu_gemm_tuning.hpp: the workload key and target of gpu_gemm's records, the
+// exhaustive loop over the candidate configurations that the performance model predicts, and the
+// lookup of the best recorded one.
+#pragma once
+
+#include "loom/support/config.hpp"
+LOOM_IMPLEMENTATION_FILE("loom/lib/gpu_gemm_tuning.hpp");
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "loom/ir/printer.hpp"
+#include "loom/ir/structural_hash.hpp"
+#include "loom/lib/gpu_gemm_tuning.hpp"
+#include "loom/tune/database.hpp"
+
+namespace loom::lib {
+
+namespace detail {
+
+inline bool gpu_gemm_tuning_requested() {
+  const char* env = std::getenv("LOOM_TUNE");
+  return env && *env && std::string(env) != "0";
+}
+
+/// The key of a lowered function: as tune::workload_key hashes a computation's lowering, the
+/// body's structural hash, then each parameter's type and shape (which the body names only through
+/// its buffers), FNV-1a folded.
+inline std::string lowered_func_key(const LoweredFunc& f) {
+  uint64_t h = structural_hash(f.body);
+  for (const FuncParam& p : f.params) {
+    std::string sig = p.kind == FuncParam::Kind::Buffer ? p.buffer.dtype.str() : p.scalar.dtype().str();
+    if (p.kind == FuncParam::Kind::Buffer)
+      for (const Expr& e : p.buffer.shape) sig += "," + to_string(e);
+    for (char c : sig) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+/// The configuration a record's knobs hold; nothing when one of the six is missing or outside
+/// 1-1024 (a record of another search space).
+inline std::optional<GpuGemmConfig> config_from_knobs(const tune::Assignment& knobs) {
+  GpuGemmConfig c;
+  for (auto [name, field] :
+       {std::pair{"block_m", &c.block_m}, std::pair{"block_n", &c.block_n}, std::pair{"block_k", &c.block_k},
+        std::pair{"warp_m", &c.warp_m}, std::pair{"warp_n", &c.warp_n}, std::pair{"stages", &c.stages}}) {
+    auto it = knobs.find(name);
+    if (it == knobs.end() || it->second <= 0 || it->second > 1024) return std::nullopt;
+    *field = static_cast<int>(it->second);
+  }
+  return c;
+}
+
+/// The values of the GpuGemmTuneOptions field `field` without repeats, in their order; 0 stands for
+/// `zero_means` where the field allows it (block_k), else it is refused, as are negative values.
+inline std::vector<int> candidate_values(const char* field, const std::vector<int>& values,
+                                         int zero_means = 0) {
+  if (values.empty())
+    throw Error(cat("GpuGemmTuneOptions::", field, " is empty; give it at least one value"));
+  std::vector<int> out;
+  for (int v : values) {
+    if (v < 0 || (v == 0 && zero_means == 0))
+      throw Error(cat("GpuGemmTuneOptions::", field, " holds ", v, "; give positive values",
+                      zero_means ? " (or 0 for the default)" : ""));
+    const int resolved = v == 0 ? zero_means : v;
+    if (std::find(out.begin(), out.end(), resolved) == out.end()) out.push_back(resolved);
+  }
+  return out;
+}
+
+/// Predicts one candidate, or says why it is skipped.
+inline GpuGemmTuneCandidate predict_candidate(int64_t m, int64_t n, int64_t k, DType input, Layout a_layout,
+                                              Layout b_layout, const GpuGemmConfig& config,
+                                              const GpuPerfSpec& spec, int min_blocks_per_sm) {
+  GpuGemmTuneCandidate c;
+  c.config = config;
+  GpuGemm g;
+  try {
+    g = gpu_gemm(m, n, k, input, config, a_layout, b_layout);
+  } catch (const Error& e) {
+    c.skipped = "refused";
+    c.detail = e.what();
+    return c;
+  }
+  // The stages hold at least stages x (A's and B's tiles) bytes, padding aside: a candidate whose
+  // tiles alone exceed a block's shared memory does not fit, and is not worth NVRTC and ptxas.
+  const int64_t tile_bytes =
+      int64_t{config.stages} * (config.block_m + config.block_n) * config.block_k * input.bytes();
+  if (tile_bytes > spec.device.max_shared_bytes_per_block) {
+    c.skipped = "does not fit";
+    c.detail = cat("its stages take at least ", tile_bytes, " bytes of shared memory; a block of ", spec.name,
+                   " has ", spec.device.max_shared_bytes_per_block);
+    return c;
+  }
+  GpuGemmResources resources;
+  try {
+    resources = gpu_gemm_resources(g, spec.arch);
+  } catch (const Error& e) {
+    c.skipped = "refused";
+    c.detail = e.what();
+    return c;
+  }
+  if (resources.registers_from == "ptxas" && (resources.spill_bytes > 0 || resources.registers > 255)) {
+    c.skipped = "spills";
+    c.detail = cat("ptxas: ", resources.registers, " registers, ", resources.spill_bytes,
+                   " bytes of spill stores and loads");
+    return c;
+  }
+  try {
+    c.prediction = predict_gpu_gemm(g, spec, resources);
+  } catch (const Error& e) {
+    // The one refusal of a valid GpuPerfSpec: no block fits on an SM (threads, registers or
+    // shared memory).
+    c.skipped = "does not fit";
+    c.detail = e.what();
+    return c;
+  }
+  if (c.prediction.occupancy.blocks_per_sm < min_blocks_per_sm) {
+    c.skipped = "few blocks";
+    c.detail = cat(c.prediction.occupancy.str(), "; the model is trusted from ", min_blocks_per_sm);
+  }
+  return c;
+}
+
+}  // namespace detail
+
+LOOM_DECL std::string gpu_gemm_workload_key(int64_t m, int64_t n, int64_t k, DType input, Layout a_layout,
+                                            Layout b_layout) {
+  return detail::lowered_func_key(gpu_gemm(m, n, k, input, GpuGemmConfig{}, a_layout, b_layout).func);
+}
+
+LOOM_DECL std::string gpu_gemm_model_target(const std::string& arch) {
+  const GpuPerfSpec spec = GpuPerfSpec::for_arch(arch);
+  return cat("cuda -arch=", spec.arch, " model:", spec.name);
+}
+
+LOOM_DECL tune::Assignment gpu_gemm_config_knobs(const GpuGemmConfig& config) {
+  return {{"block_m", config.block_m}, {"block_n", config.block_n}, {"block_k", config.block_k},
+          {"warp_m", config.warp_m},   {"warp_n", config.warp_n},   {"stages", config.stages}};
+}
+
+LOOM_DECL GpuGemmTuneResult tune_gpu_gemm(int64_t m, int64_t n, int64_t k, DType input,
+                                          const std::string& arch, Layout a_layout, Layout b_layout,
+                                          const GpuGemmTuneOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const GpuPerfSpec spec = GpuPerfSpec::for_arch(arch);
+  if (options.min_blocks_per_sm < 1)
+    throw Error(cat("GpuGemmTuneOptions::min_blocks_per_sm = ", options.min_blocks_per_sm,
+                    " must be at least 1 (1: rank every prediction)"));
+  GpuGemmTuneResult result;
+  result.target = gpu_gemm_model_target(arch);
+  // The default configuration: the workload's key, the block_k that 0 stands for, and the
+  // prediction the tuned one is compared with.
+  const GpuGemm default_gemm = gpu_gemm(m, n, k, input, GpuGemmConfig{}, a_layout, b_layout);
+  result.workload = detail::lowered_func_key(default_gemm.func);
+  const std::vector<int> block_ms = detail::candidate_values("block_m", options.block_m),
+                         block_ns = detail::candidate_values("block_n", options.block_n),
+                         block_ks = detail::candidate_values("block_k", options.block_k,
+                                                             default_gemm.config.block_k),
+                         warp_ms = detail::candidate_values("warp_m", options.warp_m),
+                         warp_ns = detail::candidate_values("warp_n", options.warp_n),
+                         stage_counts = detail::candidate_values("stages", options.stages);
+  result.default_prediction =
+      detail::predict_candidate(m, n, k, input, a_layout, b_layout, default_gemm.config, spec, 1).prediction;
+  std::vector<GpuGemmTuneCandidate> skipped;
+  for (int block_m : block_ms)
+    for (int block_n : block_ns)
+      for (int block_k : block_ks)
+        for (int warp_m : warp_ms)
+          for (int warp_n : warp_ns)
+            for (int stages : stage_counts) {
+              const GpuGemmConfig config{block_m, block_n, block_k, warp_m, warp_n, stages};
+              GpuGemmTuneCandidate c = detail::predict_candidate(m, n, k, input, a_layout, b_layout, config,
+                                                                 spec, options.min_blocks_per_sm);
+              if (c.skipped.empty()) {
+                ++result.ranked;
+                result.candidates.push_back(std::move(c));
+                continue;
+              }
+              if (c.skipped == "refused")
+                ++result.refused;
+              else if (c.skipped == "spills")
+                ++result.spills;
+              else if (c.skipped == "does not fit")
+                ++result.does_not_fit;
+              else
+                ++result.few_blocks;
+              skipped.push_back(std::move(c));
+            }
+  result.invalid = result.refused + result.does_not_fit + result.spills;
+  if (result.candidates.empty())
+    throw Error(cat("tune_gpu_gemm: none of the ", skipped.size(), " candidate configurations of ",
+                    default_gemm.describe(), " can be ranked on ", spec.name, " (", result.refused,
+                    " refused, ", result.does_not_fit, " do not fit, ", result.spills, " spill, ",
+                    result.few_blocks, " have fewer than min_blocks_per_sm = ", options.min_blocks_per_sm,
+                    " blocks per SM); give GpuGemmTuneOptions smaller tiles, fewer stages or a smaller "
+                    "min_blocks_per_sm"));
+  // Fastest first; equal predictions keep the order they were tried in.
+  std::stable_sort(result.candidates.begin(), result.candidates.end(),
+                   [](const GpuGemmTuneCandidate& a, const GpuGemmTuneCandidate& b) {
+                     return a.prediction.seconds < b.prediction.seconds;
+                   });
+  result.best = result.candidates.front().config;
+  result.best_prediction = result.candidates.front().prediction;
+
+  if (options.database != "off") {
+    const tune::Database db(options.database);
+    const std::string name = cat("lib::gpu_gemm ", m, "x", n, "x", k, " ", input.str(), " A ",
+                                 a_layout == Layout::RowMajor ? "row" : "col", "-major, B ",
+                                 b_layout == Layout::RowMajor ? "row" : "col",
+                                 "-major: predicted by the performance model, not measured (registers from ",
+                                 result.candidates.front().prediction.resources.registers_from, ")");
+    for (const GpuGemmTuneCandidate& c : result.candidates) {
+      tune::Record r;
+      r.workload = result.workload;
+      r.name = name;
+      r.target = result.target;
+      // Where the prediction was computed; the lookup ignores it, as the model's time does not
+      // depend on the CPU. threads, cores and caches stay 0: not recorded.
+      r.cpu = tune::cpu_model();
+      r.knobs = gpu_gemm_config_knobs(c.config);
+      r.ms = c.prediction.seconds * 1e3;
+      db.append(r);
+    }
+  }
+  for (GpuGemmTuneCandidate& c : skipped) result.candidates.push_back(std::move(c));
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+LOOM_DECL GpuGemmConfig tuned_gpu_gemm_config(int64_t m, int64_t n, int64_t k, DType input,
+                                              const std::string& arch, Layout a_layout, Layout b_layout,
+                                              const GpuGemmTuneOptions& options) {
+  const std::string target = gpu_gemm_model_target(arch);  // refuses an unknown architecture first
+  const bool asked = detail::gpu_gemm_tuning_requested();
+  const bool off = options.database == "off";
+  const tune::Database db(off ? std::string() : options.database);
+  // Most programs have no database: do not lower anything to look one up.
+  std::error_code ec;
+  const bool readable = !off && !db.path().empty() && std::filesystem::exists(db.path(), ec);
+  if (!asked && !readable) return GpuGemmConfig{};
+  const std::string key = gpu_gemm_workload_key(m, n, k, input, a_layout, b_layout);
+  // The smallest predicted time among this problem's records for this GPU. Not
+  // Database::best: that keeps the records of this machine's CPU, which a prediction does not
+  // depend on.
+  std::optional<tune::Record> best;
+  if (readable)
+    for (tune::Record& r : db.read())
+      if (r.workload == key && r.target == target && detail::config_from_knobs(r.knobs) &&
+          (!best || r.ms < best->ms))
+        best = std::move(r);
+  if (best) return *detail::config_from_knobs(best->knobs);
+  if (asked) return tune_gpu_gemm(m, n, k, input, arch, a_layout, b_layout, options).best;
+  return GpuGemmConfig{};
+}
+
+LOOM_DECL GpuGemmConfig tuned_gpu_gemm_config(int64_t m, int64_t n, int64_t k, DType input,
+                                              const std::string& arch, Layout a_layout, Layout b_layout,
+                                              const std::string& database) {
+  GpuGemmTuneOptions options;
+  options.database = database;
+  return tuned_gpu_gemm_config(m, n, k, input, arch, a_layout, b_layout, options);
+}
+
+}  // namespace loom::lib
