@@ -132,6 +132,14 @@ struct Result {
 /// includes the shapes and dtypes of the arguments), as 16 hex digits.
 LOOM_DECL std::string workload_key(const std::vector<LowerArg>& args);
 
+/// The database key of a lowered function (workload_key's hash, for kernels built as loop IR):
+/// the structural hash of its body folded with each parameter's type and shape, as 16 hex digits.
+LOOM_DECL std::string lowered_func_key(const LoweredFunc& f);
+
+/// Whether the environment asks libraries to tune what they have no record for: LOOM_TUNE set to
+/// anything but "" or "0".
+LOOM_DECL bool tuning_requested();
+
 /// Searches the knobs of `schedule` for the workload `args` (the tensors the kernel takes, as for
 /// build()); the default configuration (every knob at its first option) must build and run.
 LOOM_DECL Result tune(const std::vector<LowerArg>& args, const ScheduleFunction& schedule,

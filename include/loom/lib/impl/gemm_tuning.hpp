@@ -28,11 +28,6 @@ inline std::vector<int64_t> options_with_default(int64_t first, std::vector<int6
   return out;
 }
 
-inline bool tuning_requested() {
-  const char* env = std::getenv("LOOM_TUNE");
-  return env && *env && std::string(env) != "0";
-}
-
 }  // namespace detail
 
 LOOM_DECL GemmConfig model_gemm_config(const GemmProblem& problem) {
@@ -99,7 +94,7 @@ LOOM_DECL tune::Result tune_gemm(const GemmProblem& problem, tune::Options optio
 LOOM_DECL GemmConfig tuned_gemm_config(const GemmProblem& problem, const GemmConfig& base,
                                        const std::string& database) {
   const tune::Database db(database);
-  const bool asked = detail::tuning_requested();
+  const bool asked = tune::tuning_requested();
   // Most programs have no database: do not lower anything to look one up.
   std::error_code ec;
   if (!asked && (db.path().empty() || !std::filesystem::exists(db.path(), ec))) return base;

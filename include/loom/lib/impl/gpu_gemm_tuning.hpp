@@ -8,44 +8,19 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/gpu_gemm_tuning.hpp");
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
 
-#include "loom/ir/printer.hpp"
-#include "loom/ir/structural_hash.hpp"
 #include "loom/lib/gpu_gemm_tuning.hpp"
 #include "loom/tune/database.hpp"
+#include "loom/tune/tune.hpp"
 
 namespace loom::lib {
 
 namespace detail {
-
-inline bool gpu_gemm_tuning_requested() {
-  const char* env = std::getenv("LOOM_TUNE");
-  return env && *env && std::string(env) != "0";
-}
-
-/// The key of a lowered function: as tune::workload_key hashes a computation's lowering, the
-/// body's structural hash, then each parameter's type and shape (which the body names only through
-/// its buffers), FNV-1a folded.
-inline std::string lowered_func_key(const LoweredFunc& f) {
-  uint64_t h = structural_hash(f.body);
-  for (const FuncParam& p : f.params) {
-    std::string sig = p.kind == FuncParam::Kind::Buffer ? p.buffer.dtype.str() : p.scalar.dtype().str();
-    if (p.kind == FuncParam::Kind::Buffer)
-      for (const Expr& e : p.buffer.shape) sig += "," + to_string(e);
-    for (char c : sig) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-    h = (h ^ 0xff) * 1099511628211ull;
-  }
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return hex;
-}
 
 /// The configuration a record's knobs hold; nothing when one of the six is missing or outside
 /// 1-1024 (a record of another search space).
@@ -136,7 +111,7 @@ inline GpuGemmTuneCandidate predict_candidate(int64_t m, int64_t n, int64_t k, D
 
 LOOM_DECL std::string gpu_gemm_workload_key(int64_t m, int64_t n, int64_t k, DType input, Layout a_layout,
                                             Layout b_layout) {
-  return detail::lowered_func_key(gpu_gemm(m, n, k, input, GpuGemmConfig{}, a_layout, b_layout).func);
+  return tune::lowered_func_key(gpu_gemm(m, n, k, input, GpuGemmConfig{}, a_layout, b_layout).func);
 }
 
 LOOM_DECL std::string gpu_gemm_model_target(const std::string& arch) {
@@ -162,7 +137,7 @@ LOOM_DECL GpuGemmTuneResult tune_gpu_gemm(int64_t m, int64_t n, int64_t k, DType
   // The default configuration: the workload's key, the block_k that 0 stands for, and the
   // prediction the tuned one is compared with.
   const GpuGemm default_gemm = gpu_gemm(m, n, k, input, GpuGemmConfig{}, a_layout, b_layout);
-  result.workload = detail::lowered_func_key(default_gemm.func);
+  result.workload = tune::lowered_func_key(default_gemm.func);
   const std::vector<int> block_ms = detail::candidate_values("block_m", options.block_m),
                          block_ns = detail::candidate_values("block_n", options.block_n),
                          block_ks = detail::candidate_values("block_k", options.block_k,
@@ -242,7 +217,7 @@ LOOM_DECL GpuGemmConfig tuned_gpu_gemm_config(int64_t m, int64_t n, int64_t k, D
                                               const std::string& arch, Layout a_layout, Layout b_layout,
                                               const GpuGemmTuneOptions& options) {
   const std::string target = gpu_gemm_model_target(arch);  // refuses an unknown architecture first
-  const bool asked = detail::gpu_gemm_tuning_requested();
+  const bool asked = tune::tuning_requested();
   const bool off = options.database == "off";
   const tune::Database db(off ? std::string() : options.database);
   // Most programs have no database: do not lower anything to look one up.

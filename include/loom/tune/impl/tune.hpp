@@ -330,7 +330,10 @@ LOOM_DECL std::string workload_key(const std::vector<LowerArg>& args) {
   for (const LowerArg& a : args)
     if (a.tensor.defined() && a.tensor.op()->kind != OpKind::Placeholder) outputs.push_back(a.tensor);
   if (outputs.empty()) throw Error("tune: the arguments hold no computed tensor (no output to tune)");
-  LoweredFunc f = lower(create_schedule(outputs), args, "workload");
+  return lowered_func_key(lower(create_schedule(outputs), args, "workload"));
+}
+
+LOOM_DECL std::string lowered_func_key(const LoweredFunc& f) {
   uint64_t h = structural_hash(f.body);
   // The parameters' types and shapes, which the body names only through their buffers.
   for (const FuncParam& p : f.params) {
@@ -343,6 +346,11 @@ LOOM_DECL std::string workload_key(const std::vector<LowerArg>& args) {
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
   return hex;
+}
+
+LOOM_DECL bool tuning_requested() {
+  const char* env = std::getenv("LOOM_TUNE");
+  return env && *env && std::string(env) != "0";
 }
 
 LOOM_DECL Result tune(const std::vector<LowerArg>& args, const ScheduleFunction& schedule,
