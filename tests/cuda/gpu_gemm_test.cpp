@@ -58,7 +58,8 @@ template <typename T>
 double simulated_error(const lib::GpuGemm& g, SimReport* report = nullptr, bool as_tf32 = true,
                        bool integers = false) {
   GemmInputs<T> in(g, integers);
-  Buffer<float> c({g.m, g.n});
+  const bool c_row = g.c_layout == lib::Layout::RowMajor;
+  Buffer<float> c(c_row ? std::vector<int64_t>{g.m, g.n} : std::vector<int64_t>{g.n, g.m});
   for (int64_t i = 0; i < c.num_elements(); ++i) c.at_flat(i) = std::numeric_limits<float>::quiet_NaN();
   SimReport r = simulate(g.func, {in.a, in.b, c});
   if (report) *report = r;
@@ -68,7 +69,7 @@ double simulated_error(const lib::GpuGemm& g, SimReport* report = nullptr, bool 
     for (int64_t j = 0; j < g.n; ++j) {
       double s = 0;
       for (int64_t p = 0; p < g.k; ++p) s += value(in.a_at(g, i, p)) * value(in.b_at(g, p, j));
-      const double got = c(i, j);
+      const double got = c_row ? c(i, j) : c(j, i);
       worst = std::max(worst, std::isfinite(got) ? std::abs(got - s) / (1 + std::abs(s)) : 1e30);
     }
   return worst;
@@ -229,6 +230,22 @@ TEST_CASE("gpu_gemm: every layout of A and B, f16, bf16 and tf32, element copies
           CHECK(checked_error(g) < 1e-5);
           if (s.k != 48) CHECK(checked_error(g, true) == 0);
         }
+}
+
+TEST_CASE("gpu_gemm: C column-major (stored n x m)") {
+  // Every element lands at C[j][i]: small integers exactly, f16 and tf32, with A and B of either
+  // layout, on a shape no tile divides; C's parameter is shaped n x m.
+  for (DType t : {f16, f32})
+    for (lib::Layout la : kLayouts) {
+      const lib::GpuGemm g =
+          lib::gpu_gemm(70, 75, 56, t, small_config(), la, lib::Layout::ColMajor, lib::Layout::ColMajor);
+      CAPTURE(g.describe());
+      CHECK(g.describe().find("C column-major (stored n x m)") != std::string::npos);
+      CHECK(checked_error(g, true) == 0);
+      const BufferParam& c = g.func.params.at(2).buffer;
+      CHECK(*as_const_int(c.shape.at(0)) == 75);
+      CHECK(*as_const_int(c.shape.at(1)) == 70);
+    }
 }
 
 TEST_CASE("gpu_gemm: tf32 reads the 13 low mantissa bits of A and B as zero") {

@@ -214,7 +214,8 @@ double gpu_gemm_error(const lib::GpuGemm& g) {
   Buffer<T> b(b_row ? std::vector<int64_t>{g.k, g.n} : std::vector<int64_t>{g.n, g.k});
   fill(a, 7);
   fill(b, 8);
-  Buffer<float> c({g.m, g.n});
+  const bool c_row = g.c_layout == lib::Layout::RowMajor;
+  Buffer<float> c(c_row ? std::vector<int64_t>{g.m, g.n} : std::vector<int64_t>{g.n, g.m});
   poison(c);
   for (int call = 0; call < 2; ++call) f(a, b, c);
   auto value = [](T x) {
@@ -228,7 +229,7 @@ double gpu_gemm_error(const lib::GpuGemm& g) {
       double s = 0;
       for (int64_t p = 0; p < g.k; ++p)
         s += value(a_row ? a(i, p) : a(p, i)) * value(b_row ? b(p, j) : b(j, p));
-      const double got = c(i, j);
+      const double got = c_row ? c(i, j) : c(j, i);
       worst = std::max(worst, std::isfinite(got) ? std::abs(got - s) / (1 + std::abs(s)) : 1e30);
     }
   return worst;
@@ -242,7 +243,7 @@ TEST_CASE("device: the tensor-core GEMM (lib::gpu_gemm), f16, bf16 and tf32, eve
   struct Shape {
     int64_t m, n, k;
     DType t;
-    Layout a = Layout::RowMajor, b = Layout::RowMajor;
+    Layout a = Layout::RowMajor, b = Layout::RowMajor, c = Layout::RowMajor;
   };
   for (const Shape s :
        {Shape{129, 257, 65, f16}, Shape{1000, 999, 37, f16}, Shape{136, 264, 96, f16},
@@ -253,9 +254,11 @@ TEST_CASE("device: the tensor-core GEMM (lib::gpu_gemm), f16, bf16 and tf32, eve
         Shape{129, 257, 65, f16, C, C},
         // tf32: ldmatrix of 32-bit data where k is contiguous, 32-bit shared loads where it is not.
         Shape{129, 257, 65, f32}, Shape{136, 264, 96, f32}, Shape{1000, 1100, 776, f32, C, R},
-        Shape{1000, 1100, 776, f32, R, C}, Shape{1024, 1024, 1024, f32, C, C},
-        Shape{131, 250, 70, f32, C, C}}) {
-    const lib::GpuGemm g = lib::gpu_gemm(s.m, s.n, s.k, s.t, {}, s.a, s.b);
+        Shape{1000, 1100, 776, f32, R, C}, Shape{1024, 1024, 1024, f32, C, C}, Shape{131, 250, 70, f32, C, C},
+        // C column-major, and one operand by cp.async with the other by element copies.
+        Shape{136, 264, 96, f16, R, R, C}, Shape{131, 250, 70, f32, C, R, C}, Shape{136, 263, 96, f16},
+        Shape{137, 264, 96, bf16, C, C}}) {
+    const lib::GpuGemm g = lib::gpu_gemm(s.m, s.n, s.k, s.t, {}, s.a, s.b, s.c);
     CAPTURE(g.describe());
     const double error = s.t == f16    ? gpu_gemm_error<half>(g)
                          : s.t == bf16 ? gpu_gemm_error<bfloat16>(g)

@@ -1,10 +1,10 @@
-// The tensor-core GPU GEMM: C (f32, row-major) = A B for f16, bf16 or f32 (read as tf32) inputs,
-// A and B each row- or column-major, any M, N, K. Each block computes a block_m x block_n tile
-// with warps of warp_m x warp_n tiles; the k loop stages tiles of A and B in shared memory
-// `stages` deep, each laid out as the operand is stored (cp.async where an operand's contiguous
-// dimension allows 16-byte copies, element copies otherwise), loads fragments with ldmatrix (or shared loads
-// where 32-bit data is not contiguous in k) and multiplies with mma.sync: m16n8k16 for 16-bit
-// inputs, m16n8k8 for tf32.
+// The tensor-core GPU GEMM: C (f32) = A B for f16, bf16 or f32 (read as tf32) inputs, A, B and C
+// each row- or column-major, any M, N, K. Each block computes a block_m x block_n tile with warps
+// of warp_m x warp_n tiles; the k loop stages tiles of A and B in shared memory `stages` deep,
+// each laid out as the operand is stored (cp.async where an operand's contiguous dimension allows
+// 16-byte copies, element copies otherwise), loads fragments with ldmatrix (or shared loads where
+// 32-bit data is not contiguous in k) and multiplies with mma.sync: m16n8k16 for 16-bit inputs,
+// m16n8k8 for tf32.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +47,8 @@ struct GpuGemm {
   /// @{
   Layout a_layout = Layout::RowMajor, b_layout = Layout::RowMajor;
   /// @}
+  /// How C is stored: RowMajor is m x n, ColMajor is stored n x m (m contiguous).
+  Layout c_layout = Layout::RowMajor;
   /// The tile and stage choices (block_k resolved).
   GpuGemmConfig config;
   /// Whether A's (B's) tiles are filled by 16-byte cp.async copies (its contiguous dimension, as
@@ -56,18 +58,19 @@ struct GpuGemm {
   /// @{
   bool a_async_copies = false, b_async_copies = false;
   /// @}
-  /// Parameters A and B of `input`, shaped as stored (A: m x k or k x m; B: k x n or n x k), and C
-  /// (m x n) of f32, row-major.
+  /// Parameters A and B of `input` and C of f32, each shaped as stored (A: m x k or k x m; B: k x n
+  /// or n x k; C: m x n or n x m).
   LoweredFunc func;
   /// A one-line summary of the problem and configuration.
   LOOM_DECL std::string describe() const;
 };
 
-/// The kernel for one shape: C = A B with A and B stored as `a_layout` and `b_layout` say. Throws
-/// loom::Error, naming the field, for an input type other than f16, bf16 or f32, or a tile
-/// configuration the kernel cannot use.
+/// The kernel for one shape: C = A B with A, B and C stored as `a_layout`, `b_layout` and
+/// `c_layout` say. Throws loom::Error, naming the field, for an input type other than f16, bf16 or
+/// f32, or a tile configuration the kernel cannot use.
 LOOM_DECL GpuGemm gpu_gemm(int64_t m, int64_t n, int64_t k, DType input = f16, GpuGemmConfig config = {},
-                           Layout a_layout = Layout::RowMajor, Layout b_layout = Layout::RowMajor);
+                           Layout a_layout = Layout::RowMajor, Layout b_layout = Layout::RowMajor,
+                           Layout c_layout = Layout::RowMajor);
 
 }  // namespace loom::lib
 

@@ -77,7 +77,8 @@ class GpuGemmBuilder {
 
   LoweredFunc build() {
     LoweredFunc f;
-    f.name = cat("gpu_gemm_", g_.input.str(), a_row_ ? "" : "_A_col", b_row_ ? "" : "_B_col");
+    f.name = cat("gpu_gemm_", g_.input.str(), a_row_ ? "" : "_A_col", b_row_ ? "" : "_B_col",
+                 g_.c_layout == Layout::RowMajor ? "" : "_C_col");
     if (a_row_)
       add_param(f, "A", a_, g_.input, g_.m, g_.k);
     else
@@ -86,7 +87,10 @@ class GpuGemmBuilder {
       add_param(f, "B", b_, g_.input, g_.k, g_.n);
     else
       add_param(f, "B", b_, g_.input, g_.n, g_.k);
-    add_param(f, "C", out_, f32, g_.m, g_.n);
+    if (g_.c_layout == Layout::RowMajor)
+      add_param(f, "C", out_, f32, g_.m, g_.n);
+    else
+      add_param(f, "C", out_, f32, g_.n, g_.m);
     bx_ = Var("block_n", i32);
     by_ = Var("block_m", i32);
     tx_ = Var("tx", i32);
@@ -335,6 +339,14 @@ class GpuGemmBuilder {
     return SeqNode::make(s);
   }
 
+  /// The index of C's element (row, col) as C is stored. Column-major, a warp's stores stay 32-byte
+  /// segments: lanes of a quad (t) write two adjacent columns of a row row-major, and the 8 groups
+  /// (g) write adjacent rows of a column column-major.
+  Expr c_index(const Expr& row, const Expr& col) const {
+    if (g_.c_layout == Layout::RowMajor) return row * static_cast<int>(g_.n) + col;
+    return col * static_cast<int>(g_.m) + row;
+  }
+
   /// Each lane's accumulators to C (c0..c3 of each m16n8 tile: PTX's C fragment), inside M x N.
   Stmt store_c() {
     std::vector<Stmt> s;
@@ -346,7 +358,7 @@ class GpuGemmBuilder {
           const Expr col = n0_ + warp_col_ + ni * 8 + t * 2 + e % 2;
           const Expr value = LoadNode::make(f32, acc_, Expr((mi * n_tiles_ + ni) * 4 + e));
           s.push_back(IfThenElseNode::make(row < static_cast<int>(g_.m) && col < static_cast<int>(g_.n),
-                                           StoreNode::make(out_, value, row * static_cast<int>(g_.n) + col)));
+                                           StoreNode::make(out_, value, c_index(row, col))));
         }
     return SeqNode::make(s);
   }
@@ -381,16 +393,17 @@ inline const char* layout_text(Layout l, bool a) {
 
 LOOM_DECL std::string GpuGemm::describe() const {
   const bool tf32 = input == f32;
-  return cat("gpu_gemm ", m, "x", n, "x", k, " ", tf32 ? "float32 (read as tf32)" : input.str(),
-             " -> float32, A ", detail::layout_text(a_layout, true), ", B ",
-             detail::layout_text(b_layout, false), ": block ", config.block_m, "x", config.block_n, "x",
-             config.block_k, ", warp ", config.warp_m, "x", config.warp_n, ", ", config.stages, " stages, ",
-             detail::copies_text(a_async_copies, b_async_copies, tf32 ? 4 : 8),
-             tf32 ? ", mma.sync m16n8k8 tf32" : ", mma.sync m16n8k16");
+  return cat(
+      "gpu_gemm ", m, "x", n, "x", k, " ", tf32 ? "float32 (read as tf32)" : input.str(), " -> float32, A ",
+      detail::layout_text(a_layout, true), ", B ", detail::layout_text(b_layout, false),
+      c_layout == Layout::RowMajor ? "" : ", C column-major (stored n x m)", ": block ", config.block_m, "x",
+      config.block_n, "x", config.block_k, ", warp ", config.warp_m, "x", config.warp_n, ", ", config.stages,
+      " stages, ", detail::copies_text(a_async_copies, b_async_copies, tf32 ? 4 : 8),
+      tf32 ? ", mma.sync m16n8k8 tf32" : ", mma.sync m16n8k16");
 }
 
 LOOM_DECL GpuGemm gpu_gemm(int64_t m, int64_t n, int64_t k, DType input, GpuGemmConfig config,
-                           Layout a_layout, Layout b_layout) {
+                           Layout a_layout, Layout b_layout, Layout c_layout) {
   auto refuse = [](const std::string& what) { throw Error(cat("gpu_gemm: ", what)); };
   if (input != f16 && input != bf16 && input != f32)
     refuse(cat("input type ", input.str(),
@@ -425,6 +438,7 @@ LOOM_DECL GpuGemm gpu_gemm(int64_t m, int64_t n, int64_t k, DType input, GpuGemm
   g.input = input;
   g.a_layout = a_layout;
   g.b_layout = b_layout;
+  g.c_layout = c_layout;
   g.config = config;
   // 16-byte copies need every chunk of 16 bytes to start 16-byte aligned in A and B: the
   // contiguous dimension of each, as stored, a multiple of the chunk. (The tiles' contiguous
