@@ -36,10 +36,6 @@ struct Shape {
   int64_t m, n, k;
 };
 
-std::string config_text(const lib::GpuGemmConfig& c) {
-  return cat(c.block_m, "x", c.block_n, "x", c.block_k, "/", c.warp_m, "x", c.warp_n, "/s", c.stages);
-}
-
 std::string fixed(double x, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, x);
@@ -57,7 +53,7 @@ void report(const lib::GpuPerfSpec& spec, const Shape& s, DType input, const lib
           input == f32               ? "tf32"
           : input.str() == "float16" ? "f16"
                                      : input.str(),
-          " config=", config_text(g.config),
+          " config=", g.config.str(),
           g.a_async_copies && g.b_async_copies   ? ""
           : g.a_async_copies || g.b_async_copies ? "/mixed-copies"
                                                  : "/element-copies",
@@ -137,7 +133,7 @@ int main() {
       std::printf(
           "loom-bench gpu_gemm_model_l2 arch=sm_80 m=4096 n=4096 k=4096 dtype=f16 config=%s l2_tbps=%s "
           "predicted_tflops=%s predicted_frac=%s limiter=%s\n",
-          config_text(g.config).c_str(), fixed(tbps, 2).c_str(), fixed(p.tflops, 1).c_str(),
+          g.config.str().c_str(), fixed(tbps, 2).c_str(), fixed(p.tflops, 1).c_str(),
           fixed(p.fraction_of_peak, 3).c_str(), p.limiter.c_str());
     }
   }

@@ -31,10 +31,6 @@ struct Shape {
   int64_t m, n, k;
 };
 
-std::string config_text(const lib::GpuGemmConfig& c) {
-  return cat(c.block_m, "x", c.block_n, "x", c.block_k, "/", c.warp_m, "x", c.warp_n, "/s", c.stages);
-}
-
 std::string fixed(double x, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, x);
@@ -53,12 +49,12 @@ void report(const std::string& arch, const Shape& s, const lib::GpuGemmTuneOptio
       one_block = &c;
   std::string line =
       cat("loom-bench gpu_gemm_tune arch=", arch, " device=", t.device, " m=", s.m, " n=", s.n, " k=", s.k,
-          " dtype=f16 default_config=", config_text(lib::gpu_gemm(s.m, s.n, s.k, f16).config),
-          " default_tflops=", fixed(d.tflops, 1), " tuned_config=", config_text(r.best),
+          " dtype=f16 default_config=", lib::gpu_gemm(s.m, s.n, s.k, f16).config.str(),
+          " default_tflops=", fixed(d.tflops, 1), " tuned_config=", r.best.str(),
           " tuned_tflops=", fixed(t.tflops, 1));
   line += cat(" speedup=", d.seconds > 0 ? fixed(d.seconds / t.seconds, 3) : "n/a",
               " tuned_limiter=", t.limiter, " tuned_blocks_per_sm=", t.occupancy.blocks_per_sm,
-              " one_block_config=", one_block ? config_text(one_block->config) : "none",
+              " one_block_config=", one_block ? one_block->config.str() : "none",
               " one_block_tflops=", one_block ? fixed(one_block->prediction.tflops, 1) : "n/a");
   line += cat(" regs_from=", t.resources.registers_from, " candidates=", r.candidates.size(),
               " ranked=", r.ranked, " invalid=", r.invalid, " refused=", r.refused,

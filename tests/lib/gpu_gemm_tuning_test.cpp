@@ -73,10 +73,6 @@ bool same_config(const GpuGemmConfig& a, const GpuGemmConfig& b) {
          a.warp_n == b.warp_n && a.stages == b.stages;
 }
 
-std::string config_text(const GpuGemmConfig& c) {
-  return cat(c.block_m, "x", c.block_n, "x", c.block_k, "/", c.warp_m, "x", c.warp_n, "/s", c.stages);
-}
-
 /// Eight candidates of a 256^3 f16 GEMM on an A100 (164 KB of shared memory per SM), chosen with
 /// margins that hold whether or not the kernel pads its tiles: block_k 24 is no multiple of
 /// mma.sync's 16 (4 refused); 128x128x64 in 6 stages needs 192 KB or more (does not fit); 64x128x64
@@ -117,7 +113,7 @@ TEST_CASE(
   const GpuPerfSpec a100 = GpuPerfSpec::a100();
   for (int i = 0; i < static_cast<int>(r.candidates.size()); ++i) {
     const GpuGemmTuneCandidate& c = r.candidates[i];
-    CAPTURE(config_text(c.config));
+    CAPTURE(c.config.str());
     CHECK(c.config.block_k != 0);
     CHECK(c.skipped.empty() == (i < r.ranked));
     if (!c.skipped.empty()) {

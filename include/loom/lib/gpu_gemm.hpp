@@ -13,6 +13,7 @@
 #include "loom/lib/matrix_layout.hpp"
 #include "loom/lower/lowered_func.hpp"
 #include "loom/support/config.hpp"
+#include "loom/support/error.hpp"
 
 namespace loom::lib {
 
@@ -30,6 +31,11 @@ struct GpuGemmConfig {
   /// @}
   /// Shared-memory stages of the k loop: 2 is double buffering; 3-4 hide global latency.
   int stages = 3;
+
+  /// "128x128x64/64x64/s3": block_m x block_n x block_k / warp_m x warp_n / stages.
+  std::string str() const {
+    return cat(block_m, "x", block_n, "x", block_k, "/", warp_m, "x", warp_n, "/s", stages);
+  }
 };
 
 /// What gpu_gemm() returns: the problem, the configuration and the lowered function to build.
