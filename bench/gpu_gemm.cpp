@@ -3,7 +3,8 @@
 // and data-parallel with the same tile, grid sized by the driver's occupancy) and the shared-memory tiled
 // GEMM, f32 and f16 inputs, square and skinny shapes (LOOM_GPU_GEMM_SWEEP=1: a sweep of mid-size f32
 // shapes over every decomposition, with the occupancy grid and one block per SM; LOOM_GPU_GEMM_ONLY=f16,
-// tf32 or layouts: only the f16, the tf32 or the column-major tensor-core shapes). Prints
+// tf32 or layouts: only the f16, the tf32 or the column-major tensor-core shapes; tc_sweep: tile
+// choices; tuned: the model's tuned tiles against the default). Prints
 //   loom-bench gpu_mma_peak dtype=f16 device= ... tflops= peak_dense_tflops= ratio=<of that peak>
 // first: what mma.sync m16n8k16 (Loom's warp intrinsic) reaches when nothing but it runs, the
 // ceiling of a GEMM built on it; then
@@ -37,6 +38,7 @@
 
 #include <loom/backend/cuda/driver.hpp>
 #include <loom/lib/gpu_gemm.hpp>
+#include <loom/lib/gpu_gemm_tuning.hpp>
 #include <loom/lib/gpu_tiled_gemm.hpp>
 #include <loom/lib/streamk_gemm.hpp>
 #include <loom/loom.hpp>
@@ -392,6 +394,25 @@ int main() {
       variants.push_back({Decomposition::DataParallel, 0, false, true, c});
     for (const Shape s : {Shape{4096, 4096, 4096}, Shape{8192, 8192, 8192}})
       bench_shape<half>(d, cublas, s, variants);
+    return 0;
+  }
+  if (only && std::string(only) == "tuned") {
+    // The model's tuned configuration (lib::tune_gpu_gemm: predictions, no GPU) against the default
+    // at the tuner table's shapes (docs/gpu-gemm-model.md), so that the prediction can be checked.
+    // The tuner runs here, with ptxas: about 45 s per shape.
+    lib::GpuGemmTuneOptions options;
+    options.database = "off";
+    const std::string arch = d.arch() == "sm_80" ? "sm_80" : "sm_90";  // the GPUs the model knows
+    for (const Shape s : {Shape{4096, 4096, 4096}, Shape{1024, 1024, 1024}, Shape{4096, 4096, 512},
+                          Shape{8192, 8192, 1024}}) {
+      const lib::GpuGemmConfig tuned = lib::tune_gpu_gemm(s.m, s.n, s.k, f16, arch, s.a, s.b, options).best;
+      std::printf("loom-bench gpu_gemm_tuned m=%lld n=%lld k=%lld arch=%s tuned_config=%s\n",
+                  static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k),
+                  arch.c_str(), tuned.str().c_str());
+      std::vector<Variant> variants = {{Decomposition::DataParallel, 0, false, true}};
+      variants.push_back({Decomposition::DataParallel, 0, false, true, tuned});
+      bench_shape<half>(d, cublas, s, variants);
+    }
     return 0;
   }
   const std::string only_shapes = only ? only : "";
