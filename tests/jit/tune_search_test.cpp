@@ -216,7 +216,7 @@ TEST_CASE("tune IR features: loop iterations, stores, their vector share and the
   CHECK(plain.vector_store_fraction == 0);
   CHECK_FALSE(plain.parallel);
   CHECK(plain.parallel_imbalance == 1);
-  CHECK(plain.vector().size() == 5);
+  CHECK(plain.vector().size() == 8);
   // 4 parallel tasks of 16 lanes: one loop of 4 iterations, every element stored by a vector.
   Schedule s = create_schedule(C);
   auto [o, i] = s[C].split(C.axis(0), 16);
@@ -230,4 +230,46 @@ TEST_CASE("tune IR features: loop iterations, stores, their vector share and the
   CHECK(two.parallel);
   CHECK(two.parallel_imbalance == 1);
   CHECK(ir_features(f, 3).parallel_imbalance == doctest::Approx(1.5));  // 4 tasks on 3 threads: 2 rounds
+}
+
+TEST_CASE("tune IR features: bytes into each cache level, from the loops' footprints") {
+  // A fixed machine: 32 KiB L1, 1 MiB L2, 8 MiB L3 (the defaults), two threads.
+  const CpuCacheInfo caches;
+  // A copy of 64 floats touches A's and C's 4 lines once: 512 bytes into every level.
+  {
+    Tensor A = placeholder({64}, f32, "A");
+    Tensor C = compute(
+        {64}, [&](Expr i) { return A(i) * 2.0f; }, "C");
+    const CacheTraffic t = ir_features(lower(create_schedule(C), {A, C}, "copy"), 2, caches).traffic;
+    CHECK(t.footprint_bytes == 512);
+    CHECK(t.l1_fill_bytes == 512);
+    CHECK(t.l3_fill_bytes == 512);
+  }
+  // C = A B at 256^3 (three 256 KiB matrices): the naive i, j, k order walks a column of B for
+  // every element of C, so B does not stay in L1 across j; split into 32-wide blocks of j and k
+  // with the block loops outside, a 32 x 32 block of B (4 KiB) is reused across every i.
+  Tensor A = placeholder({256, 256}, f32, "A");
+  Tensor B = placeholder({256, 256}, f32, "B");
+  IterVar k = reduce_axis(0, 256, "k");
+  Tensor C = compute(
+      {256, 256}, [&](Expr i, Expr j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
+  const CacheTraffic naive = ir_features(lower(create_schedule(C), {A, B, C}, "naive"), 1, caches).traffic;
+  Schedule s = create_schedule(C);
+  auto [jo, ji] = s[C].split(C.axis(1), 32);
+  auto [ko, ki] = s[C].split(C.reduce_axis(0), 32);
+  s[C].reorder({jo, ko, C.axis(0), ki, ji});
+  const CacheTraffic blocked = ir_features(lower(s, {A, B, C}, "blocked"), 1, caches).traffic;
+  // Both touch the same three matrices once in all (768 KiB, C's initialization included) ...
+  CHECK(naive.footprint_bytes == doctest::Approx(3 * 256 * 1024).epsilon(0.01));
+  CHECK(blocked.footprint_bytes == doctest::Approx(3 * 256 * 1024).epsilon(0.01));
+  // ... which fits L2 and L3: each level below L1 loads it once.
+  CHECK(naive.l2_fill_bytes == doctest::Approx(naive.footprint_bytes));
+  CHECK(blocked.l3_fill_bytes == doctest::Approx(blocked.footprint_bytes));
+  // L1: the naive order sweeps all of B (256 KiB) for every row of C, 64 MiB at least (a j step
+  // adds one new line per 16 columns: consecutive columns share B's lines); the blocks keep a
+  // 4 KiB block of B while A and C stream, about a tenth of that.
+  MESSAGE("L1 fill: naive " << naive.l1_fill_bytes << " bytes, blocked " << blocked.l1_fill_bytes);
+  CHECK(naive.l1_fill_bytes >= 256.0 * 256 * 1024);
+  CHECK(naive.l1_fill_bytes < 2 * 256.0 * 256 * 1024);
+  CHECK(blocked.l1_fill_bytes * 5 < naive.l1_fill_bytes);
 }

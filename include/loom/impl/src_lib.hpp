@@ -13,6 +13,7 @@
 #include "loom/lib/impl/streamk_gemm.hpp"
 #include "loom/tune/impl/cost_model.hpp"
 #include "loom/tune/impl/database.hpp"
+#include "loom/tune/impl/cache_traffic.hpp"
 #include "loom/tune/impl/ir_features.hpp"
 #include "loom/tune/impl/measure.hpp"
 #include "loom/tune/impl/search.hpp"

@@ -1,13 +1,15 @@
 // What a configuration's lowered function says about its cost before it is built or run: a few
-// counts from one walk over its loops, which the evolutionary search gives its cost model next to
-// the knobs (the model learns their weights from the measurements). Counting is cheap next to a
-// build and a timing, so the search can rank many proposals by them.
+// counts from one walk over its loops and the bytes it moves into each cache level, which the evolutionary
+// search gives its cost model next to the knobs (the model learns their weights from the measurements).
+// Counting is cheap next to a build and a timing, so the search can rank many proposals by them.
 #pragma once
 
 #include <vector>
 
 #include "loom/lower/lowered_func.hpp"
 #include "loom/support/config.hpp"
+#include "loom/support/cpu_info.hpp"
+#include "loom/tune/cache_traffic.hpp"
 
 namespace loom::tune {
 
@@ -21,14 +23,17 @@ struct IrFeatures {
   /// loops around it): 1 when they share evenly, or when nothing runs in parallel.
   double parallel_imbalance = 1;
   bool parallel = false;  ///< a loop runs on the thread pool
+  /// Bytes loaded into L1, L2 and L3 (tune/cache_traffic.hpp's footprint model).
+  CacheTraffic traffic;
 
   /// As the cost model takes them: log2(1 + loop iterations), log2(1 + element stores), the
-  /// vector share, the imbalance, and 1 for a serial function.
+  /// vector share, the imbalance, 1 for a serial function, and log2(1 + bytes) into L1, L2, L3.
   std::vector<double> vector() const;
 };
 
-/// The counts of `f` for a pool of `threads` threads.
-LOOM_DECL IrFeatures ir_features(const LoweredFunc& f, int threads);
+/// The counts of `f` for a pool of `threads` threads on a CPU with `caches`.
+LOOM_DECL IrFeatures ir_features(const LoweredFunc& f, int threads,
+                                 const CpuCacheInfo& caches = CpuCacheInfo::host());
 
 }  // namespace loom::tune
 

@@ -57,15 +57,22 @@ class FeatureCounter : public IRVisitor {
 }  // namespace detail
 
 LOOM_DECL std::vector<double> IrFeatures::vector() const {
-  return {std::log2(1 + loop_iterations), std::log2(1 + element_stores), vector_store_fraction,
-          parallel_imbalance, parallel ? 0.0 : 1.0};
+  return {std::log2(1 + loop_iterations),
+          std::log2(1 + element_stores),
+          vector_store_fraction,
+          parallel_imbalance,
+          parallel ? 0.0 : 1.0,
+          std::log2(1 + traffic.l1_fill_bytes),
+          std::log2(1 + traffic.l2_fill_bytes),
+          std::log2(1 + traffic.l3_fill_bytes)};
 }
 
-LOOM_DECL IrFeatures ir_features(const LoweredFunc& f, int threads) {
+LOOM_DECL IrFeatures ir_features(const LoweredFunc& f, int threads, const CpuCacheInfo& caches) {
   IrFeatures out;
   detail::FeatureCounter counter(out, threads);
   counter.visit_stmt(f.body);
   counter.finish();
+  out.traffic = cache_traffic(f, caches, threads);
   return out;
 }
 
