@@ -46,6 +46,17 @@ struct TrafficLoop {
   std::vector<int> accesses;  // loads and stores in the body outside those loops
 };
 
+/// The number of elements of constant extents `shape`; negative when one is not constant.
+inline double constant_elements(const std::vector<Expr>& shape) {
+  double elements = 1;
+  for (const Expr& e : shape) {
+    const int64_t* n = as_const_int(e);
+    if (!n) return -1;
+    elements *= static_cast<double>(*n);
+  }
+  return elements;
+}
+
 /// The loop variable an index term steps, seen through integer casts; null for anything else.
 inline const VarNode* stepped_var(const Expr& atom) {
   Expr e = atom;
@@ -81,12 +92,7 @@ class TrafficCollector : public IRVisitor {
     stack_.pop_back();
   }
   void visit(const AllocateNode* op) override {
-    double elements = 1;
-    for (const Expr& e : op->extents) {
-      const int64_t* n = as_const_int(e);
-      elements = n ? elements * static_cast<double>(*n) : -1.0;
-      if (elements < 0) break;
-    }
+    const double elements = constant_elements(op->extents);
     if (elements >= 0) buffer_bytes[op->buffer.get()] = elements * op->dtype.bytes();
     IRVisitor::visit(op);
   }
@@ -270,12 +276,7 @@ LOOM_DECL CacheTraffic cache_traffic(const LoweredFunc& f, const CpuCacheInfo& c
   detail::TrafficCollector collector;
   for (const FuncParam& p : f.params) {
     if (p.kind != FuncParam::Kind::Buffer) continue;
-    double elements = 1;
-    for (const Expr& e : p.buffer.shape) {
-      const int64_t* n = as_const_int(e);
-      elements = n ? elements * static_cast<double>(*n) : -1.0;
-      if (elements < 0) break;
-    }
+    const double elements = detail::constant_elements(p.buffer.shape);
     if (elements >= 0) collector.buffer_bytes[p.buffer.data.get()] = elements * p.buffer.dtype.bytes();
   }
   collector.visit_stmt(f.body);
