@@ -216,7 +216,8 @@ TEST_CASE("tune IR features: loop iterations, stores, their vector share and the
   CHECK(plain.vector_store_fraction == 0);
   CHECK_FALSE(plain.parallel);
   CHECK(plain.parallel_imbalance == 1);
-  CHECK(plain.vector().size() == 8);
+  CHECK(plain.vector().size() == 9);
+  CHECK(plain.flops == 64);  // one multiply per element
   // 4 parallel tasks of 16 lanes: one loop of 4 iterations, every element stored by a vector.
   Schedule s = create_schedule(C);
   auto [o, i] = s[C].split(C.axis(0), 16);
@@ -226,6 +227,7 @@ TEST_CASE("tune IR features: loop iterations, stores, their vector share and the
   IrFeatures two = ir_features(f, 2);
   CHECK(two.loop_iterations == 4);
   CHECK(two.element_stores == 64);
+  CHECK(two.flops == 64);  // 4 vector multiplies of 16 lanes
   CHECK(two.vector_store_fraction == 1);
   CHECK(two.parallel);
   CHECK(two.parallel_imbalance == 1);
@@ -253,7 +255,9 @@ TEST_CASE("tune IR features: bytes into each cache level, from the loops' footpr
   IterVar k = reduce_axis(0, 256, "k");
   Tensor C = compute(
       {256, 256}, [&](Expr i, Expr j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
-  const CacheTraffic naive = ir_features(lower(create_schedule(C), {A, B, C}, "naive"), 1, caches).traffic;
+  const IrFeatures naive_features = ir_features(lower(create_schedule(C), {A, B, C}, "naive"), 1, caches);
+  CHECK(naive_features.flops == 2.0 * 256 * 256 * 256);  // a multiply and an add per (i, j, k)
+  const CacheTraffic naive = naive_features.traffic;
   Schedule s = create_schedule(C);
   auto [jo, ji] = s[C].split(C.axis(1), 32);
   auto [ko, ki] = s[C].split(C.reduce_axis(0), 32);

@@ -18,6 +18,7 @@ namespace loom::tune {
 struct IrFeatures {
   double loop_iterations = 0;        ///< iterations of all loops (their overhead, roughly)
   double element_stores = 0;         ///< elements stored
+  double flops = 0;                  ///< floating-point +, -, *, /, min and max, per lane
   double vector_store_fraction = 0;  ///< of the elements stored, the share that vector stores store
   /// ceil(n / threads) * threads / n for the outermost parallel loop's n iterations (counting the
   /// loops around it): 1 when they share evenly, or when nothing runs in parallel.
@@ -26,8 +27,9 @@ struct IrFeatures {
   /// Bytes loaded into L1, L2 and L3 (tune/cache_traffic.hpp's footprint model).
   CacheTraffic traffic;
 
-  /// As the cost model takes them: log2(1 + loop iterations), log2(1 + element stores), the
-  /// vector share, the imbalance, 1 for a serial function, and log2(1 + bytes) into L1, L2, L3.
+  /// As the cost model takes them: log2(1 + loop iterations), log2(1 + element stores),
+  /// log2(1 + flops), the vector share, the imbalance, 1 for a serial function, and log2(1 +
+  /// bytes) into L1, L2, L3.
   std::vector<double> vector() const;
 };
 

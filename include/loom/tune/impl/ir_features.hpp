@@ -41,6 +41,25 @@ class FeatureCounter : public IRVisitor {
     if (lanes > 1) vector_elements_ += runs_ * lanes;
     IRVisitor::visit(op);
   }
+  // Floating-point arithmetic, per lane: +, -, *, /, min and max (a multiply-add counts two).
+  void visit(const AddNode* op) override {
+    flop(op->dtype, [&] { IRVisitor::visit(op); });
+  }
+  void visit(const SubNode* op) override {
+    flop(op->dtype, [&] { IRVisitor::visit(op); });
+  }
+  void visit(const MulNode* op) override {
+    flop(op->dtype, [&] { IRVisitor::visit(op); });
+  }
+  void visit(const DivNode* op) override {
+    flop(op->dtype, [&] { IRVisitor::visit(op); });
+  }
+  void visit(const MinNode* op) override {
+    flop(op->dtype, [&] { IRVisitor::visit(op); });
+  }
+  void visit(const MaxNode* op) override {
+    flop(op->dtype, [&] { IRVisitor::visit(op); });
+  }
 
  public:
   void finish() {
@@ -48,6 +67,12 @@ class FeatureCounter : public IRVisitor {
   }
 
  private:
+  template <typename VisitChildren>
+  void flop(DType t, VisitChildren&& children) {
+    if (t.is_float()) out_.flops += runs_ * t.lanes;
+    children();
+  }
+
   IrFeatures& out_;
   double threads_;
   double runs_ = 1;  // how often the statement at hand runs
@@ -59,6 +84,7 @@ class FeatureCounter : public IRVisitor {
 LOOM_DECL std::vector<double> IrFeatures::vector() const {
   return {std::log2(1 + loop_iterations),
           std::log2(1 + element_stores),
+          std::log2(1 + flops),
           vector_store_fraction,
           parallel_imbalance,
           parallel ? 0.0 : 1.0,
