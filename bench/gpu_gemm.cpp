@@ -223,9 +223,9 @@ void bench_shape(const runtime::cuda::Driver& d, Cublas& cublas, const Shape s,
       f = build(g.func, Target::cuda());
       name = cat("gpu_gemm_", g.config.block_m, "x", g.config.block_n, "x", g.config.block_k, "_warp",
                  g.config.warp_m, "x", g.config.warp_n, "_", g.config.stages, "stage",
-                 g.a_async_copies && g.b_async_copies   ? "_cp_async"
-                 : g.a_async_copies || g.b_async_copies ? "_mixed_copies"
-                                                        : "_element_copies");
+                 g.a_copy_bytes == 16 && g.b_copy_bytes == 16
+                     ? std::string("_cp_async")
+                     : cat("_copies_A", g.a_copy_bytes, "_B", g.b_copy_bytes));
     } else if (v.tiled) {
       lib::TiledGemm t = lib::gpu_tiled_gemm(static_cast<int>(s.n), 16, input);
       f = build(t.schedule, {t.A, t.B, t.C}, Target::cuda(), "tiled_gemm");

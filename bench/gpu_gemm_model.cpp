@@ -47,22 +47,21 @@ void report(const lib::GpuPerfSpec& spec, const Shape& s, DType input, const lib
   const lib::GpuGemm g = lib::gpu_gemm(s.m, s.n, s.k, input, config);
   const lib::GpuGemmResources r = lib::gpu_gemm_resources(g, spec.arch);
   const lib::GpuGemmPrediction p = lib::predict_gpu_gemm(g, spec, r);
-  std::string line =
-      cat("loom-bench gpu_gemm_model arch=", spec.arch, " device=", spec.name, " m=", s.m, " n=", s.n,
-          " k=", s.k, " dtype=",
-          input == f32               ? "tf32"
-          : input.str() == "float16" ? "f16"
-                                     : input.str(),
-          " config=", g.config.str(),
-          g.a_async_copies && g.b_async_copies   ? ""
-          : g.a_async_copies || g.b_async_copies ? "/mixed-copies"
-                                                 : "/element-copies",
-          " predicted_tflops=", fixed(p.tflops, 1), " predicted_frac=", fixed(p.fraction_of_peak, 3),
-          " limiter=", p.limiter, " blocks_per_sm=", p.occupancy.blocks_per_sm,
-          " warps_per_sm=", p.warps_per_sm, " waves=", p.waves, " hmma_per_kstep=", p.per_warp.mma,
-          " ldsm_per_kstep=", p.per_warp.ldmatrix, " lds_per_kstep=", p.per_warp.shared_loads,
-          " ldgsts_per_kstep=", p.per_warp.cp_async, " bar_per_kstep=", p.per_warp.barriers,
-          " regs=", r.registers, " regs_from=", r.registers_from, " smem_bytes=", r.shared_bytes);
+  std::string line = cat(
+      "loom-bench gpu_gemm_model arch=", spec.arch, " device=", spec.name, " m=", s.m, " n=", s.n, " k=", s.k,
+      " dtype=",
+      input == f32               ? "tf32"
+      : input.str() == "float16" ? "f16"
+                                 : input.str(),
+      " config=", g.config.str(),
+      g.a_copy_bytes == 16 && g.b_copy_bytes == 16 ? std::string()
+                                                   : cat("/copies-A", g.a_copy_bytes, "-B", g.b_copy_bytes),
+      " predicted_tflops=", fixed(p.tflops, 1), " predicted_frac=", fixed(p.fraction_of_peak, 3),
+      " limiter=", p.limiter, " blocks_per_sm=", p.occupancy.blocks_per_sm, " warps_per_sm=", p.warps_per_sm,
+      " waves=", p.waves, " hmma_per_kstep=", p.per_warp.mma, " ldsm_per_kstep=", p.per_warp.ldmatrix,
+      " lds_per_kstep=", p.per_warp.shared_loads, " ldgsts_per_kstep=", p.per_warp.cp_async,
+      " bar_per_kstep=", p.per_warp.barriers, " regs=", r.registers, " regs_from=", r.registers_from,
+      " smem_bytes=", r.shared_bytes);
   if (sass) {
     const char* env = std::getenv("LOOM_SASS_TOOLS");
     const lib::GpuGemmSass x = lib::gpu_gemm_sass(g, spec.arch, env && *env ? env : LOOM_SASS_TOOLS_VENV);

@@ -148,14 +148,14 @@ LoweredFunc async_copy_kernel(bool wait, bool read_neighbour) {
 TEST_CASE("gpu_gemm: simulated C matches a double reference on shapes no tile divides") {
   // Element copies (K or N not a multiple of 8) and cp.async (both multiples of 8), f16 and bf16.
   const lib::GpuGemm odd = lib::gpu_gemm(129, 257, 65);
-  CHECK_FALSE(odd.a_async_copies);
-  CHECK_FALSE(odd.b_async_copies);
+  CHECK(odd.a_copy_bytes == 0);
+  CHECK(odd.b_copy_bytes == 0);
   CHECK(simulated_error<half>(odd) < 1e-5);
   const lib::GpuGemm skinny = lib::gpu_gemm(1000, 999, 37);
   CHECK(simulated_error<half>(skinny) < 1e-5);
   const lib::GpuGemm aligned = lib::gpu_gemm(136, 264, 96);
-  CHECK(aligned.a_async_copies);
-  CHECK(aligned.b_async_copies);
+  CHECK(aligned.a_copy_bytes == 16);
+  CHECK(aligned.b_copy_bytes == 16);
   SimReport report;
   CHECK(simulated_error<half>(aligned, &report) < 1e-5);
   CHECK(report.races.empty());
@@ -208,11 +208,11 @@ TEST_CASE("gpu_gemm: 2 and 4 stages and smaller tiles compute the same product")
 }
 
 TEST_CASE("gpu_gemm: every layout of A and B, f16, bf16 and tf32, element copies, cp.async and both") {
-  // Shapes no tile divides: 70x75x45 (no contiguous dimension a multiple of 16 bytes: element
-  // copies), 72x80x56 (all multiples of 8: cp.async), and 72x75x48, where the layout decides: B
-  // row-major is contiguous in N = 75 and gets element copies while A (contiguous in K = 48 or
-  // M = 72) keeps cp.async; B column-major (contiguous in K) gets cp.async too. Random inputs
-  // within f32 rounding of the sums; small integers exactly.
+  // Shapes no tile divides: 70x75x45 (16-bit: element copies, but 4-byte cp.async where M = 70 is
+  // contiguous; tf32: 4-byte cp.async), 72x80x56 (all multiples of 8: 16-byte cp.async), and
+  // 72x75x48, where the layout decides: B row-major is contiguous in N = 75 and gets element copies
+  // (tf32: 4-byte cp.async) while A keeps 16-byte copies. Random inputs within f32 rounding of the
+  // sums; small integers exactly.
   struct Shape {
     int64_t m, n, k;
   };
@@ -222,11 +222,13 @@ TEST_CASE("gpu_gemm: every layout of A and B, f16, bf16 and tf32, element copies
         for (const Shape s : {Shape{70, 75, 45}, Shape{72, 80, 56}, Shape{72, 75, 48}}) {
           const lib::GpuGemm g = lib::gpu_gemm(s.m, s.n, s.k, t, small_config(s.k == 45 ? 2 : 3), la, lb);
           CAPTURE(g.describe());
-          const int64_t chunk = t == f32 ? 4 : 8;  // elements per 16 bytes
-          const int64_t a_contiguous = la == lib::Layout::RowMajor ? s.k : s.m;
-          const int64_t b_contiguous = lb == lib::Layout::RowMajor ? s.n : s.k;
-          CHECK(g.a_async_copies == (a_contiguous % chunk == 0));
-          CHECK(g.b_async_copies == (b_contiguous % chunk == 0));
+          // The widest cp.async that divides the contiguous dimension's bytes: f32 always has 4.
+          auto copy_bytes = [&](int64_t contiguous) {
+            const int64_t bytes = contiguous * t.bytes();
+            return bytes % 16 == 0 ? 16 : bytes % 8 == 0 ? 8 : bytes % 4 == 0 ? 4 : 0;
+          };
+          CHECK(g.a_copy_bytes == copy_bytes(la == lib::Layout::RowMajor ? s.k : s.m));
+          CHECK(g.b_copy_bytes == copy_bytes(lb == lib::Layout::RowMajor ? s.n : s.k));
           CHECK(checked_error(g) < 1e-5);
           if (s.k != 48) CHECK(checked_error(g, true) == 0);
         }

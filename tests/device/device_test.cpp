@@ -365,7 +365,7 @@ TEST_CASE("device: a user's stream, and device memory the kernel's 16-byte copie
   const runtime::cuda::Driver& d = runtime::cuda::driver();
   const int64_t m = 200, n = 136, k = 72;  // cp.async: K and N multiples of 8
   lib::GpuGemm g = lib::gpu_gemm(m, n, k, f16);
-  REQUIRE((g.a_async_copies && g.b_async_copies));
+  REQUIRE((g.a_copy_bytes == 16 && g.b_copy_bytes == 16));
   Kernel f = build(g.func, Target::cuda());
   Buffer<half> a({m, k}), b({k, n});
   fill(a, 41);

@@ -1,8 +1,8 @@
 // The tensor-core GPU GEMM: C (f32) = A B for f16, bf16 or f32 (read as tf32) inputs, A, B and C
 // each row- or column-major, any M, N, K. Each block computes a block_m x block_n tile with warps
 // of warp_m x warp_n tiles; the k loop stages tiles of A and B in shared memory `stages` deep,
-// each laid out as the operand is stored (cp.async where an operand's contiguous dimension allows
-// 16-byte copies, element copies otherwise), loads fragments with ldmatrix (or shared loads where
+// each laid out as the operand is stored (cp.async of 16, 8 or 4 bytes as an operand's contiguous
+// dimension allows, element copies otherwise), loads fragments with ldmatrix (or shared loads where
 // 32-bit data is not contiguous in k) and multiplies with mma.sync: m16n8k16 for 16-bit inputs,
 // m16n8k8 for tf32.
 #pragma once
@@ -57,12 +57,12 @@ struct GpuGemm {
   Layout c_layout = Layout::RowMajor;
   /// The tile and stage choices (block_k resolved).
   GpuGemmConfig config;
-  /// Whether A's (B's) tiles are filled by 16-byte cp.async copies (its contiguous dimension, as
-  /// stored, a multiple of 16 bytes: 8 elements, 4 for f32) or by element copies through
-  /// registers (any sizes: that operand's stages are then filled synchronously). Each operand
-  /// decides for itself.
+  /// Bytes per cp.async that fill A's (B's) tiles: 16, or 8 or 4 when the operand's contiguous
+  /// dimension, as stored, is a multiple of those bytes only (its rows start aligned to them);
+  /// 0: element copies through registers (an odd count of 16-bit elements: that operand's stages
+  /// are filled synchronously). Each operand decides for itself.
   /// @{
-  bool a_async_copies = false, b_async_copies = false;
+  int a_copy_bytes = 0, b_copy_bytes = 0;
   /// @}
   /// Parameters A and B of `input` and C of f32, each shaped as stored (A: m x k or k x m; B: k x n
   /// or n x k; C: m x n or n x m).

@@ -54,7 +54,7 @@ class GpuGemmBuilder {
     warps_n_ = c_.block_n / c_.warp_n;
     threads_ = 32 * (c_.block_m / c_.warp_m) * warps_n_;
     tf32_ = g.input == f32;
-    any_async_ = g.a_async_copies || g.b_async_copies;
+    any_async_ = g.a_copy_bytes > 0 || g.b_copy_bytes > 0;
     mma_k_ = tf32_ ? 8 : 16;
     chunk_ = 16 / (g.input.bits / 8);
     a_row_ = g.a_layout == Layout::RowMajor;
@@ -237,8 +237,9 @@ class GpuGemmBuilder {
   /// column `col_bound` become 0 (a bound of 2^31 - 1 is no check).
   Stmt copy_tile(const Var& src, const Var& dst, const Expr& dst_base, bool a, int rows, int cols,
                  const Expr& row0, const Expr& col0, int64_t row_bound, int64_t col_bound, int64_t src_cols) {
-    const bool async = a ? g_.a_async_copies : g_.b_async_copies;
-    const int per_copy = async ? chunk_ : 1;  // elements per copy
+    const int copy_bytes = a ? g_.a_copy_bytes : g_.b_copy_bytes;  // 0: element copies
+    const bool async = copy_bytes > 0;
+    const int per_copy = async ? copy_bytes / g_.input.bytes() : 1;  // elements per copy
     const int copies = rows * cols / per_copy;
     const int per_thread = (copies + threads_ - 1) / threads_;
     Var i(cat(src.name(), "_copy"), i32);
@@ -253,11 +254,13 @@ class GpuGemmBuilder {
     const Expr dst_index = tile_index(a, dst_base, {Expr(0), 0, r}, {Expr(0), 0, col});
     Stmt copy;
     if (async) {
-      // The contiguous dimension (src_cols) is a multiple of the chunk: a 16-byte chunk is wholly
-      // inside or wholly outside.
-      copy = warp_intrinsic_call(ptx::cp_async_cg16, {{dst, g_.input, dst_index},
-                                                      {src, g_.input, src_index},
-                                                      {Var(), i32, select(inside, Expr(16), Expr(0))}});
+      // The contiguous dimension (src_cols) is a multiple of a copy: a copy is wholly inside or
+      // wholly outside, and inside one 16-byte chunk of the swizzled tile. Only 16-byte copies
+      // may bypass L1 (.cg).
+      copy = warp_intrinsic_call(ptx::cp_async(copy_bytes, copy_bytes == 16),
+                                 {{dst, g_.input, dst_index},
+                                  {src, g_.input, src_index},
+                                  {Var(), i32, select(inside, Expr(copy_bytes), Expr(0))}});
     } else {
       const Expr value = if_then_else(inside, LoadNode::make(g_.input, src, src_index), make_zero(g_.input));
       copy = StoreNode::make(dst, value, dst_index);
@@ -374,13 +377,22 @@ class GpuGemmBuilder {
   Expr lane_, warp_row_, warp_col_, m0_, n0_;
 };
 
-/// How describe() names the copies into shared memory; `chunk`: elements per 16 bytes.
-inline std::string copies_text(bool a_async, bool b_async, int chunk) {
-  if (a_async && b_async) return "cp.async 16-byte copies";
-  if (!a_async && !b_async)
-    return cat("element copies (neither A's nor B's contiguous dimension is a multiple of ", chunk, ")");
-  return cat("cp.async 16-byte copies of ", a_async ? "A" : "B", ", element copies of ", a_async ? "B" : "A",
-             " (its contiguous dimension is not a multiple of ", chunk, ")");
+/// The widest cp.async (16, 8 or 4 bytes) whose elements every row of an operand with
+/// `contiguous` elements per row splits into, so that each copy is aligned; 0 when not even one
+/// element is 4 bytes (an odd count of 16-bit elements): element copies.
+inline int copy_bytes(int64_t contiguous, DType input) {
+  for (int bytes : {16, 8, 4})
+    if (bytes % input.bytes() == 0 && contiguous % (bytes / input.bytes()) == 0) return bytes;
+  return 0;
+}
+
+/// How describe() names the copies of A (`a`: bytes per cp.async, 0 for element copies) and B.
+inline std::string copies_text(int a, int b) {
+  auto one = [](int bytes) {
+    return bytes > 0 ? cat(bytes, "-byte cp.async") : std::string("element copies");
+  };
+  if (a == b) return one(a);
+  return cat(one(a), " of A, ", one(b), " of B");
 }
 
 /// How describe() names operand A's (`a`) or B's layout.
@@ -393,13 +405,13 @@ inline const char* layout_text(Layout l, bool a) {
 
 LOOM_DECL std::string GpuGemm::describe() const {
   const bool tf32 = input == f32;
-  return cat(
-      "gpu_gemm ", m, "x", n, "x", k, " ", tf32 ? "float32 (read as tf32)" : input.str(), " -> float32, A ",
-      detail::layout_text(a_layout, true), ", B ", detail::layout_text(b_layout, false),
-      c_layout == Layout::RowMajor ? "" : ", C column-major (stored n x m)", ": block ", config.block_m, "x",
-      config.block_n, "x", config.block_k, ", warp ", config.warp_m, "x", config.warp_n, ", ", config.stages,
-      " stages, ", detail::copies_text(a_async_copies, b_async_copies, tf32 ? 4 : 8),
-      tf32 ? ", mma.sync m16n8k8 tf32" : ", mma.sync m16n8k16");
+  return cat("gpu_gemm ", m, "x", n, "x", k, " ", tf32 ? "float32 (read as tf32)" : input.str(),
+             " -> float32, A ", detail::layout_text(a_layout, true), ", B ",
+             detail::layout_text(b_layout, false),
+             c_layout == Layout::RowMajor ? "" : ", C column-major (stored n x m)", ": block ",
+             config.block_m, "x", config.block_n, "x", config.block_k, ", warp ", config.warp_m, "x",
+             config.warp_n, ", ", config.stages, " stages, ", detail::copies_text(a_copy_bytes, b_copy_bytes),
+             tf32 ? ", mma.sync m16n8k8 tf32" : ", mma.sync m16n8k16");
 }
 
 LOOM_DECL GpuGemm gpu_gemm(int64_t m, int64_t n, int64_t k, DType input, GpuGemmConfig config,
@@ -440,14 +452,13 @@ LOOM_DECL GpuGemm gpu_gemm(int64_t m, int64_t n, int64_t k, DType input, GpuGemm
   g.b_layout = b_layout;
   g.c_layout = c_layout;
   g.config = config;
-  // 16-byte copies need every chunk of 16 bytes to start 16-byte aligned in A and B: the
-  // contiguous dimension of each, as stored, a multiple of the chunk. (The tiles' contiguous
-  // dimensions, block_k, block_m and block_n, are multiples of 8 elements by the checks above.)
-  const int64_t chunk = tf32 ? 4 : 8;
+  // An N-byte copy needs every row of the operand, as stored, to start N-byte aligned: its
+  // contiguous dimension a multiple of N bytes. (The tiles' contiguous dimensions, block_k,
+  // block_m and block_n, are multiples of 8 elements by the checks above.)
   const int64_t a_contiguous = a_layout == Layout::RowMajor ? k : m;
   const int64_t b_contiguous = b_layout == Layout::RowMajor ? n : k;
-  g.a_async_copies = a_contiguous % chunk == 0;
-  g.b_async_copies = b_contiguous % chunk == 0;
+  g.a_copy_bytes = detail::copy_bytes(a_contiguous, input);
+  g.b_copy_bytes = detail::copy_bytes(b_contiguous, input);
   g.func = detail::GpuGemmBuilder(g).build();
   return g;
 }

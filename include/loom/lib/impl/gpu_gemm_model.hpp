@@ -464,7 +464,8 @@ LOOM_DECL GpuGemmPrediction predict_gpu_gemm(const GpuGemm& g, const GpuPerfSpec
   in.instructions = p.instructions_per_warp_step;
   in.warps = warps;
   in.stages = cfg.stages;
-  in.async = g.a_async_copies && g.b_async_copies;  // an operand of element copies waits for its loads
+  // An operand of element copies waits for its loads.
+  in.async = g.a_copy_bytes > 0 && g.b_copy_bytes > 0;
   const int eb = detail::gpu_gemm_element_bytes(g);
   in.tile_bytes = static_cast<double>(cfg.block_m + cfg.block_n) * cfg.block_k * eb;
   const double peak_per_sm_clock =
