@@ -9,17 +9,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-build="${1:-build}"
-venv="$build/sass-tools/venv"
-if ! python3 -c 'import venv, ensurepip' 2> /dev/null; then
-  echo "sass-tools: python3 with venv is needed (Debian: apt-get install python3-venv)" >&2
-  exit 1
-fi
-mkdir -p "$build/sass-tools"
-[ -x "$venv/bin/pip" ] || python3 -m venv "$venv"
-"$venv/bin/pip" install --quiet --disable-pip-version-check --upgrade nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm
-echo "sass-tools: installed in $venv:"
-"$venv/bin/pip" list --disable-pip-version-check 2> /dev/null | grep -Ei '^nvidia-cuda-(cuobjdump|nvdisasm) '
+source scripts/lib/pip-venv.sh
+pip_venv sass-tools "${1:-build}" nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm
 found=0
 for tool in "$venv"/lib/python3*/site-packages/nvidia/*/bin/cuobjdump "$venv"/lib/python3*/site-packages/nvidia/*/bin/nvdisasm; do
   if [ -x "$tool" ]; then

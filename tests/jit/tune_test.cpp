@@ -506,8 +506,8 @@ TEST_CASE("tune: lib::gemm's knobs for narrow types: the dot instruction, long K
     const lib::GemmConfig widened = lib::gemm_config_knobs(other, model, h);
     CHECK(widened.dot == lib::DotInstruction::MultiplyAdd);
     lib::Gemm g = lib::gemm(h, widened);
-    check_jit_matches_interpreter(lower(g.schedule, g.args(), "gemm_bf16_widened"),
-                                  RandomArgs(random_args(lower(g.schedule, g.args()), 7)).args);
+    const LoweredFunc f = lower(g.schedule, g.args(), "gemm_bf16_widened");
+    check_jit_matches_interpreter(f, RandomArgs(random_args(f, 7)).args);
   }
   // 8-bit inputs of opposite signedness: vpdpbusd where the CPU has VNNI.
   lib::GemmProblem q;
