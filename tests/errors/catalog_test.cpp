@@ -8,6 +8,7 @@
 #include <loom/ir/grid_flags.hpp>
 #include <loom/sim/interpreter.hpp>
 #include <loom/sim/simulator.hpp>
+#include <loom/te/ptx_tensor_intrins.hpp>
 
 #include <doctest/doctest.h>
 
@@ -281,10 +282,10 @@ TEST_CASE("E-BIND-EXTENT: a loop bound to a thread axis declared with another ex
 TEST_CASE("E-STORAGE-SCOPE: an unknown memory scope") {
   Graph g;
   Schedule s = create_schedule(g.D);
-  CHECK_THROWS_WITH_AS(
-      s.cache_read(g.A, "texture", {g.C}),
-      Contains("unknown storage scope 'texture'; use one of global, shared, local, warp, shared.dyn"),
-      ScheduleError);
+  CHECK_THROWS_WITH_AS(s.cache_read(g.A, "texture", {g.C}),
+                       Contains("unknown storage scope 'texture'; use one of global, shared, local, warp, "
+                                "shared.dyn, local.fragment"),
+                       ScheduleError);
 }
 
 TEST_CASE("E-STORAGE-ALIGN: storage_align with a bad axis, factor or offset") {
@@ -376,6 +377,71 @@ TEST_CASE("E-LOWER-FOREIGN-ARG: an argument that is not part of the schedule") {
       lower(create_schedule(g.C), {g.A, g.C, Z}, "foreign"),
       Contains("lower 'foreign': argument 'Z' is not part of the schedule; pass tensors that the "
                "schedule's outputs depend on"),
+      Error);
+}
+
+namespace {
+
+/// One warp's 16 x 8 x 16 GEMM on tensor cores as TE: A and B staged in `a_scope` / shared memory,
+/// their fragments in `fragment_scope`, C's accumulator in a fragment, stored by store_c unless
+/// `store` is false.
+LoweredFunc fragment_gemm(const std::string& a_stage_scope, const std::string& fragment_scope, bool store) {
+  Tensor A = placeholder({16, 16}, f16, "A"), B = placeholder({16, 8}, f16, "B");
+  IterVar k = reduce_axis(0, 16, "k");
+  Tensor C = compute(
+      {16, 8}, [&](Expr i, Expr j) { return sum(cast(f32, A(i, k)) * cast(f32, B(k, j)), {k}); }, "C");
+  Schedule s = create_schedule(C);
+  Tensor AS = a_stage_scope.empty() ? A : s.cache_read(A, a_stage_scope, {C});
+  Tensor BS = s.cache_read(B, scope::shared, {C});
+  Tensor AF = s.cache_read(AS, fragment_scope, {C}), BF = s.cache_read(BS, scope::fragment, {C});
+  Tensor CF = s.cache_write(C, scope::fragment);
+  s[CF].tensorize(CF.axis(0), ptx_tensor::mma(f16, ptx_tensor::BLayout::KN));
+  s[AF].tensorize(AF.axis(0), ptx_tensor::load_a(f16));
+  s[BF].tensorize(BF.axis(0), ptx_tensor::load_b(f16, ptx_tensor::BLayout::KN));
+  if (store) s[C].tensorize(C.axis(0), ptx_tensor::store_c());
+  return lower(s, {A, B, C}, "fragment_gemm");
+}
+
+}  // namespace
+
+TEST_CASE("E-LOWER-FRAGMENT-ACCESS: a fragment read element by element, outside a tensorized loop") {
+  CHECK_NOTHROW(fragment_gemm(scope::shared, scope::fragment, true));
+  CHECK_THROWS_WITH_AS(
+      fragment_gemm(scope::shared, scope::fragment, false),
+      Contains(
+          "'C.local.fragment' is in scope local.fragment (a warp's tile spread over its lanes' registers), "
+          "but it is read by stage 'C' element by element, outside a tensorized loop; tensorize the loops "
+          "of every stage that reads or writes it with intrinsics that know the fragment layout "
+          "(ptx_tensor:: in te/ptx_tensor_intrins.hpp), or use scope \"local\""),
+      Error);
+}
+
+TEST_CASE("E-LOWER-FRAGMENT-SIZE: a fragment whose region 32 lanes cannot share evenly") {
+  Tensor A = placeholder({5, 7}, f32, "A");
+  Tensor C = compute(
+      {5, 7}, [&](Expr i, Expr j) { return A(i, j) * 2.0f; }, "C");
+  Schedule s = create_schedule(C);
+  s.cache_write(C, scope::fragment);
+  CHECK_THROWS_WITH_AS(
+      lower(s, {A, C}, "odd_fragment"),
+      Contains("stage 'C.local.fragment' is in scope local.fragment, which spreads 35 elements "
+               "over the 32 lanes of a warp; the region it is computed for must have a constant "
+               "number of elements that 32 divides"),
+      Error);
+}
+
+TEST_CASE("E-LOWER-FRAGMENT-OPERAND: a tensor-core intrinsic given an operand in the wrong memory") {
+  CHECK_THROWS_WITH_AS(
+      fragment_gemm("", scope::fragment, true),
+      Contains("tensor intrinsic 'ptx_tensor.load_a.float16': operand 'A' (the A tile) is in "
+               "scope 'global', but ldmatrix reads shared memory: stage it with "
+               "cache_read(tensor, \"shared\", ...)"),
+      Error);
+  CHECK_THROWS_WITH_AS(
+      fragment_gemm(scope::shared, scope::local, true),
+      Contains("operand 'A.shared.local' (the A fragment) is in scope 'local', but the tensor "
+               "core keeps it in registers: make it a fragment (cache_read / cache_write with "
+               "scope \"local.fragment\")"),
       Error);
 }
 

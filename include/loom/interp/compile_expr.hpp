@@ -256,6 +256,11 @@ inline void Compiler::unsupported_call(const CallNode* op) const {
                     "': build the kernel with the LLVM CPU backend (Target::cpu()), or tensorize with an "
                     "intrinsic whose body the interpreter runs (plain loads, arithmetic, stores)"));
   }
+  if (op->name == intrinsic::lane_id)
+    throw Error(
+        cat("the interpreter cannot run ", op->name, "() in '", func_.name,
+            "': it is the lane of a GPU thread in its warp, so it runs only inside the loops bound to "
+            "blockIdx/threadIdx, on the GPU simulator (Target::cuda_sim()) or CUDA (Target::cuda())"));
   if (is_grid_flag_call(op))
     throw Error(cat("the interpreter cannot run ", op->name, "(...) in '", func_.name,
                     "': grid flags hand data between the blocks of a GPU kernel, so the call must be a "
@@ -285,6 +290,8 @@ inline ExprPtr<V> Compiler::compile_call(const CallNode* op, int lane) {
   }
   if (op->call_kind == CallKind::Extern) return compile_extern_c<V>(op, lane);
   if constexpr (std::is_same_v<V, int64_t>) {
+    if (name == intrinsic::lane_id && kernels_)
+      if (IntExprPtr lane = kernels_->lane_id()) return lane;
     if (name == intrinsic::address_of) {
       arg_count(1);
       const auto* load = op->args[0].as<LoadNode>();

@@ -86,6 +86,9 @@ class KernelRegionCompiler {
                                          const AccessSite&) {
     return nullptr;
   }
+  /// loom.lane_id(): inside a kernel region, the lane of the simulated thread evaluating it; null
+  /// elsewhere (an error: a host has no lanes).
+  virtual IntExprPtr lane_id() { return nullptr; }
 };
 
 /// Compiles one LoweredFunc. Vector expressions are compiled lane by lane: no IR node moves

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "loom/ir/const_int_bound.hpp"
+#include "loom/ir/gpu_vocabulary.hpp"
 #include "loom/ir/iter_var.hpp"
 #include "loom/ir/linear_form.hpp"
 #include "loom/ir/op.hpp"
@@ -318,6 +319,7 @@ class Analyzer {
         if (op->name == intrinsic::if_then_else && op->args.size() == 3) {
           return bound_union(const_int_bound(op->args[1]), const_int_bound(op->args[2]));
         }
+        if (op->name == intrinsic::lane_id) return ConstIntBound{0, 31};  // a lane of a warp
         return bound_of_type(t);
       }
       case IRNodeKind::Let: {

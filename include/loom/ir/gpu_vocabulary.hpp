@@ -19,6 +19,10 @@ inline constexpr const char* shared = "shared";          ///< one buffer per blo
 inline constexpr const char* shared_dyn = "shared.dyn";  ///< one buffer per block, size set at launch
 inline constexpr const char* local = "local";            ///< one buffer per thread (registers)
 inline constexpr const char* warp = "warp";              ///< per thread, for warp-level intrinsics
+/// One warp's tile spread over the registers of its 32 lanes, each lane holding 1/32 of it in
+/// the order a tensor intrinsic's fragment layout gives (te/ptx_tensor_intrins.hpp); only
+/// tensorized loops read or write it.
+inline constexpr const char* fragment = "local.fragment";
 /// @}
 }  // namespace scope
 
@@ -32,6 +36,13 @@ inline bool is_local_scope(const std::string& s) {
 
 /// Global memory: "global" or the empty scope.
 inline bool is_global_scope(const std::string& s) { return s.empty() || s == scope::global; }
+
+namespace intrinsic {
+/// The calling thread's lane in its warp (0-31), an i32: what CUDA's %laneid holds. GPU kernels
+/// only; tensor intrinsic bodies use it for the addresses each lane passes (ldmatrix rows) and
+/// the fragment elements it holds.
+inline constexpr const char* lane_id = "loom.lane_id";
+}  // namespace intrinsic
 
 /// Thread tags (IterVar::thread_tag, For::thread_tag): what thread_axis() makes and Stage::bind
 /// binds a loop to. The launch indices are CUDA's names, which the CUDA code generator emits as

@@ -47,7 +47,7 @@ namespace detail {
 /// Is a thread variable private to the storage of `scope`? Private ones stay fixed when a
 /// producer's region is inferred; shared ones are relaxed over all their threads.
 inline bool thread_fixed_for_scope(const std::string& tag, const std::string& scope) {
-  if (scope == scope::local || scope == scope::warp) return true;
+  if (is_local_scope(scope)) return true;  // "local", "warp", "local.fragment" (one warp's tile)
   if (is_shared_scope(scope)) return thread_rank(tag) == 0;  // "shared" and "shared.dyn"
   return false;  // global memory is shared by every thread of every block
 }

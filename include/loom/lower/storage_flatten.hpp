@@ -5,6 +5,7 @@
 
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "loom/ir/extern_call.hpp"
@@ -23,6 +24,7 @@ struct FlatBuffer {
   std::vector<Expr> extents;  // the realized region's extents
   std::vector<Expr> strides;  // in elements
   SwizzleLayout swizzle;      // applied to the row-major offset (schedule/impl/swizzle.hpp)
+  std::string scope;          // the Realize's; empty for arguments
 };
 
 /// Strides of a row-major layout with TVM's storage_align rule applied to aligned dims:
@@ -127,7 +129,9 @@ class StorageFlattener : public IRMutator {
     auto align = align_.find(TensorKey(t));
     b.strides =
         aligned_strides(b.extents, align == align_.end() ? std::vector<StorageAlign>{} : align->second);
+    b.scope = op->scope;
     Expr size = b.extents.empty() ? Expr(1) : analyzer_.simplify(b.strides[0] * b.extents[0]);
+    if (op->scope == scope::fragment) size = lane_share(t, size);
     auto swizzle = swizzle_.find(TensorKey(t));
     if (swizzle != swizzle_.end()) {
       b.swizzle = swizzle->second;
@@ -146,9 +150,36 @@ class StorageFlattener : public IRMutator {
     return alloc;
   }
 
+  /// A fragment's allocation in each lane: its 1/32 of the warp's tile.
+  Expr lane_share(const Tensor& t, const Expr& size) {
+    const int64_t* n = as_const_int(size);
+    if (!n || *n % 32 != 0)
+      throw Error(cat("stage '", t.name(), "' is in scope ", scope::fragment, ", which spreads ",
+                      to_string(size),
+                      " elements over the 32 lanes of a warp; the region it is computed for must have a "
+                      "constant number of elements that 32 divides (whole tensor-intrinsic tiles: compute it "
+                      "at a loop whose tile is a multiple of the intrinsic's)"));
+    return make_int_const(size.dtype(), *n / 32);
+  }
+
+  /// Only tensor intrinsics know which lane holds which element of a fragment.
+  void check_not_fragment(const FlatBuffer& b, const std::string& tensor, const char* use) {
+    if (b.scope != scope::fragment) return;
+    std::string who = writer_.empty() || writer_ == tensor ? std::string() : cat(" by stage '", writer_, "'");
+    throw Error(cat("'", tensor, "' is in scope ", scope::fragment,
+                    " (a warp's tile spread over its lanes' registers), but it is ", use, who,
+                    " element by element, outside a tensorized loop; tensorize the loops of every stage that "
+                    "reads or writes it with intrinsics that know the fragment layout (ptx_tensor:: in "
+                    "te/ptx_tensor_intrins.hpp), or use scope \"local\""));
+  }
+
   Stmt visit(const ProvideNode* op) override {
     const FlatBuffer& b = buffer_of(op->producer, "written");
+    const std::string name = as_tensor(op->producer).name();
+    check_not_fragment(b, name, "written");
+    const std::string outer = std::exchange(writer_, name);
     Expr value = mutate(op->value);
+    writer_ = outer;
     bool changed = false;
     std::vector<Expr> indices = mutate_all(op->indices, changed);
     return StoreNode::make(b.data, value, flat_index(b, indices));
@@ -156,6 +187,7 @@ class StorageFlattener : public IRMutator {
 
   Expr visit(const ProducerLoadNode* op) override {
     const FlatBuffer& b = buffer_of(op->producer, "read");
+    check_not_fragment(b, as_tensor(op->producer).name(), "read");
     bool changed = false;
     std::vector<Expr> indices = mutate_all(op->indices, changed);
     return LoadNode::make(b.dtype, b.data, flat_index(b, indices));
@@ -190,6 +222,7 @@ class StorageFlattener : public IRMutator {
       region.elem_offset = analyzer_.simplify(flat_index(b, mutate_all(load->indices, changed)));
       region.strides.assign(b.strides.begin() + static_cast<std::ptrdiff_t>(dropped), b.strides.end());
       region.shape = is_input ? intrin_inputs[inputs.size()].shape() : ic->shape;
+      region.scope = b.scope;
       (is_input ? inputs : outputs).push_back(region);
     }
     const IntrinBody& build = part == IntrinPart::Body         ? intrin->body
@@ -209,6 +242,10 @@ class StorageFlattener : public IRMutator {
     for (size_t i = 3; i < op->args.size(); ++i) {
       const auto* load = op->args[i].as<ProducerLoadNode>();
       const FlatBuffer& b = buffer_of(load->producer, "passed to an extern stage");
+      if (b.scope == scope::fragment)
+        throw Error(cat("extern stage: buffer '", b.data.name(), "' is in scope ", scope::fragment,
+                        " (a warp's tile spread over its lanes' registers), which no C function can read; "
+                        "give the extern stage a buffer in another scope"));
       if (b.swizzle.defined())
         throw Error(cat("extern stage: buffer '", b.data.name(), "' is swizzled (", b.swizzle.str(),
                         "), but an extern function sees buffers as strided arrays; remove the swizzle"));
@@ -226,6 +263,7 @@ class StorageFlattener : public IRMutator {
   std::unordered_map<TensorKey, SwizzleLayout, TensorKeyHash> swizzle_;
   std::unordered_map<TensorKey, int, TensorKeyHash> pipelined_;  // Stage::pipeline's slots
   Analyzer analyzer_;
+  std::string writer_;  // the stage whose Provide is being flattened, for messages
   std::string entry_ = "lower", caller_ = "lower 'main'";
 };
 

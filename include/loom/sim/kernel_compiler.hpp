@@ -499,6 +499,12 @@ class KernelCompiler {
   int num_barriers_ = 0, num_syncwarps_ = 0, num_allreduces_ = 0;
 };
 
+/// loom.lane_id(): the lane of the thread that evaluates it, which its frame knows.
+class LaneId final : public interp::CompiledExpr<int64_t> {
+ public:
+  int64_t eval(interp::Frame& frame) const override { return frame.lane->lane; }
+};
+
 /// The simulator's part of compiling a program: the interpreter's Compiler hands it every kernel
 /// region, which becomes a KernelLaunch of warp-wide statements, and every load from a shared
 /// buffer, which becomes a load the bank model and race detector watch.
@@ -522,6 +528,10 @@ class RegionCompiler final : public interp::KernelRegionCompiler {
   interp::FloatExprPtr global_load_float(const LoadNode* op, int slot, interp::IntExprPtr& index,
                                          const interp::AccessSite& site) override {
     return global_load<double>(op, slot, index, site);
+  }
+  interp::IntExprPtr lane_id() override {
+    if (!current_) return nullptr;
+    return std::make_unique<LaneId>();
   }
 
  private:

@@ -20,6 +20,10 @@ struct BufferRegion {
   Expr elem_offset;           ///< elements from the buffer's start to the window's first element
   std::vector<Expr> shape;    ///< the window's shape: the intrinsic operand's shape
   std::vector<Expr> strides;  ///< element strides of the window's dimensions in the buffer
+  /// The buffer's memory scope ("" for arguments, which are global); a "local.fragment" buffer
+  /// holds a warp's tile, 1/32 of it in each lane, and elem_offset counts the whole tile's
+  /// elements (te/ptx_tensor_intrins.hpp maps it to a lane's registers).
+  std::string scope;
 
   /// The address of the window's first element (a handle), for extern calls.
   Expr access_ptr() const {

@@ -37,6 +37,12 @@ inline std::string prelude(const std::unordered_set<std::string>& helpers, bool 
          "  memcpy(&y, &x, sizeof(To));\n"
          "  return y;\n"
          "}\n";
+  if (helpers.count("lane_id"))  // not volatile: the compiler may read it once per kernel
+    s += "__device__ __forceinline__ int loom_lane_id() {\n"
+         "  int lane;\n"
+         "  asm(\"mov.u32 %0, %%laneid;\" : \"=r\"(lane));\n"
+         "  return lane;\n"
+         "}\n";
   if (helpers.count("grid_flags")) s += grid_flags_prelude();
   if (helpers.count("shuffle")) {
     s += "// Warp shuffles of any value type (narrow integers travel as int).\n"

@@ -184,6 +184,10 @@ inline std::string KernelEmitter::call(const CallNode* op, int lane) {
     if (!l) throw InternalError("address_of takes a load");
     return cat("(&", name_of(l->buffer), "[", emit(l->index, lane), "])");
   }
+  if (name == loom::intrinsic::lane_id) {
+    helpers_.insert("lane_id");
+    return "loom_lane_id()";
+  }
   if (is_grid_flag_call(op)) {
     helpers_.insert("grid_flags");
     return grid_flag_call_text(op, arg(0), arg(1), arg(2));
@@ -204,7 +208,8 @@ inline std::string KernelEmitter::call(const CallNode* op, int lane) {
   if (!math.count(name))
     fail(cat("it calls '", name,
              "', which the CUDA backend does not know; it knows if_then_else, likely, reinterpret, "
-             "address_of, abs, pow, exp, exp2, log, log2, log10, sqrt, sin, cos, tan, tanh, erf, floor, "
+             "address_of, loom.lane_id, abs, pow, exp, exp2, log, log2, log10, sqrt, sin, cos, tan, tanh, "
+             "erf, floor, "
              "ceil, round, trunc"));
   DType t = op->dtype.element_of();
   if (name == "abs" && t.is_integral()) {

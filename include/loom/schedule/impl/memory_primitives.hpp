@@ -14,7 +14,8 @@ LOOM_IMPLEMENTATION_FILE("loom/schedule/schedule.hpp");
 namespace loom {
 
 inline bool is_valid_scope(const std::string& scope) {
-  for (const char* s : {scope::global, scope::shared, scope::local, scope::warp, scope::shared_dyn})
+  for (const char* s :
+       {scope::global, scope::shared, scope::local, scope::warp, scope::shared_dyn, scope::fragment})
     if (scope == s) return true;
   return false;
 }
@@ -23,7 +24,7 @@ namespace detail {
 inline void check_scope(const std::string& scope, const std::string& where) {
   if (!is_valid_scope(scope))
     throw ScheduleError(cat(where, ": unknown storage scope '", scope,
-                            "'; use one of global, shared, local, warp, shared.dyn"));
+                            "'; use one of global, shared, local, warp, shared.dyn, local.fragment"));
 }
 }  // namespace detail
 

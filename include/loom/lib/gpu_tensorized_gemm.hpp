@@ -1,0 +1,177 @@
+// A tensor-core GEMM written as a TE schedule, not as IR: each warp keeps its tiles of A, B and C in
+// "local.fragment" buffers, and tensorize turns the 16 x 16 / 16 x 8 loops that fill, multiply and
+// store them into ldmatrix, mma.sync and the C fragment's stores (te/ptx_tensor_intrins.hpp). The
+// schedule is returned, so it can be changed before it is lowered; lib::gpu_gemm is the hand-built
+// kernel for any shape, with swizzled tiles and per-operand copy widths.
+#pragma once
+
+#include <string>
+
+#include "loom/ir/gpu_vocabulary.hpp"
+#include "loom/lower/lower.hpp"
+#include "loom/schedule/schedule.hpp"
+#include "loom/te/compute.hpp"
+#include "loom/te/placeholder.hpp"
+#include "loom/te/ptx_tensor_intrins.hpp"
+#include "loom/te/reduction.hpp"
+#include "loom/te/thread_axis.hpp"
+
+namespace loom::lib {
+
+/// The tiles of gpu_tensorized_gemm(): each divides the one above it and the problem.
+struct TensorizedGemmConfig {
+  /// The block tile (C rows x columns) and the K depth of one shared-memory step.
+  /// @{
+  int block_m = 128, block_n = 128, block_k = 32;
+  /// @}
+  /// The tile of C one warp computes (multiples of 16 x 8): block_m / warp_m x block_n / warp_n warps.
+  /// @{
+  int warp_m = 64, warp_n = 64;
+  /// @}
+  /// Shared-memory slots of A and B filled by cp.async ahead of their use (Stage::pipeline);
+  /// 0 copies synchronously into one slot.
+  int stages = 3;
+  /// The mma tensor intrinsic; empty: ptx_tensor::mma(input, b_layout). Another one must compute
+  /// the same 16 x 8 x 16 product (for instance with a different fragment mapping).
+  TensorIntrin mma;
+};
+
+/// What gpu_tensorized_gemm() returns: the tensors and their schedule, to lower or build.
+struct TensorizedGemm {
+  /// A (m x k), B (k x n, or n x k for BLayout::NK) and C (m x n, f32).
+  /// @{
+  Tensor A, B, C;
+  /// @}
+  Schedule schedule;  ///< C's schedule, ready to lower or build for Target::cuda() or cuda_sim()
+};
+
+namespace detail {
+
+/// A shared tile copied with 16-byte vectors, spread over every thread of the block. Its outer
+/// loop stays a loop: Stage::pipeline takes a producer that is one statement.
+inline void schedule_tile_copy(Schedule& s, const Tensor& t, int warps_m, int warps_n) {
+  auto [chunk, vector] = s[t].split(t.axis(1), 8);
+  IterVar fused = s[t].fuse(t.axis(0), chunk);
+  auto [rest, x] = s[t].split(fused, 32);
+  auto [rest_y, y] = s[t].split(rest, warps_n);
+  auto [steps, z] = s[t].split(rest_y, warps_m);
+  (void)steps;
+  s[t].bind(x, thread_axis(thread_tag::threadIdx_x));
+  s[t].bind(y, thread_axis(thread_tag::threadIdx_y));
+  s[t].bind(z, thread_axis(thread_tag::threadIdx_z));
+  s[t].vectorize(vector);
+}
+
+inline void check_tensorized_gemm(int64_t m, int64_t n, int64_t k, DType input,
+                                  const TensorizedGemmConfig& c) {
+  // tile must be a positive multiple of `unit` and divide `size`: tensorize replaces whole tiles.
+  auto check = [](const char* what, int64_t tile, const std::string& unit_name, int64_t unit, const char* of,
+                  int64_t size) {
+    if (tile > 0 && tile % unit == 0 && size % tile == 0) return;
+    throw Error(cat("gpu_tensorized_gemm: ", what, " = ", tile, " must be a positive multiple of ", unit_name,
+                    " that divides ", of, " = ", size,
+                    " (tensorize replaces whole tiles, so nothing may be left over; pad the problem, or use "
+                    "lib::gpu_gemm, which takes any shape)"));
+  };
+  if (input != f16 && input != bf16)
+    throw Error(
+        cat("gpu_tensorized_gemm: inputs of type ", input.str(),
+            " are not supported; its tensor intrinsics take f16 or bf16 (lib::gpu_gemm also takes f32, "
+            "as tf32)"));
+  check("warp_m", c.warp_m, "16", 16, "block_m", c.block_m);
+  check("warp_n", c.warp_n, "8", 8, "block_n", c.block_n);
+  check("block_m", c.block_m, cat("warp_m (", c.warp_m, ")"), c.warp_m, "m", m);
+  check("block_n", c.block_n, cat("warp_n (", c.warp_n, ")"), c.warp_n, "n", n);
+  check("block_k", c.block_k, "16", 16, "k", k);
+  if (c.stages < 0 || c.stages == 1 || c.stages > 8)
+    throw Error(cat("gpu_tensorized_gemm: stages = ", c.stages, " must be 0 (synchronous copies) or 2 to 8"));
+}
+
+}  // namespace detail
+
+/// C (m x n, f32) = A (m x k) B, inputs f16 or bf16 summed in f32 on tensor cores, as a TE schedule:
+/// blocks of block_m x block_n (blockIdx.y, blockIdx.x), warps of warp_m x warp_n (threadIdx.z,
+/// threadIdx.y; 32 lanes each on threadIdx.x), A and B tiles of block_k staged in shared memory
+/// (rows padded by 16 bytes so that ldmatrix is conflict-free) and pipelined, and per 16-deep slice
+/// of block_k: ldmatrix into fragments, one mma per 16 x 8 tile of the warp's C. Every tile must
+/// divide the one above it and the problem (a loom::Error says which does not).
+inline TensorizedGemm gpu_tensorized_gemm(int m, int n, int k, DType input = f16,
+                                          ptx_tensor::BLayout b_layout = ptx_tensor::BLayout::KN,
+                                          const TensorizedGemmConfig& config = {}) {
+  const TensorizedGemmConfig& c = config;
+  detail::check_tensorized_gemm(m, n, k, input, c);
+  const bool kn = b_layout == ptx_tensor::BLayout::KN;
+  TensorizedGemm g;
+  g.A = placeholder({m, k}, input, "A");
+  g.B = kn ? placeholder({k, n}, input, "B") : placeholder({n, k}, input, "B");
+  const Tensor A = g.A, B = g.B;
+  IterVar r = reduce_axis(0, k, "k");
+  g.C = compute(
+      {m, n},
+      [&](Expr i, Expr j) { return sum(cast(f32, A(i, r)) * cast(f32, kn ? B(r, j) : B(j, r)), {r}); }, "C");
+  const Tensor C = g.C;
+  Schedule s = create_schedule(C);
+  Tensor AS = s.cache_read(A, scope::shared, {C}), BS = s.cache_read(B, scope::shared, {C});
+  Tensor AF = s.cache_read(AS, scope::fragment, {C}), BF = s.cache_read(BS, scope::fragment, {C});
+  Tensor CF = s.cache_write(C, scope::fragment);
+  const int warps_m = c.block_m / c.warp_m, warps_n = c.block_n / c.warp_n;
+
+  // C: blocks, then warps, then 16 x 8 tiles stored from the accumulator fragment.
+  auto [bi, i1] = s[C].split(C.axis(0), c.block_m);
+  auto [bj, j1] = s[C].split(C.axis(1), c.block_n);
+  auto [wi, i2] = s[C].split(i1, c.warp_m);
+  auto [wj, j2] = s[C].split(j1, c.warp_n);
+  auto [ti, i3] = s[C].split(i2, 16);
+  auto [tj, j3] = s[C].split(j2, 8);
+  s[C].reorder({bi, bj, wi, wj, ti, tj, i3, j3});
+  s[C].bind(bi, thread_axis(thread_tag::blockIdx_y));
+  s[C].bind(bj, thread_axis(thread_tag::blockIdx_x));
+  s[C].bind(wi, thread_axis(thread_tag::threadIdx_z));
+  s[C].bind(wj, thread_axis(thread_tag::threadIdx_y));
+  s[C].unroll(ti);  // constant fragment indices keep the fragments in registers
+  s[C].unroll(tj);
+  s[C].tensorize(i3, ptx_tensor::store_c());
+
+  // The warp's accumulators: per block_k step and 16-deep slice, one mma per 16 x 8 tile.
+  s[CF].compute_at(s[C], wj);
+  auto [ko, kin] = s[CF].split(CF.reduce_axis(0), c.block_k);
+  auto [kk, ki] = s[CF].split(kin, 16);
+  auto [cti, ci] = s[CF].split(CF.axis(0), 16);
+  auto [ctj, cj] = s[CF].split(CF.axis(1), 8);
+  s[CF].reorder({ko, kk, cti, ctj, ci, cj, ki});
+  s[CF].unroll(kk);
+  s[CF].unroll(cti);
+  s[CF].unroll(ctj);
+  s[CF].tensorize(ci, c.mma ? c.mma : ptx_tensor::mma(input, b_layout));
+
+  // The A and B fragments of one 16-deep slice, from the shared tiles.
+  s[AF].compute_at(s[CF], kk);
+  auto [ati, ai] = s[AF].split(AF.axis(0), 16);
+  s[AF].unroll(ati);
+  s[AF].tensorize(ai, ptx_tensor::load_a(input));
+  s[BF].compute_at(s[CF], kk);
+  if (kn) {  // B[k, n]: 16 x 8 tiles, k down the rows
+    auto [btj, bj2] = s[BF].split(BF.axis(1), 8);
+    s[BF].reorder({btj, BF.axis(0), bj2});
+    s[BF].unroll(btj);
+    s[BF].tensorize(BF.axis(0), ptx_tensor::load_b(input, b_layout));
+  } else {  // B[n, k]: 8 x 16 tiles
+    auto [btj, bj2] = s[BF].split(BF.axis(0), 8);
+    s[BF].unroll(btj);
+    s[BF].tensorize(bj2, ptx_tensor::load_b(input, b_layout));
+  }
+
+  // The shared tiles of one block_k step: rows padded by 8 elements (16 bytes), so the 8 rows one
+  // ldmatrix phase reads fall in 8 different groups of 4 banks.
+  for (const Tensor& t : {AS, BS}) {
+    const int row = t.name() == BS.name() && kn ? c.block_n : c.block_k;
+    s[t].compute_at(s[CF], ko);
+    detail::schedule_tile_copy(s, t, warps_m, warps_n);
+    s[t].storage_align(t.axis(0), row, 8);
+    if (c.stages) s[t].pipeline(c.stages);
+  }
+  g.schedule = s;
+  return g;
+}
+
+}  // namespace loom::lib

@@ -1,0 +1,236 @@
+// Tensor intrinsics for tensorize that run on NVIDIA tensor cores: a TE schedule keeps a warp's
+// tiles of A, B and C in "local.fragment" buffers and tensorizes the 16 x 16 / 16 x 8 loops that
+// fill them (ldmatrix from shared memory), multiply them (mma.sync m16n8k16) and store C. Each
+// body is the warp intrinsics of te/ptx_intrinsics.hpp, so the simulator checks them exactly.
+//
+// A fragment buffer holds a warp's whole tile, 1/32 of it in each lane's registers (storage
+// flattening divides its allocation by 32). Its logical layout is row-major over the tile, as
+// for any buffer; the intrinsics map a tile of it to the lane's registers: the 16 x 8 (or 16 x 16)
+// tile whose origin is (r, c) in a fragment of row length W is registers
+// (r / rows * (W / cols) + c / cols) * (rows * cols / 32) onwards, in the PTX ISA's per-lane order.
+// Every intrinsic that reads or writes a fragment uses this one mapping, so the tile an ldmatrix
+// writes is the tile the mma reads.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "loom/ir/gpu_vocabulary.hpp"
+#include "loom/te/placeholder.hpp"
+#include "loom/te/ptx_intrinsics.hpp"
+#include "loom/te/reduction.hpp"
+#include "loom/te/tensor_intrin.hpp"
+
+namespace loom::ptx_tensor {
+
+/// How the B operand is indexed in the TE compute, and so how its tiles lie in shared memory:
+/// KN reads B[k, n] (n contiguous: ldmatrix .trans), NK reads B[n, k] (k contiguous).
+enum class BLayout { KN, NK };
+
+/// The lane of the thread in its warp (0-31), an i32 (CUDA's %laneid).
+inline Expr lane() { return CallNode::make(i32, intrinsic::lane_id, {}); }
+
+namespace detail {
+
+inline int64_t constant_stride(const BufferRegion& r, size_t d, const std::string& intrin, const char* what) {
+  const int64_t* s = r.strides.size() == 2 ? as_const_int(r.strides[d]) : nullptr;
+  if (!s)
+    throw Error(cat("tensor intrinsic '", intrin, "': operand '", r.data.name(), "' (", what,
+                    ") needs two dimensions of constant strides; its region is computed for a ",
+                    r.strides.size(), "-dimensional window with strides that are not constants"));
+  return *s;
+}
+
+inline void require_scope(const BufferRegion& r, bool fragment, const std::string& intrin, const char* what) {
+  const bool is_fragment = r.scope == scope::fragment;
+  if (fragment && !is_fragment)
+    throw Error(
+        cat("tensor intrinsic '", intrin, "': operand '", r.data.name(), "' (", what, ") is in scope '",
+            r.scope.empty() ? scope::global : r.scope.c_str(), "', but the tensor core keeps it in ",
+            "registers: make it a fragment (cache_read / cache_write with scope \"", scope::fragment, "\")"));
+  if (!fragment && !is_shared_scope(r.scope))
+    throw Error(
+        cat("tensor intrinsic '", intrin, "': operand '", r.data.name(), "' (", what, ") is in scope '",
+            r.scope.empty() ? scope::global : r.scope.c_str(),
+            "', but ldmatrix reads shared memory: stage it with cache_read(tensor, \"shared\", ...)"));
+}
+
+/// Where in each lane's registers the tile at the region's origin starts (see the file comment).
+inline Expr fragment_offset(const BufferRegion& r, int rows, int cols, const std::string& intrin,
+                            const char* what) {
+  require_scope(r, true, intrin, what);
+  const int64_t row = constant_stride(r, 0, intrin, what);
+  if (constant_stride(r, 1, intrin, what) != 1 || row % cols != 0)
+    throw Error(cat("tensor intrinsic '", intrin, "': fragment '", r.data.name(), "' (", what,
+                    ") has rows of ", row, " elements, which is not a whole number of ", cols,
+                    "-element tiles; compute it for a region whose width is a multiple of ", cols));
+  const DType t = r.elem_offset.dtype();
+  auto c = [&](int64_t v) { return make_int_const(t, v); };
+  Expr r0 = floordiv(r.elem_offset, c(row)), c0 = floormod(r.elem_offset, c(row));
+  return (floordiv(r0, c(rows)) * c(row / cols) + floordiv(c0, c(cols))) * c(rows * cols / 32);
+}
+
+/// The address lane `lane()` gives ldmatrix: element (row, col) of a shared-memory window.
+inline Expr shared_element(const BufferRegion& r, const Expr& row, const Expr& col, const std::string& intrin,
+                           const char* what) {
+  require_scope(r, false, intrin, what);
+  if (r.strides.size() != 2 || !is_one(r.strides[1]))
+    throw Error(cat("tensor intrinsic '", intrin, "': operand '", r.data.name(), "' (", what,
+                    ") must have contiguous rows for ldmatrix (a stride of 1 in its last dimension)"));
+  const DType t = r.elem_offset.dtype();
+  return r.elem_offset + cast(t, row) * r.strides[0] + cast(t, col);
+}
+
+/// Intrinsics are declared once per configuration (the registry keeps them for the process).
+inline TensorIntrin cached(const std::string& key, const std::function<TensorIntrin()>& make) {
+  static std::mutex mutex;
+  static std::map<std::string, TensorIntrin> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, make()).first;
+  return it->second;
+}
+
+inline void check_input(DType in, const char* who) {
+  if (in != f16 && in != bf16)
+    throw Error(cat("ptx_tensor::", who, ": inputs of type ", in.str(),
+                    " are not supported; the m16n8k16 tensor-core intrinsics take f16 or bf16"));
+}
+
+inline const char* mma_name(DType in) { return in == f16 ? ptx::mma_f16 : ptx::mma_bf16; }
+
+inline const char* layout_name(BLayout b) { return b == BLayout::KN ? "kn" : "nk"; }
+
+/// The B operand's tile shape in its own indexing: 16 x 8 for B[k, n], 8 x 16 for B[n, k].
+inline int b_rows(BLayout b) { return b == BLayout::KN ? 16 : 8; }
+inline int b_cols(BLayout b) { return b == BLayout::KN ? 8 : 16; }
+
+}  // namespace detail
+
+/// A 16 x 16 tile of A (indexed A[m, k]) from shared memory into a fragment: ldmatrix.x4, lane l
+/// giving row l % 16, column 8 (l / 16). Tensorize the copy stage cache_read(A_shared,
+/// "local.fragment", ...) at its 16 x 16 loops.
+inline TensorIntrin load_a(DType in) {
+  detail::check_input(in, "load_a");
+  const std::string name = cat("ptx_tensor.load_a.", in.str());
+  return detail::cached(name, [&] {
+    Tensor a = placeholder({16, 16}, in, "a");
+    Tensor out = compute(
+        {16, 16}, [&](Expr i, Expr k) { return a(i, k); }, "a_fragment");
+    return decl_tensor_intrin(
+        out,
+        [in, name](const std::vector<BufferRegion>& ins, const std::vector<BufferRegion>& outs) {
+          Expr l = lane();
+          Expr src = detail::shared_element(ins[0], l % 16, l / 16 * 8, name, "the A tile");
+          Expr dst = detail::fragment_offset(outs[0], 16, 16, name, "the A fragment");
+          return warp_intrinsic_call(ptx::ldmatrix(4, false),
+                                     {{outs[0].data, in, dst}, {ins[0].data, in, src}});
+        },
+        name);
+  });
+}
+
+/// A tile of B from shared memory into a fragment: 16 x 8 of B[k, n] (ldmatrix.x2.trans, lane l
+/// giving row k = l % 16) or 8 x 16 of B[n, k] (ldmatrix.x2, lane l giving row n = l % 8,
+/// column 8 (l / 8 % 2)).
+inline TensorIntrin load_b(DType in, BLayout layout) {
+  detail::check_input(in, "load_b");
+  const std::string name = cat("ptx_tensor.load_b.", detail::layout_name(layout), ".", in.str());
+  return detail::cached(name, [&] {
+    const int rows = detail::b_rows(layout), cols = detail::b_cols(layout);
+    Tensor b = placeholder({rows, cols}, in, "b");
+    Tensor out = compute(
+        {rows, cols}, [&](Expr r, Expr c) { return b(r, c); }, "b_fragment");
+    return decl_tensor_intrin(
+        out,
+        [in, name, layout, rows, cols](const std::vector<BufferRegion>& ins,
+                                       const std::vector<BufferRegion>& outs) {
+          Expr l = lane();
+          const bool kn = layout == BLayout::KN;
+          Expr src = kn ? detail::shared_element(ins[0], l % 16, Expr(0), name, "the B tile")
+                        : detail::shared_element(ins[0], l % 8, l / 8 % 2 * 8, name, "the B tile");
+          Expr dst = detail::fragment_offset(outs[0], rows, cols, name, "the B fragment");
+          return warp_intrinsic_call(ptx::ldmatrix(2, kn), {{outs[0].data, in, dst}, {ins[0].data, in, src}});
+        },
+        name);
+  });
+}
+
+/// C (16 x 8, f32) += A (16 x 16) B (16 x 8 as B[k, n], or 8 x 16 as B[n, k]) on the tensor
+/// cores: mma.sync m16n8k16 with f32 accumulation; all three in fragments. Its compute is
+/// sum(cast(f32, A[i, k]) * cast(f32, B[k, j])) over k (B[j, k] for NK), which is how the TE
+/// compute must be written. With the reduction split around it (k outer), reduce_init zeroes the
+/// C fragment and reduce_update accumulates.
+inline TensorIntrin mma(DType in, BLayout layout) {
+  detail::check_input(in, "mma");
+  const std::string name = cat("ptx_tensor.mma.", detail::layout_name(layout), ".", in.str());
+  return detail::cached(name, [&] {
+    const int b_rows = detail::b_rows(layout), b_cols = detail::b_cols(layout);
+    Tensor a = placeholder({16, 16}, in, "a");
+    Tensor b = placeholder({b_rows, b_cols}, in, "b");
+    IterVar k = reduce_axis(0, 16, "k");
+    const bool kn = layout == BLayout::KN;
+    Tensor c = compute(
+        {16, 8},
+        [&](Expr i, Expr j) { return sum(cast(f32, a(i, k)) * cast(f32, kn ? b(k, j) : b(j, k)), {k}); },
+        "c");
+    auto zero = [name](const BufferRegion& cf) {
+      Expr off = detail::fragment_offset(cf, 16, 8, name, "the C fragment");
+      std::vector<Stmt> s;
+      for (int e = 0; e < 4; ++e) s.push_back(StoreNode::make(cf.data, make_const(f32, 0.0), off + e));
+      return SeqNode::make(s);
+    };
+    auto update = [in, name, b_rows, b_cols](const std::vector<BufferRegion>& ins,
+                                             const std::vector<BufferRegion>& outs) {
+      Expr coff = detail::fragment_offset(outs[0], 16, 8, name, "the C fragment");
+      Expr aoff = detail::fragment_offset(ins[0], 16, 16, name, "the A fragment");
+      Expr boff = detail::fragment_offset(ins[1], b_rows, b_cols, name, "the B fragment");
+      return warp_intrinsic_call(detail::mma_name(in), {{outs[0].data, f32, coff},
+                                                        {ins[0].data, in, aoff},
+                                                        {ins[1].data, in, boff},
+                                                        {outs[0].data, f32, coff}});
+    };
+    return decl_tensor_intrin(
+        c,
+        [zero, update](const std::vector<BufferRegion>& ins, const std::vector<BufferRegion>& outs) {
+          return SeqNode::make({zero(outs[0]), update(ins, outs)});
+        },
+        name,
+        [zero](const std::vector<BufferRegion>&, const std::vector<BufferRegion>& outs) {
+          return zero(outs[0]);
+        },
+        update);
+  });
+}
+
+/// A 16 x 8 f32 tile of C from its fragment to memory of any scope (global, shared), converted to
+/// `out`: lane l writes rows l / 4 and l / 4 + 8, columns 2 (l % 4) and 2 (l % 4) + 1, the C
+/// fragment's layout. Tensorize the stage that reads the fragment (the stage cache_write(C,
+/// "local.fragment") was called on) at its 16 x 8 loops.
+inline TensorIntrin store_c(DType out = f32) {
+  const std::string name = cat("ptx_tensor.store_c.", out.str());
+  return detail::cached(name, [&] {
+    Tensor cf = placeholder({16, 8}, f32, "c_fragment");
+    Tensor c = compute(
+        {16, 8}, [&](Expr i, Expr j) { return out == f32 ? cf(i, j) : cast(out, cf(i, j)); }, "c");
+    return decl_tensor_intrin(
+        c,
+        [name](const std::vector<BufferRegion>& ins, const std::vector<BufferRegion>& outs) {
+          const BufferRegion &frag = ins[0], &dst = outs[0];
+          Expr off = detail::fragment_offset(frag, 16, 8, name, "the C fragment");
+          if (dst.strides.size() != 2)
+            throw Error(cat("tensor intrinsic '", name, "': the destination '", dst.data.name(),
+                            "' must be a two-dimensional window"));
+          Expr l = lane(), g = l / 4, t = l % 4;
+          std::vector<Stmt> s;
+          for (int e = 0; e < 4; ++e)
+            s.push_back(dst.store({g + e / 2 * 8, t * 2 + e % 2}, LoadNode::make(f32, frag.data, off + e)));
+          return SeqNode::make(s);
+        },
+        name);
+  });
+}
+
+}  // namespace loom::ptx_tensor

@@ -1,0 +1,162 @@
+// tensorize onto tensor cores (te/ptx_tensor_intrins.hpp, lib/gpu_tensorized_gemm.hpp): a TE GEMM
+// whose warp tiles live in "local.fragment" buffers, filled by ldmatrix, multiplied by mma.sync and
+// stored by the C fragment's layout, simulated exactly for f16 and bf16, both B layouts, several
+// block and warp tiles and cp.async pipelines; a wrong fragment mapping fails; the CUDA compiles
+// with its fragments in registers; and each misuse is refused with a message that says what to do.
+#include "cuda_test_util.hpp"
+#include "mma_cases.hpp"
+
+#include <loom/codegen/cuda/codegen_cuda.hpp>
+#include <loom/lib/gpu_tensorized_gemm.hpp>
+
+using namespace loom;
+using namespace loom::cuda_test;
+using ptx_tensor::BLayout;
+
+namespace {
+
+struct TcCase {
+  int m = 64, n = 64, k = 64;
+  DType in = f16;
+  BLayout b = BLayout::KN;
+  lib::TensorizedGemmConfig config;
+};
+
+/// Simulates the case on small integers (exact in f32 in any order) and returns how many elements
+/// of C differ from the double reference; `report` gets the simulator's report.
+template <typename T>
+int64_t tc_simulated_mismatches(const TcCase& c, SimReport* report) {
+  const lib::TensorizedGemm g = lib::gpu_tensorized_gemm(c.m, c.n, c.k, c.in, c.b, c.config);
+  const LoweredFunc f = lower(g.schedule, {g.A, g.B, g.C}, "tc_gemm");
+  const bool kn = c.b == BLayout::KN;
+  Buffer<T> a({c.m, c.k}), b(kn ? std::vector<int64_t>{c.k, c.n} : std::vector<int64_t>{c.n, c.k});
+  fill_small_integers(a, 3);
+  fill_small_integers(b, 4);
+  Buffer<float> out({c.m, c.n});
+  SimReport r = simulate(f, {a, b, out});
+  if (report) *report = r;
+  int64_t wrong = 0;
+  for (int i = 0; i < c.m; ++i)
+    for (int j = 0; j < c.n; ++j) {
+      double ref = 0;
+      for (int p = 0; p < c.k; ++p)
+        ref += static_cast<double>(a(i, p)) * static_cast<double>(kn ? b(p, j) : b(j, p));
+      wrong += out(i, j) != ref;
+    }
+  return wrong;
+}
+
+int64_t tc_mismatches(const TcCase& c, SimReport* report = nullptr) {
+  return c.in == f16 ? tc_simulated_mismatches<half>(c, report)
+                     : tc_simulated_mismatches<bfloat16>(c, report);
+}
+
+TcCase small_tiles() {
+  TcCase c;
+  c.config.block_m = c.config.block_n = 64;
+  c.config.warp_m = c.config.warp_n = 32;
+  c.config.block_k = 16;
+  c.config.stages = 0;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("tensorize mma: a TE GEMM on tensor cores is exact in the simulator") {
+  std::vector<std::pair<TcCase, std::string>> cases;
+  cases.emplace_back(small_tiles(), "64^3 f16, B[k, n], one block of 2 x 2 warps, synchronous copies");
+  TcCase nk = small_tiles();
+  nk.b = BLayout::NK, nk.in = bf16, nk.m = 128, nk.k = 48;
+  cases.emplace_back(nk, "bf16, B[n, k], two blocks, three K steps");
+  TcCase wide = small_tiles();
+  wide.n = 128, wide.k = 96, wide.config.block_n = 128, wide.config.warp_n = 64, wide.config.block_k = 32;
+  cases.emplace_back(wide, "warp tile 32 x 64, K steps of 32 (two mma slices each)");
+  TcCase piped = wide;
+  piped.config.stages = 3, piped.b = BLayout::NK;
+  cases.emplace_back(piped, "3-stage cp.async pipeline, B[n, k]");
+  TcCase standard;  // the default configuration: 128 x 128 x 32 blocks of four 64 x 64 warps
+  standard.m = 128, standard.n = 256, standard.k = 64, standard.in = bf16;
+  cases.emplace_back(standard, "the default tiles, bf16");
+  for (const auto& [c, what] : cases) {
+    CAPTURE(what);
+    SimReport r;
+    CHECK(tc_mismatches(c, &r) == 0);
+    CHECK(r.races.empty());
+    for (const SimSharedBuffer& b : r.shared_buffers) {
+      CAPTURE(b.name);
+      CHECK(b.load.conflicts() == 0);  // ldmatrix rows 16 bytes of padding apart
+    }
+  }
+}
+
+TEST_CASE("tensorize mma: a fragment mapping that differs from the mma's fails") {
+  // The same mma with its C tiles numbered column-first: the tile an mma accumulates is not the
+  // tile store_c writes, so C comes out permuted.
+  Tensor a = placeholder({16, 16}, f16, "a"), b = placeholder({16, 8}, f16, "b");
+  IterVar k = reduce_axis(0, 16, "k");
+  Tensor product = compute(
+      {16, 8}, [&](Expr i, Expr j) { return sum(cast(f32, a(i, k)) * cast(f32, b(k, j)), {k}); }, "c");
+  auto column_first = [](const BufferRegion& r) {  // a 32 x 32 fragment: 2 x 4 tiles of 16 x 8
+    Expr row = r.strides[0], r0 = floordiv(r.elem_offset, row), c0 = floormod(r.elem_offset, row);
+    return (floordiv(c0, 8) * 2 + floordiv(r0, 16)) * 4;
+  };
+  auto init = [&](const std::vector<BufferRegion>&, const std::vector<BufferRegion>& out) {
+    std::vector<Stmt> s;
+    for (int e = 0; e < 4; ++e)
+      s.push_back(StoreNode::make(out[0].data, make_const(f32, 0.0), column_first(out[0]) + e));
+    return SeqNode::make(s);
+  };
+  auto update = [&](const std::vector<BufferRegion>& in, const std::vector<BufferRegion>& out) {
+    Expr c = column_first(out[0]);
+    Expr ao = ptx_tensor::detail::fragment_offset(in[0], 16, 16, "column_first", "A");
+    Expr bo = ptx_tensor::detail::fragment_offset(in[1], 16, 8, "column_first", "B");
+    return warp_intrinsic_call(
+        ptx::mma_f16,
+        {{out[0].data, f32, c}, {in[0].data, f16, ao}, {in[1].data, f16, bo}, {out[0].data, f32, c}});
+  };
+  TcCase c = small_tiles();
+  CHECK(tc_mismatches(c) == 0);
+  c.config.mma = decl_tensor_intrin(
+      product,
+      [&](const auto& in, const auto& out) {
+        return SeqNode::make({init(in, out), update(in, out)});
+      },
+      "column_first", init, update);
+  CHECK(tc_mismatches(c) > 0);
+}
+
+TEST_CASE("tensorize mma: the CUDA keeps every fragment in registers") {
+  // The default tiles (128 x 128 x 32, four 64 x 64 warps, 3 stages) at 256 x 256 x 128.
+  const lib::TensorizedGemm g = lib::gpu_tensorized_gemm(256, 256, 128);
+  const cuda::CudaModule m = cuda::codegen_cuda(lower(g.schedule, {g.A, g.B, g.C}, "tc_gemm"));
+  CHECK(m.source.find("ldmatrix.sync.aligned.m8n8.x4.shared.b16") != std::string::npos);
+  CHECK(m.source.find("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16") != std::string::npos);
+  CHECK(m.source.find("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") != std::string::npos);
+  CHECK(m.source.find("cp.async.cg.shared.global") != std::string::npos);
+  if (!have_nvrtc()) return;
+  const runtime::cuda::NvrtcOutput out = runtime::cuda::nvrtc_compile(m.source, m.name, "sm_80", true);
+  const auto report = runtime::cuda::run_ptxas(out.ptx, "sm_80", m.kernels.at(0).kernel.name);
+  if (!report) return;
+  MESSAGE("gpu_tensorized_gemm 256x256x128 (defaults) on sm_80: " << report->text);
+  CHECK(report->spill_stores == 0);
+  CHECK(report->spill_loads == 0);
+  // Fragments indexed by constants (their loops unrolled) stay in registers.
+  CHECK(report->text.find(" 0 bytes stack frame") != std::string::npos);
+}
+
+TEST_CASE("gpu_tensorized_gemm: tiles that do not divide are refused with what to do") {
+  CHECK_THROWS_WITH_AS(
+      lib::gpu_tensorized_gemm(100, 128, 64),
+      doctest::Contains("gpu_tensorized_gemm: block_m = 128 must be a positive multiple of warp_m (64) that "
+                        "divides m = 100 (tensorize replaces whole tiles, so nothing may be left over; pad "
+                        "the problem, or use lib::gpu_gemm, which takes any shape)"),
+      Error);
+  lib::TensorizedGemmConfig c;
+  c.warp_n = 12;
+  CHECK_THROWS_WITH_AS(
+      lib::gpu_tensorized_gemm(128, 128, 64, f16, BLayout::KN, c),
+      doctest::Contains("warp_n = 12 must be a positive multiple of 8 that divides block_n = 128"), Error);
+  CHECK_THROWS_WITH_AS(lib::gpu_tensorized_gemm(128, 128, 64, f32),
+                       doctest::Contains("gpu_tensorized_gemm: inputs of type float32 are not supported"),
+                       Error);
+}
