@@ -19,6 +19,7 @@
 
 #include <loom/backend/cuda/driver.hpp>
 #include <loom/lib/gpu_gemm.hpp>
+#include <loom/lib/gpu_tensorized_gemm.hpp>
 #include <loom/lib/streamk_gemm.hpp>
 
 using namespace loom;
@@ -266,6 +267,49 @@ TEST_CASE("device: the tensor-core GEMM (lib::gpu_gemm), f16, bf16 and tf32, eve
     // The tensor core's f32 sums are not rounded like a scalar FMA chain: at K = 4096 the H200 is
     // 1.3e-4 from the double reference here (and bit-identical to cuBLAS's GemmEx, see the bench).
     CHECK(error <= 1e-3);
+  }
+}
+
+TEST_CASE("device: the TE GEMM tensorized onto tensor cores (lib::gpu_tensorized_gemm)") {
+  struct Shape {
+    int m, n, k;
+    DType t;
+    ptx_tensor::BLayout b;
+    int stages;
+  };
+  for (const Shape s : {Shape{256, 384, 160, f16, ptx_tensor::BLayout::KN, 3},
+                        Shape{1024, 1024, 1024, f16, ptx_tensor::BLayout::KN, 3},
+                        Shape{512, 256, 512, bf16, ptx_tensor::BLayout::NK, 4},
+                        Shape{256, 256, 256, f16, ptx_tensor::BLayout::NK, 0}}) {
+    const std::string what = cat(s.m, "x", s.n, "x", s.k, " ", s.t.str(), ", ", s.stages, " stages");
+    CAPTURE(what);
+    lib::TensorizedGemmConfig config;
+    config.stages = s.stages;
+    const lib::TensorizedGemm g = lib::gpu_tensorized_gemm(s.m, s.n, s.k, s.t, s.b, config);
+    Kernel f = build(g.schedule, {g.A, g.B, g.C}, Target::cuda(), "tensorized_gemm");
+    const bool kn = s.b == ptx_tensor::BLayout::KN;
+    auto run = [&](auto zero) {
+      using T = decltype(zero);
+      Buffer<T> a({s.m, s.k}), b(kn ? std::vector<int64_t>{s.k, s.n} : std::vector<int64_t>{s.n, s.k});
+      fill(a, 5);
+      fill(b, 6);
+      Buffer<float> c({s.m, s.n});
+      poison(c);
+      f(a, b, c);
+      double worst = 0;
+      for (int i = 0; i < s.m; ++i)
+        for (int j = 0; j < s.n; ++j) {
+          double ref = 0;
+          for (int p = 0; p < s.k; ++p)
+            ref += static_cast<double>(a(i, p)) * static_cast<double>(kn ? b(p, j) : b(j, p));
+          const double got = c(i, j);
+          worst = std::max(worst, std::isfinite(got) ? std::abs(got - ref) / (1 + std::abs(ref)) : 1e30);
+        }
+      return worst;
+    };
+    const double error = s.t == f16 ? run(half()) : run(bfloat16());
+    CHECK(error <= 1e-3);
+    MESSAGE("gpu_tensorized_gemm " << what << ": " << f.last_device_ms() << " ms");
   }
 }
 
