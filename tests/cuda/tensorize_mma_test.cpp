@@ -74,6 +74,12 @@ TEST_CASE("tensorize mma: a TE GEMM on tensor cores is exact in the simulator") 
   TcCase piped = wide;
   piped.config.stages = 3, piped.b = BLayout::NK;
   cases.emplace_back(piped, "3-stage cp.async pipeline, B[n, k]");
+  TcCase narrow = small_tiles();  // warp_n 24: B loaded one 16 x 8 tile at a time (ldmatrix.x2)
+  narrow.n = 96, narrow.config.block_n = 48, narrow.config.warp_n = 24;
+  cases.emplace_back(narrow, "warp tile 32 x 24, B[k, n] 8 wide");
+  TcCase narrow_nk = narrow;
+  narrow_nk.b = BLayout::NK, narrow_nk.config.stages = 2;
+  cases.emplace_back(narrow_nk, "warp tile 32 x 24, B[n, k] 8 wide, 2 stages");
   TcCase standard;  // the default configuration: 128 x 128 x 32 blocks of four 64 x 64 warps
   standard.m = 128, standard.n = 256, standard.k = 64, standard.in = bf16;
   cases.emplace_back(standard, "the default tiles, bf16");
@@ -130,7 +136,7 @@ TEST_CASE("tensorize mma: the CUDA keeps every fragment in registers") {
   const lib::TensorizedGemm g = lib::gpu_tensorized_gemm(256, 256, 128);
   const cuda::CudaModule m = cuda::codegen_cuda(lower(g.schedule, {g.A, g.B, g.C}, "tc_gemm"));
   CHECK(m.source.find("ldmatrix.sync.aligned.m8n8.x4.shared.b16") != std::string::npos);
-  CHECK(m.source.find("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16") != std::string::npos);
+  CHECK(m.source.find("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") != std::string::npos);  // B
   CHECK(m.source.find("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") != std::string::npos);
   CHECK(m.source.find("cp.async.cg.shared.global") != std::string::npos);
   if (!have_nvrtc()) return;
@@ -142,6 +148,44 @@ TEST_CASE("tensorize mma: the CUDA keeps every fragment in registers") {
   CHECK(report->spill_loads == 0);
   // Fragments indexed by constants (their loops unrolled) stay in registers.
   CHECK(report->text.find(" 0 bytes stack frame") != std::string::npos);
+}
+
+TEST_CASE("tensorize mma: a 16-wide B[n, k] load into a fragment deeper than 16 is refused") {
+  // One warp, C 16 x 16 = A 16 x 32 B^T with the fragments at the root: B's fragment holds all 32 of
+  // k, so the two 8 x 16 tiles of one ldmatrix.x4 would not be adjacent in its registers.
+  Tensor A = placeholder({16, 32}, f16, "A"), B = placeholder({16, 32}, f16, "B");
+  IterVar k = reduce_axis(0, 32, "k");
+  Tensor C = compute(
+      {16, 16}, [&](Expr i, Expr j) { return sum(cast(f32, A(i, k)) * cast(f32, B(j, k)), {k}); }, "C");
+  Schedule s = create_schedule(C);
+  Tensor AS = s.cache_read(A, scope::shared, {C}), BS = s.cache_read(B, scope::shared, {C});
+  Tensor AF = s.cache_read(AS, scope::fragment, {C}), BF = s.cache_read(BS, scope::fragment, {C});
+  Tensor CF = s.cache_write(C, scope::fragment);
+  auto [ko, ki] = s[CF].split(CF.reduce_axis(0), 16);
+  auto [jo, ji] = s[CF].split(CF.axis(1), 8);
+  s[CF].reorder({ko, jo, CF.axis(0), ji, ki});
+  s[CF].tensorize(CF.axis(0), ptx_tensor::mma(f16, BLayout::NK));
+  auto [ako, aki] = s[AF].split(AF.axis(1), 16);
+  s[AF].reorder({ako, AF.axis(0), aki});
+  s[AF].tensorize(AF.axis(0), ptx_tensor::load_a(f16));
+  auto [bko, bki] = s[BF].split(BF.axis(1), 16);
+  s[BF].reorder({bko, BF.axis(0), bki});
+  s[BF].tensorize(BF.axis(0), ptx_tensor::load_b(f16, BLayout::NK, 16));
+  auto [co, ci] = s[C].split(C.axis(1), 8);
+  s[C].reorder({co, C.axis(0), ci});
+  s[C].tensorize(C.axis(0), ptx_tensor::store_c());
+  CHECK_THROWS_WITH_AS(
+      lower(s, {A, B, C}, "deep_b"),
+      doctest::Contains("tensor intrinsic 'ptx_tensor.load_b.nk.w16.float16': fragment "
+                        "'B.shared.local.fragment' (the B fragment, B[n, k]) has rows of more than "
+                        "16 elements of k, so the two 8 x 16 tiles one ldmatrix.x4 loads are not "
+                        "adjacent in its registers"),
+      Error);
+  CHECK_THROWS_WITH_AS(
+      ptx_tensor::load_b(f16, BLayout::KN, 12),
+      doctest::Contains("ptx_tensor::load_b: width = 12 must be 8 (one 16 x 8 tile of the mma, "
+                        "ldmatrix.x2) or 16 (two, ldmatrix.x4)"),
+      Error);
 }
 
 TEST_CASE("gpu_tensorized_gemm: tiles that do not divide are refused with what to do") {

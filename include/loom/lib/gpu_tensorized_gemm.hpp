@@ -93,7 +93,8 @@ inline void check_tensorized_gemm(int64_t m, int64_t n, int64_t k, DType input,
 /// blocks of block_m x block_n (blockIdx.y, blockIdx.x), warps of warp_m x warp_n (threadIdx.z,
 /// threadIdx.y; 32 lanes each on threadIdx.x), A and B tiles of block_k staged in shared memory
 /// (rows padded by 16 bytes so that ldmatrix is conflict-free) and pipelined, and per 16-deep slice
-/// of block_k: ldmatrix into fragments, one mma per 16 x 8 tile of the warp's C. Every tile must
+/// of block_k: ldmatrix into fragments (B 16 columns at a time where warp_n allows), one mma per
+/// 16 x 8 tile of the warp's C. Every tile must
 /// divide the one above it and the problem (a loom::Error says which does not).
 inline TensorizedGemm gpu_tensorized_gemm(int m, int n, int k, DType input = f16,
                                           ptx_tensor::BLayout b_layout = ptx_tensor::BLayout::KN,
@@ -150,15 +151,16 @@ inline TensorizedGemm gpu_tensorized_gemm(int m, int n, int k, DType input = f16
   s[AF].unroll(ati);
   s[AF].tensorize(ai, ptx_tensor::load_a(input));
   s[BF].compute_at(s[CF], kk);
-  if (kn) {  // B[k, n]: 16 x 8 tiles, k down the rows
-    auto [btj, bj2] = s[BF].split(BF.axis(1), 8);
+  const int b_width = c.warp_n % 16 == 0 ? 16 : 8;  // two mma tiles per ldmatrix where they fit
+  if (kn) {                                         // B[k, n]: 16 x b_width tiles, k down the rows
+    auto [btj, bj2] = s[BF].split(BF.axis(1), b_width);
     s[BF].reorder({btj, BF.axis(0), bj2});
     s[BF].unroll(btj);
-    s[BF].tensorize(BF.axis(0), ptx_tensor::load_b(input, b_layout));
-  } else {  // B[n, k]: 8 x 16 tiles
-    auto [btj, bj2] = s[BF].split(BF.axis(0), 8);
+    s[BF].tensorize(BF.axis(0), ptx_tensor::load_b(input, b_layout, b_width));
+  } else {  // B[n, k]: b_width x 16 tiles
+    auto [btj, bj2] = s[BF].split(BF.axis(0), b_width);
     s[BF].unroll(btj);
-    s[BF].tensorize(bj2, ptx_tensor::load_b(input, b_layout));
+    s[BF].tensorize(bj2, ptx_tensor::load_b(input, b_layout, b_width));
   }
 
   // The shared tiles of one block_k step: rows padded by 8 elements (16 bytes), so the 8 rows one

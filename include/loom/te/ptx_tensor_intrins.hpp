@@ -132,27 +132,41 @@ inline TensorIntrin load_a(DType in) {
   });
 }
 
-/// A tile of B from shared memory into a fragment: 16 x 8 of B[k, n] (ldmatrix.x2.trans, lane l
-/// giving row k = l % 16) or 8 x 16 of B[n, k] (ldmatrix.x2, lane l giving row n = l % 8,
-/// column 8 (l / 8 % 2)).
-inline TensorIntrin load_b(DType in, BLayout layout) {
+/// A tile of B from shared memory into a fragment, `width` (8 or 16) columns of C wide: 16 x width
+/// of B[k, n] (ldmatrix .trans, lane l giving row k = l % 16, column 8 (l / 16)) or width x 16 of
+/// B[n, k] (lane l giving row n = l % 8 + 8 (l / 16), column 8 (l / 8 % 2)); .x2 for one 16 x 8 tile
+/// of the mma, .x4 for two side by side, which halves the ldmatrix instructions. A B[n, k]
+/// fragment loaded 16 wide must be 16 deep (one k slice), so that its two tiles are adjacent.
+inline TensorIntrin load_b(DType in, BLayout layout, int width = 8) {
   detail::check_input(in, "load_b");
-  const std::string name = cat("ptx_tensor.load_b.", detail::layout_name(layout), ".", in.str());
+  if (width != 8 && width != 16)
+    throw Error(cat("ptx_tensor::load_b: width = ", width,
+                    " must be 8 (one 16 x 8 tile of the mma, ldmatrix.x2) or 16 (two, ldmatrix.x4)"));
+  const std::string name = cat("ptx_tensor.load_b.", detail::layout_name(layout), ".w", width, ".", in.str());
   return detail::cached(name, [&] {
-    const int rows = detail::b_rows(layout), cols = detail::b_cols(layout);
+    const bool kn = layout == BLayout::KN;
+    const int rows = kn ? 16 : width, cols = kn ? width : 16;
     Tensor b = placeholder({rows, cols}, in, "b");
     Tensor out = compute(
         {rows, cols}, [&](Expr r, Expr c) { return b(r, c); }, "b_fragment");
     return decl_tensor_intrin(
         out,
-        [in, name, layout, rows, cols](const std::vector<BufferRegion>& ins,
-                                       const std::vector<BufferRegion>& outs) {
+        [in, name, kn, width](const std::vector<BufferRegion>& ins, const std::vector<BufferRegion>& outs) {
           Expr l = lane();
-          const bool kn = layout == BLayout::KN;
-          Expr src = kn ? detail::shared_element(ins[0], l % 16, Expr(0), name, "the B tile")
-                        : detail::shared_element(ins[0], l % 8, l / 8 % 2 * 8, name, "the B tile");
-          Expr dst = detail::fragment_offset(outs[0], rows, cols, name, "the B fragment");
-          return warp_intrinsic_call(ptx::ldmatrix(2, kn), {{outs[0].data, in, dst}, {ins[0].data, in, src}});
+          Expr src =
+              kn ? detail::shared_element(ins[0], l % 16, l / 16 * 8, name, "the B tile")
+                 : detail::shared_element(ins[0], l % 8 + l / 16 * 8, l / 8 % 2 * 8, name, "the B tile");
+          // The first mma tile's registers; a second one follows it directly.
+          Expr dst = kn ? detail::fragment_offset(outs[0], 16, 8, name, "the B fragment")
+                        : detail::fragment_offset(outs[0], 8, 16, name, "the B fragment");
+          if (!kn && width == 16 && detail::constant_stride(outs[0], 0, name, "the B fragment") != 16)
+            throw Error(
+                cat("tensor intrinsic '", name, "': fragment '", outs[0].data.name(),
+                    "' (the B fragment, B[n, k]) has rows of more than 16 elements of k, so the two "
+                    "8 x 16 tiles one ldmatrix.x4 loads are not adjacent in its registers; compute the "
+                    "fragment per 16-deep slice of k, or load it 8 wide"));
+          return warp_intrinsic_call(ptx::ldmatrix(width / 4, kn),
+                                     {{outs[0].data, in, dst}, {ins[0].data, in, src}});
         },
         name);
   });
