@@ -1,6 +1,6 @@
 // tensorize onto tensor cores (te/ptx_tensor_intrins.hpp, lib/gpu_tensorized_gemm.hpp): a TE GEMM
 // whose warp tiles live in "local.fragment" buffers, filled by ldmatrix, multiplied by mma.sync and
-// stored by the C fragment's layout, simulated exactly for f16 and bf16, both B layouts, several
+// stored by the C fragment's layout, simulated exactly for f16, bf16 and tf32, both B layouts, several
 // block and warp tiles and cp.async pipelines; a wrong fragment mapping fails; the CUDA compiles
 // with its fragments in registers; and each misuse is refused with a message that says what to do.
 #include "cuda_test_util.hpp"
@@ -47,6 +47,7 @@ int64_t tc_simulated_mismatches(const TcCase& c, SimReport* report) {
 }
 
 int64_t tc_mismatches(const TcCase& c, SimReport* report = nullptr) {
+  if (c.in == f32) return tc_simulated_mismatches<float>(c, report);
   return c.in == f16 ? tc_simulated_mismatches<half>(c, report)
                      : tc_simulated_mismatches<bfloat16>(c, report);
 }
@@ -80,6 +81,15 @@ TEST_CASE("tensorize mma: a TE GEMM on tensor cores is exact in the simulator") 
   TcCase narrow_nk = narrow;
   narrow_nk.b = BLayout::NK, narrow_nk.config.stages = 2;
   cases.emplace_back(narrow_nk, "warp tile 32 x 24, B[n, k] 8 wide, 2 stages");
+  TcCase tf32 = small_tiles();  // f32 as tf32: k slices of 8; B[k, n] by 32-bit loads
+  tf32.in = f32, tf32.n = 128, tf32.config.block_n = 128, tf32.config.warp_n = 64;
+  cases.emplace_back(tf32, "tf32, B[k, n] (32-bit shared loads), 16-wide B tiles");
+  TcCase tf32_nk = wide;
+  tf32_nk.in = f32, tf32_nk.b = BLayout::NK, tf32_nk.config.stages = 3;
+  cases.emplace_back(tf32_nk, "tf32, B[n, k] (ldmatrix of 32-bit data), 3 stages");
+  TcCase tf32_narrow = narrow;
+  tf32_narrow.in = f32;
+  cases.emplace_back(tf32_narrow, "tf32, B[k, n] 8 wide");
   TcCase standard;  // the default configuration: 128 x 128 x 32 blocks of four 64 x 64 warps
   standard.m = 128, standard.n = 256, standard.k = 64, standard.in = bf16;
   cases.emplace_back(standard, "the default tiles, bf16");
@@ -200,7 +210,14 @@ TEST_CASE("gpu_tensorized_gemm: tiles that do not divide are refused with what t
   CHECK_THROWS_WITH_AS(
       lib::gpu_tensorized_gemm(128, 128, 64, f16, BLayout::KN, c),
       doctest::Contains("warp_n = 12 must be a positive multiple of 8 that divides block_n = 128"), Error);
-  CHECK_THROWS_WITH_AS(lib::gpu_tensorized_gemm(128, 128, 64, f32),
-                       doctest::Contains("gpu_tensorized_gemm: inputs of type float32 are not supported"),
+  CHECK_THROWS_WITH_AS(
+      lib::gpu_tensorized_gemm(128, 128, 64, i8),
+      doctest::Contains("gpu_tensorized_gemm: inputs of type int8 are not supported; the tensor "
+                        "cores take f16, bf16 or f32 (as tf32)"),
+      Error);
+  c = {};
+  c.block_k = 12;
+  CHECK_THROWS_WITH_AS(lib::gpu_tensorized_gemm(128, 128, 48, f32, BLayout::KN, c),
+                       doctest::Contains("block_k = 12 must be a positive multiple of 8 that divides k = 48"),
                        Error);
 }

@@ -49,8 +49,8 @@ namespace detail {
 
 /// A shared tile copied with 16-byte vectors, spread over every thread of the block. Its outer
 /// loop stays a loop: Stage::pipeline takes a producer that is one statement.
-inline void schedule_tile_copy(Schedule& s, const Tensor& t, int warps_m, int warps_n) {
-  auto [chunk, vector] = s[t].split(t.axis(1), 8);
+inline void schedule_tile_copy(Schedule& s, const Tensor& t, int warps_m, int warps_n, int lanes) {
+  auto [chunk, vector] = s[t].split(t.axis(1), lanes);
   IterVar fused = s[t].fuse(t.axis(0), chunk);
   auto [rest, x] = s[t].split(fused, 32);
   auto [rest_y, y] = s[t].split(rest, warps_n);
@@ -73,29 +73,29 @@ inline void check_tensorized_gemm(int64_t m, int64_t n, int64_t k, DType input,
                     " (tensorize replaces whole tiles, so nothing may be left over; pad the problem, or use "
                     "lib::gpu_gemm, which takes any shape)"));
   };
-  if (input != f16 && input != bf16)
-    throw Error(
-        cat("gpu_tensorized_gemm: inputs of type ", input.str(),
-            " are not supported; its tensor intrinsics take f16 or bf16 (lib::gpu_gemm also takes f32, "
-            "as tf32)"));
+  if (input != f16 && input != bf16 && input != f32)
+    throw Error(cat("gpu_tensorized_gemm: inputs of type ", input.str(),
+                    " are not supported; the tensor cores take f16, bf16 or f32 (as tf32)"));
   check("warp_m", c.warp_m, "16", 16, "block_m", c.block_m);
   check("warp_n", c.warp_n, "8", 8, "block_n", c.block_n);
   check("block_m", c.block_m, cat("warp_m (", c.warp_m, ")"), c.warp_m, "m", m);
   check("block_n", c.block_n, cat("warp_n (", c.warp_n, ")"), c.warp_n, "n", n);
-  check("block_k", c.block_k, "16", 16, "k", k);
+  const int ks = ptx_tensor::k_slice(input);
+  check("block_k", c.block_k, std::to_string(ks), ks, "k", k);
   if (c.stages < 0 || c.stages == 1 || c.stages > 8)
     throw Error(cat("gpu_tensorized_gemm: stages = ", c.stages, " must be 0 (synchronous copies) or 2 to 8"));
 }
 
 }  // namespace detail
 
-/// C (m x n, f32) = A (m x k) B, inputs f16 or bf16 summed in f32 on tensor cores, as a TE schedule:
-/// blocks of block_m x block_n (blockIdx.y, blockIdx.x), warps of warp_m x warp_n (threadIdx.z,
-/// threadIdx.y; 32 lanes each on threadIdx.x), A and B tiles of block_k staged in shared memory
-/// (rows padded by 16 bytes so that ldmatrix is conflict-free) and pipelined, and per 16-deep slice
-/// of block_k: ldmatrix into fragments (B 16 columns at a time where warp_n allows), one mma per
-/// 16 x 8 tile of the warp's C. Every tile must
-/// divide the one above it and the problem (a loom::Error says which does not).
+/// C (m x n, f32) = A (m x k) B on tensor cores, as a TE schedule. Inputs f16 or bf16 are summed in
+/// f32; f32 inputs are read as tf32 (the tensor core ignores their 13 low mantissa bits). Blocks of
+/// block_m x block_n (blockIdx.y, blockIdx.x); warps of warp_m x warp_n (threadIdx.z, threadIdx.y;
+/// 32 lanes each on threadIdx.x); A and B tiles of block_k staged in shared memory (rows padded so
+/// that ldmatrix is conflict-free) and pipelined; per k slice (16, or 8 for tf32) ldmatrix into
+/// fragments (B 16 columns at a time where warp_n allows; f32 B[k, n] by 32-bit loads) and one mma
+/// per 16 x 8 tile of the warp's C. Every tile must divide the one above it and the problem (a
+/// loom::Error says which does not).
 inline TensorizedGemm gpu_tensorized_gemm(int m, int n, int k, DType input = f16,
                                           ptx_tensor::BLayout b_layout = ptx_tensor::BLayout::KN,
                                           const TensorizedGemmConfig& config = {}) {
@@ -107,9 +107,9 @@ inline TensorizedGemm gpu_tensorized_gemm(int m, int n, int k, DType input = f16
   g.B = kn ? placeholder({k, n}, input, "B") : placeholder({n, k}, input, "B");
   const Tensor A = g.A, B = g.B;
   IterVar r = reduce_axis(0, k, "k");
+  auto widen = [&](Expr x) { return input == f32 ? x : cast(f32, x); };  // as ptx_tensor::mma computes
   g.C = compute(
-      {m, n},
-      [&](Expr i, Expr j) { return sum(cast(f32, A(i, r)) * cast(f32, kn ? B(r, j) : B(j, r)), {r}); }, "C");
+      {m, n}, [&](Expr i, Expr j) { return sum(widen(A(i, r)) * widen(kn ? B(r, j) : B(j, r)), {r}); }, "C");
   const Tensor C = g.C;
   Schedule s = create_schedule(C);
   Tensor AS = s.cache_read(A, scope::shared, {C}), BS = s.cache_read(B, scope::shared, {C});
@@ -133,10 +133,11 @@ inline TensorizedGemm gpu_tensorized_gemm(int m, int n, int k, DType input = f16
   s[C].unroll(tj);
   s[C].tensorize(i3, ptx_tensor::store_c());
 
-  // The warp's accumulators: per block_k step and 16-deep slice, one mma per 16 x 8 tile.
+  // The warp's accumulators: per block_k step and k slice (16, or 8 for tf32), one mma per 16 x 8 tile.
+  const int ks = ptx_tensor::k_slice(input);
   s[CF].compute_at(s[C], wj);
   auto [ko, kin] = s[CF].split(CF.reduce_axis(0), c.block_k);
-  auto [kk, ki] = s[CF].split(kin, 16);
+  auto [kk, ki] = s[CF].split(kin, ks);
   auto [cti, ci] = s[CF].split(CF.axis(0), 16);
   auto [ctj, cj] = s[CF].split(CF.axis(1), 8);
   s[CF].reorder({ko, kk, cti, ctj, ci, cj, ki});
@@ -145,7 +146,7 @@ inline TensorizedGemm gpu_tensorized_gemm(int m, int n, int k, DType input = f16
   s[CF].unroll(ctj);
   s[CF].tensorize(ci, c.mma ? c.mma : ptx_tensor::mma(input, b_layout));
 
-  // The A and B fragments of one 16-deep slice, from the shared tiles.
+  // The A and B fragments of one k slice, from the shared tiles.
   s[AF].compute_at(s[CF], kk);
   auto [ati, ai] = s[AF].split(AF.axis(0), 16);
   s[AF].unroll(ati);
@@ -157,19 +158,21 @@ inline TensorizedGemm gpu_tensorized_gemm(int m, int n, int k, DType input = f16
     s[BF].reorder({btj, BF.axis(0), bj2});
     s[BF].unroll(btj);
     s[BF].tensorize(BF.axis(0), ptx_tensor::load_b(input, b_layout, b_width));
-  } else {  // B[n, k]: b_width x 16 tiles
+  } else {  // B[n, k]: b_width x ks tiles
     auto [btj, bj2] = s[BF].split(BF.axis(0), b_width);
     s[BF].unroll(btj);
     s[BF].tensorize(bj2, ptx_tensor::load_b(input, b_layout, b_width));
   }
 
-  // The shared tiles of one block_k step: rows padded by 8 elements (16 bytes), so the 8 rows one
-  // ldmatrix phase reads fall in 8 different groups of 4 banks.
+  // The shared tiles of one block_k step, rows padded so that the 8 rows one ldmatrix phase reads
+  // fall in 8 different groups of 4 banks (16 bytes), and f32 B[k, n], read by 32-bit loads of 4
+  // rows x 8 columns per warp, in 32 different banks (32 bytes).
   for (const Tensor& t : {AS, BS}) {
-    const int row = t.name() == BS.name() && kn ? c.block_n : c.block_k;
+    const bool b_kn = t.name() == BS.name() && kn;
+    const int row = b_kn ? c.block_n : c.block_k, pad_bytes = b_kn && input == f32 ? 32 : 16;
     s[t].compute_at(s[CF], ko);
-    detail::schedule_tile_copy(s, t, warps_m, warps_n);
-    s[t].storage_align(t.axis(0), row, 8);
+    detail::schedule_tile_copy(s, t, warps_m, warps_n, 16 / input.bytes());
+    s[t].storage_align(t.axis(0), row, pad_bytes / input.bytes());
     if (c.stages) s[t].pipeline(c.stages);
   }
   g.schedule = s;

@@ -1,7 +1,8 @@
 // Tensor intrinsics for tensorize that run on NVIDIA tensor cores: a TE schedule keeps a warp's
-// tiles of A, B and C in "local.fragment" buffers and tensorizes the 16 x 16 / 16 x 8 loops that
-// fill them (ldmatrix from shared memory), multiply them (mma.sync m16n8k16) and store C. Each
-// body is the warp intrinsics of te/ptx_intrinsics.hpp, so the simulator checks them exactly.
+// tiles of A, B and C in "local.fragment" buffers and tensorizes the loops that fill them (ldmatrix
+// from shared memory), multiply them (mma.sync m16n8k16 for f16 and bf16, m16n8k8 for f32 inputs
+// read as tf32) and store C. Each body is the warp intrinsics of te/ptx_intrinsics.hpp, so the
+// simulator checks them exactly.
 //
 // A fragment buffer holds a warp's whole tile, 1/32 of it in each lane's registers (storage
 // flattening divides its allocation by 32). Its logical layout is row-major over the tile, as
@@ -94,37 +95,40 @@ inline TensorIntrin cached(const std::string& key, const std::function<TensorInt
 }
 
 inline void check_input(DType in, const char* who) {
-  if (in != f16 && in != bf16)
+  if (in != f16 && in != bf16 && in != f32)
     throw Error(cat("ptx_tensor::", who, ": inputs of type ", in.str(),
-                    " are not supported; the m16n8k16 tensor-core intrinsics take f16 or bf16"));
+                    " are not supported; the tensor-core intrinsics take f16 or bf16 (mma m16n8k16) or f32 "
+                    "(read as tf32, mma m16n8k8)"));
 }
 
-inline const char* mma_name(DType in) { return in == f16 ? ptx::mma_f16 : ptx::mma_bf16; }
+inline const char* mma_name(DType in) {
+  return in == f16 ? ptx::mma_f16 : in == bf16 ? ptx::mma_bf16 : ptx::mma_tf32;
+}
 
 inline const char* layout_name(BLayout b) { return b == BLayout::KN ? "kn" : "nk"; }
 
-/// The B operand's tile shape in its own indexing: 16 x 8 for B[k, n], 8 x 16 for B[n, k].
-inline int b_rows(BLayout b) { return b == BLayout::KN ? 16 : 8; }
-inline int b_cols(BLayout b) { return b == BLayout::KN ? 8 : 16; }
-
 }  // namespace detail
 
-/// A 16 x 16 tile of A (indexed A[m, k]) from shared memory into a fragment: ldmatrix.x4, lane l
-/// giving row l % 16, column 8 (l / 16). Tensorize the copy stage cache_read(A_shared,
-/// "local.fragment", ...) at its 16 x 16 loops.
+/// The k extent of one mma for inputs of type `in`: 16 (f16, bf16) or 8 (f32 as tf32).
+inline int k_slice(DType in) { return in.bits == 32 ? 8 : 16; }
+
+/// A 16 x k_slice(in) tile of A (indexed A[m, k]) from shared memory into a fragment: ldmatrix.x4,
+/// lane l giving row l % 16, column (l / 16) k_slice / 2 (16-bit data, or 32-bit data moved whole
+/// for tf32). Tensorize the copy stage cache_read(A_shared, "local.fragment", ...) at those loops.
 inline TensorIntrin load_a(DType in) {
   detail::check_input(in, "load_a");
   const std::string name = cat("ptx_tensor.load_a.", in.str());
   return detail::cached(name, [&] {
-    Tensor a = placeholder({16, 16}, in, "a");
+    const int ks = k_slice(in);
+    Tensor a = placeholder({16, ks}, in, "a");
     Tensor out = compute(
-        {16, 16}, [&](Expr i, Expr k) { return a(i, k); }, "a_fragment");
+        {16, ks}, [&](Expr i, Expr k) { return a(i, k); }, "a_fragment");
     return decl_tensor_intrin(
         out,
-        [in, name](const std::vector<BufferRegion>& ins, const std::vector<BufferRegion>& outs) {
+        [in, name, ks](const std::vector<BufferRegion>& ins, const std::vector<BufferRegion>& outs) {
           Expr l = lane();
-          Expr src = detail::shared_element(ins[0], l % 16, l / 16 * 8, name, "the A tile");
-          Expr dst = detail::fragment_offset(outs[0], 16, 16, name, "the A fragment");
+          Expr src = detail::shared_element(ins[0], l % 16, l / 16 * (ks / 2), name, "the A tile");
+          Expr dst = detail::fragment_offset(outs[0], 16, ks, name, "the A fragment");
           return warp_intrinsic_call(ptx::ldmatrix(4, false),
                                      {{outs[0].data, in, dst}, {ins[0].data, in, src}});
         },
@@ -132,11 +136,13 @@ inline TensorIntrin load_a(DType in) {
   });
 }
 
-/// A tile of B from shared memory into a fragment, `width` (8 or 16) columns of C wide: 16 x width
-/// of B[k, n] (ldmatrix .trans, lane l giving row k = l % 16, column 8 (l / 16)) or width x 16 of
-/// B[n, k] (lane l giving row n = l % 8 + 8 (l / 16), column 8 (l / 8 % 2)); .x2 for one 16 x 8 tile
-/// of the mma, .x4 for two side by side, which halves the ldmatrix instructions. A B[n, k]
-/// fragment loaded 16 wide must be 16 deep (one k slice), so that its two tiles are adjacent.
+/// A tile of B from shared memory into a fragment, `width` (8 or 16) columns of C wide, k_slice(in)
+/// deep: B[k, n] (k down the rows) or B[n, k]. 16-bit B[k, n] is loaded by ldmatrix .trans, lane l
+/// giving row k = l % 16, column 8 (l / 16); B[n, k] by ldmatrix, lane l giving row
+/// n = l % 8 + 8 (l / 16), column (l / 8 % 2) k_slice / 2; .x2 for one 16 x 8 tile of the mma, .x4
+/// for two side by side, which halves the ldmatrix instructions. f32 B[k, n] cannot be transposed
+/// by ldmatrix: each lane reads its elements with 32-bit shared loads. A B[n, k] fragment loaded 16
+/// wide must be one k slice deep, so that its two tiles are adjacent in the registers.
 inline TensorIntrin load_b(DType in, BLayout layout, int width = 8) {
   detail::check_input(in, "load_b");
   if (width != 8 && width != 16)
@@ -145,26 +151,37 @@ inline TensorIntrin load_b(DType in, BLayout layout, int width = 8) {
   const std::string name = cat("ptx_tensor.load_b.", detail::layout_name(layout), ".w", width, ".", in.str());
   return detail::cached(name, [&] {
     const bool kn = layout == BLayout::KN;
-    const int rows = kn ? 16 : width, cols = kn ? width : 16;
+    const int ks = k_slice(in), rows = kn ? ks : width, cols = kn ? width : ks;
     Tensor b = placeholder({rows, cols}, in, "b");
     Tensor out = compute(
         {rows, cols}, [&](Expr r, Expr c) { return b(r, c); }, "b_fragment");
     return decl_tensor_intrin(
         out,
-        [in, name, kn, width](const std::vector<BufferRegion>& ins, const std::vector<BufferRegion>& outs) {
+        [in, name, kn, width, ks](const std::vector<BufferRegion>& ins,
+                                  const std::vector<BufferRegion>& outs) {
           Expr l = lane();
-          Expr src =
-              kn ? detail::shared_element(ins[0], l % 16, l / 16 * 8, name, "the B tile")
-                 : detail::shared_element(ins[0], l % 8 + l / 16 * 8, l / 8 % 2 * 8, name, "the B tile");
           // The first mma tile's registers; a second one follows it directly.
-          Expr dst = kn ? detail::fragment_offset(outs[0], 16, 8, name, "the B fragment")
-                        : detail::fragment_offset(outs[0], 8, 16, name, "the B fragment");
-          if (!kn && width == 16 && detail::constant_stride(outs[0], 0, name, "the B fragment") != 16)
-            throw Error(
-                cat("tensor intrinsic '", name, "': fragment '", outs[0].data.name(),
-                    "' (the B fragment, B[n, k]) has rows of more than 16 elements of k, so the two "
-                    "8 x 16 tiles one ldmatrix.x4 loads are not adjacent in its registers; compute the "
-                    "fragment per 16-deep slice of k, or load it 8 wide"));
+          Expr dst = kn ? detail::fragment_offset(outs[0], ks, 8, name, "the B fragment")
+                        : detail::fragment_offset(outs[0], 8, ks, name, "the B fragment");
+          if (!kn && width == 16 && detail::constant_stride(outs[0], 0, name, "the B fragment") != ks)
+            throw Error(cat("tensor intrinsic '", name, "': fragment '", outs[0].data.name(),
+                            "' (the B fragment, B[n, k]) has rows of more than ", ks,
+                            " elements of k, so the two 8 x ", ks,
+                            " tiles one ldmatrix.x4 loads are not adjacent in its registers; compute the "
+                            "fragment per k slice, or load it 8 wide"));
+          if (kn && in == f32) {  // b0 = B[t, g], b1 = B[t + 4, g] of each 8 x 8 tile (g = l / 4, t = l % 4)
+            std::vector<Stmt> s;
+            for (int tile = 0; tile < width / 8; ++tile)
+              for (int e = 0; e < 2; ++e) {
+                Expr at = detail::shared_element(ins[0], l % 4 + e * 4, l / 4 + tile * 8, name, "the B tile");
+                s.push_back(StoreNode::make(outs[0].data, LoadNode::make(f32, ins[0].data, at),
+                                            dst + (tile * 2 + e)));
+              }
+            return SeqNode::make(s);
+          }
+          Expr src = kn ? detail::shared_element(ins[0], l % 16, l / 16 * 8, name, "the B tile")
+                        : detail::shared_element(ins[0], l % 8 + l / 16 * 8, l / 8 % 2 * (ks / 2), name,
+                                                 "the B tile");
           return warp_intrinsic_call(ptx::ldmatrix(width / 4, kn),
                                      {{outs[0].data, in, dst}, {ins[0].data, in, src}});
         },
@@ -172,23 +189,24 @@ inline TensorIntrin load_b(DType in, BLayout layout, int width = 8) {
   });
 }
 
-/// C (16 x 8, f32) += A (16 x 16) B (16 x 8 as B[k, n], or 8 x 16 as B[n, k]) on the tensor
-/// cores: mma.sync m16n8k16 with f32 accumulation; all three in fragments. Its compute is
-/// sum(cast(f32, A[i, k]) * cast(f32, B[k, j])) over k (B[j, k] for NK), which is how the TE
-/// compute must be written. With the reduction split around it (k outer), reduce_init zeroes the
-/// C fragment and reduce_update accumulates.
+/// C (16 x 8, f32) += A (16 x k_slice) B (k_slice x 8 as B[k, n], or 8 x k_slice as B[n, k]) on the
+/// tensor cores: mma.sync m16n8k16 (f16, bf16) or m16n8k8 (f32 read as tf32: the tensor core
+/// ignores the 13 low mantissa bits) with f32 accumulation; all three in fragments. Its compute is
+/// sum(cast(f32, A[i, k]) * cast(f32, B[k, j])) over k (B[j, k] for NK; without the casts for
+/// f32), which is how the TE compute must be written. With the reduction split around it (k
+/// outer), reduce_init zeroes the C fragment and reduce_update accumulates.
 inline TensorIntrin mma(DType in, BLayout layout) {
   detail::check_input(in, "mma");
   const std::string name = cat("ptx_tensor.mma.", detail::layout_name(layout), ".", in.str());
   return detail::cached(name, [&] {
-    const int b_rows = detail::b_rows(layout), b_cols = detail::b_cols(layout);
-    Tensor a = placeholder({16, 16}, in, "a");
-    Tensor b = placeholder({b_rows, b_cols}, in, "b");
-    IterVar k = reduce_axis(0, 16, "k");
     const bool kn = layout == BLayout::KN;
+    const int ks = k_slice(in), b_rows = kn ? ks : 8, b_cols = kn ? 8 : ks;
+    Tensor a = placeholder({16, ks}, in, "a");
+    Tensor b = placeholder({b_rows, b_cols}, in, "b");
+    IterVar k = reduce_axis(0, ks, "k");
+    auto widen = [&](Expr x) { return in == f32 ? x : cast(f32, x); };
     Tensor c = compute(
-        {16, 8},
-        [&](Expr i, Expr j) { return sum(cast(f32, a(i, k)) * cast(f32, kn ? b(k, j) : b(j, k)), {k}); },
+        {16, 8}, [&](Expr i, Expr j) { return sum(widen(a(i, k)) * widen(kn ? b(k, j) : b(j, k)), {k}); },
         "c");
     auto zero = [name](const BufferRegion& cf) {
       Expr off = detail::fragment_offset(cf, 16, 8, name, "the C fragment");
@@ -196,10 +214,10 @@ inline TensorIntrin mma(DType in, BLayout layout) {
       for (int e = 0; e < 4; ++e) s.push_back(StoreNode::make(cf.data, make_const(f32, 0.0), off + e));
       return SeqNode::make(s);
     };
-    auto update = [in, name, b_rows, b_cols](const std::vector<BufferRegion>& ins,
-                                             const std::vector<BufferRegion>& outs) {
+    auto update = [in, name, ks, b_rows, b_cols](const std::vector<BufferRegion>& ins,
+                                                 const std::vector<BufferRegion>& outs) {
       Expr coff = detail::fragment_offset(outs[0], 16, 8, name, "the C fragment");
-      Expr aoff = detail::fragment_offset(ins[0], 16, 16, name, "the A fragment");
+      Expr aoff = detail::fragment_offset(ins[0], 16, ks, name, "the A fragment");
       Expr boff = detail::fragment_offset(ins[1], b_rows, b_cols, name, "the B fragment");
       return warp_intrinsic_call(detail::mma_name(in), {{outs[0].data, f32, coff},
                                                         {ins[0].data, in, aoff},
