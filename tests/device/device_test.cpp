@@ -204,6 +204,14 @@ TEST_CASE("device: mma.sync and ldmatrix fragments on the GPU are those the simu
 
 namespace {
 
+/// The value the tensor core multiplies: an f32 input read as tf32 (its 13 low mantissa bits
+/// dropped), a 16-bit input as itself.
+template <typename T>
+double tensor_core_value(T x) {
+  if constexpr (std::is_same_v<T, float>) return static_cast<double>(bits_float(float_bits(x) & 0xffffe000u));
+  return static_cast<double>(x);
+}
+
 /// lib::gpu_gemm's kernel g on the GPU (called twice: the second call reuses the loaded module),
 /// A and B random and shaped as stored; the largest |C - ref| / (1 + |ref|), ref in double from
 /// the values the tensor core reads (f32 inputs as tf32: the 13 low mantissa bits dropped).
@@ -219,17 +227,12 @@ double gpu_gemm_error(const lib::GpuGemm& g) {
   Buffer<float> c(c_row ? std::vector<int64_t>{g.m, g.n} : std::vector<int64_t>{g.n, g.m});
   poison(c);
   for (int call = 0; call < 2; ++call) f(a, b, c);
-  auto value = [](T x) {
-    if constexpr (std::is_same_v<T, float>)
-      return static_cast<double>(bits_float(float_bits(x) & 0xffffe000u));
-    return static_cast<double>(x);
-  };
   double worst = 0;
   for (int64_t i = 0; i < g.m; ++i)
     for (int64_t j = 0; j < g.n; ++j) {
       double s = 0;
       for (int64_t p = 0; p < g.k; ++p)
-        s += value(a_row ? a(i, p) : a(p, i)) * value(b_row ? b(p, j) : b(j, p));
+        s += tensor_core_value(a_row ? a(i, p) : a(p, i)) * tensor_core_value(b_row ? b(p, j) : b(j, p));
       const double got = c_row ? c(i, j) : c(j, i);
       worst = std::max(worst, std::isfinite(got) ? std::abs(got - s) / (1 + std::abs(s)) : 1e30);
     }
@@ -280,7 +283,9 @@ TEST_CASE("device: the TE GEMM tensorized onto tensor cores (lib::gpu_tensorized
   for (const Shape s : {Shape{256, 384, 160, f16, ptx_tensor::BLayout::KN, 3},
                         Shape{1024, 1024, 1024, f16, ptx_tensor::BLayout::KN, 3},
                         Shape{512, 256, 512, bf16, ptx_tensor::BLayout::NK, 4},
-                        Shape{256, 256, 256, f16, ptx_tensor::BLayout::NK, 0}}) {
+                        Shape{256, 256, 256, f16, ptx_tensor::BLayout::NK, 0},
+                        Shape{512, 512, 256, f32, ptx_tensor::BLayout::KN, 3},
+                        Shape{256, 512, 512, f32, ptx_tensor::BLayout::NK, 3}}) {
     const std::string what = cat(s.m, "x", s.n, "x", s.k, " ", s.t.str(), ", ", s.stages, " stages");
     CAPTURE(what);
     lib::TensorizedGemmConfig config;
@@ -301,13 +306,13 @@ TEST_CASE("device: the TE GEMM tensorized onto tensor cores (lib::gpu_tensorized
         for (int j = 0; j < s.n; ++j) {
           double ref = 0;
           for (int p = 0; p < s.k; ++p)
-            ref += static_cast<double>(a(i, p)) * static_cast<double>(kn ? b(p, j) : b(j, p));
+            ref += tensor_core_value(a(i, p)) * tensor_core_value(kn ? b(p, j) : b(j, p));
           const double got = c(i, j);
           worst = std::max(worst, std::isfinite(got) ? std::abs(got - ref) / (1 + std::abs(ref)) : 1e30);
         }
       return worst;
     };
-    const double error = s.t == f16 ? run(half()) : run(bfloat16());
+    const double error = s.t == f16 ? run(half()) : s.t == bf16 ? run(bfloat16()) : run(0.0f);
     CHECK(error <= 1e-3);
     MESSAGE("gpu_tensorized_gemm " << what << ": " << f.last_device_ms() << " ms");
   }
