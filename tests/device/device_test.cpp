@@ -212,31 +212,50 @@ double tensor_core_value(T x) {
   return static_cast<double>(x);
 }
 
-/// lib::gpu_gemm's kernel g on the GPU (called twice: the second call reuses the loaded module),
-/// A and B random and shaped as stored; the largest |C - ref| / (1 + |ref|), ref in double from
-/// the values the tensor core reads (f32 inputs as tf32: the 13 low mantissa bits dropped).
+/// A tensor-core GEMM's kernel `func` (lib::gpu_gemm's, or lib::streamk_gemm's with tensor cores)
+/// on the GPU (called twice: the second call reuses the loaded module and must not see the first's
+/// Stream-K flags), A and B random and shaped as stored; the largest |C - ref| / (1 + |ref|), ref
+/// in double from the values the tensor core reads (tensor_core_value).
 template <typename T>
-double gpu_gemm_error(const lib::GpuGemm& g) {
-  Kernel f = build(g.func, Target::cuda());
-  const bool a_row = g.a_layout == lib::Layout::RowMajor, b_row = g.b_layout == lib::Layout::RowMajor;
-  Buffer<T> a(a_row ? std::vector<int64_t>{g.m, g.k} : std::vector<int64_t>{g.k, g.m});
-  Buffer<T> b(b_row ? std::vector<int64_t>{g.k, g.n} : std::vector<int64_t>{g.n, g.k});
+double tensor_core_error(const LoweredFunc& func, int64_t m, int64_t n, int64_t k, lib::Layout a_layout,
+                         lib::Layout b_layout, lib::Layout c_layout) {
+  Kernel f = build(func, Target::cuda());
+  const bool a_row = a_layout == lib::Layout::RowMajor, b_row = b_layout == lib::Layout::RowMajor;
+  Buffer<T> a(a_row ? std::vector<int64_t>{m, k} : std::vector<int64_t>{k, m});
+  Buffer<T> b(b_row ? std::vector<int64_t>{k, n} : std::vector<int64_t>{n, k});
   fill(a, 7);
   fill(b, 8);
-  const bool c_row = g.c_layout == lib::Layout::RowMajor;
-  Buffer<float> c(c_row ? std::vector<int64_t>{g.m, g.n} : std::vector<int64_t>{g.n, g.m});
-  poison(c);
-  for (int call = 0; call < 2; ++call) f(a, b, c);
+  const bool c_row = c_layout == lib::Layout::RowMajor;
+  Buffer<float> c(c_row ? std::vector<int64_t>{m, n} : std::vector<int64_t>{n, m});
   double worst = 0;
-  for (int64_t i = 0; i < g.m; ++i)
-    for (int64_t j = 0; j < g.n; ++j) {
-      double s = 0;
-      for (int64_t p = 0; p < g.k; ++p)
-        s += tensor_core_value(a_row ? a(i, p) : a(p, i)) * tensor_core_value(b_row ? b(p, j) : b(j, p));
-      const double got = c_row ? c(i, j) : c(j, i);
-      worst = std::max(worst, std::isfinite(got) ? std::abs(got - s) / (1 + std::abs(s)) : 1e30);
-    }
+  for (int call = 0; call < 2; ++call) {
+    poison(c);
+    f(a, b, c);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (int64_t p = 0; p < k; ++p)
+          s += tensor_core_value(a_row ? a(i, p) : a(p, i)) * tensor_core_value(b_row ? b(p, j) : b(j, p));
+        const double got = c_row ? c(i, j) : c(j, i);
+        worst = std::max(worst, std::isfinite(got) ? std::abs(got - s) / (1 + std::abs(s)) : 1e30);
+      }
+  }
   return worst;
+}
+
+/// tensor_core_error of lib::gpu_gemm's kernel g.
+template <typename T>
+double gpu_gemm_error(const lib::GpuGemm& g) {
+  return tensor_core_error<T>(g.func, g.m, g.n, g.k, g.a_layout, g.b_layout, g.c_layout);
+}
+
+/// tensor_core_error of lib::streamk_gemm's kernel g (C row-major), for its input type.
+double streamk_mma_error(const lib::StreamKGemm& g) {
+  const lib::GemmShape& s = g.shape;
+  const lib::Layout c = lib::Layout::RowMajor;
+  if (g.input == f16) return tensor_core_error<half>(g.func, s.m, s.n, s.k, g.a_layout, g.b_layout, c);
+  if (g.input == bf16) return tensor_core_error<bfloat16>(g.func, s.m, s.n, s.k, g.a_layout, g.b_layout, c);
+  return tensor_core_error<float>(g.func, s.m, s.n, s.k, g.a_layout, g.b_layout, c);
 }
 
 }  // namespace
@@ -356,6 +375,40 @@ TEST_CASE("device: Stream-K GEMM, every decomposition, f32 and f16, the grid siz
       else
         run(Buffer<half>({1000, 777}), Buffer<half>({777, 1100}));
     }
+  }
+}
+
+TEST_CASE(
+    "device: Stream-K GEMM on tensor cores, every decomposition, f16, bf16 and tf32, the grid by the "
+    "driver") {
+  using lib::Layout;
+  for (lib::Decomposition d : {lib::Decomposition::DataParallel, lib::Decomposition::SplitK,
+                               lib::Decomposition::StreamK, lib::Decomposition::StreamKHybrid}) {
+    for (DType t : {f16, bf16, f32}) {
+      lib::StreamKConfig cfg;
+      cfg.tensor_cores = lib::GpuGemmConfig{};
+      cfg.decomposition = d;
+      // Odd K and N: element copies of B for 16-bit inputs; A column-major for bf16.
+      const lib::StreamKGemm g =
+          lib::streamk_gemm(1000, 1100, 777, t, cfg, t == bf16 ? Layout::ColMajor : Layout::RowMajor);
+      CAPTURE(g.describe().substr(0, 300));
+      CHECK(g.residency.source == "driver");
+      CHECK(streamk_mma_error(g) <= 1e-3);
+    }
+  }
+}
+
+// The tensor-core Stream-K kernel at a size the sanitizer runs in seconds: 2 x 2 tiles of 128x128
+// over a grid of hundreds of blocks, so that Stream-K splits every tile over several of them.
+TEST_CASE("device: Stream-K GEMM on tensor cores at a small size") {
+  for (lib::Decomposition d : {lib::Decomposition::SplitK, lib::Decomposition::StreamK}) {
+    lib::StreamKConfig cfg;
+    cfg.tensor_cores = lib::GpuGemmConfig{};
+    cfg.decomposition = d;
+    const lib::StreamKGemm g = lib::streamk_gemm(150, 136, 1000, f16, cfg);
+    CAPTURE(g.describe().substr(0, 300));
+    CHECK(g.plan.split_tiles() > 0);
+    CHECK(streamk_mma_error(g) <= 1e-3);
   }
 }
 

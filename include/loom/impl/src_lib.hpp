@@ -8,6 +8,7 @@
 #include "loom/lib/impl/gemm_streamk.hpp"
 #include "loom/lib/impl/gemm_tuning.hpp"
 #include "loom/lib/impl/gpu_gemm.hpp"
+#include "loom/lib/impl/gpu_gemm_main_loop.hpp"
 #include "loom/lib/impl/gpu_gemm_model.hpp"
 #include "loom/lib/impl/gpu_gemm_tuning.hpp"
 #include "loom/lib/impl/streamk_gemm.hpp"

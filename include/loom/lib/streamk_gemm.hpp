@@ -1,12 +1,16 @@
 // Stream-K GEMM for the GPU (Osama et al., PPoPP 2023): C = A x B on a persistent grid of as many
 // blocks as the SMs hold at once (SMs x occupancy) that runs the decomposition plan of
 // lib/streamk_decomposition.hpp, written as Loom loop IR (TE cannot express per-block work lists) and built
-// for Target::cuda() or cuda_sim().
+// for Target::cuda() or cuda_sim(). Its MAC loop is SIMT FMA by default, or lib::gpu_gemm's
+// tensor-core main loop (cp.async stages, ldmatrix, mma.sync) over each unit's k range.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
+#include "loom/lib/gpu_gemm.hpp"
+#include "loom/lib/matrix_layout.hpp"
 #include "loom/lib/streamk_decomposition.hpp"
 #include "loom/lower/lowered_func.hpp"
 #include "loom/support/config.hpp"
@@ -16,9 +20,17 @@ namespace loom::lib {
 
 /// The tunables of streamk_gemm(); zero fields are resolved from the GPU (an H100 when there is none).
 struct StreamKConfig {
-  /// The output tile of one block (bm x bn) and the K step of one MAC-loop iteration (bk).
+  /// The output tile of one block (bm x bn) and the K step of one MAC-loop iteration (bk), for the
+  /// SIMT main loop; with tensor_cores set, the tile is tensor_cores' block_m x block_n x block_k.
   GemmTile tile{64, 64, 16};
-  /// Elements each thread accumulates: (bm / thread_m) x (bn / thread_n) threads per block.
+  /// Set: the MAC loop is lib::gpu_gemm's tensor-core main loop with this block tile (one MAC-loop
+  /// iteration is one block_k step), warp tile and stages, for f16, bf16 or f32 inputs (f32 read
+  /// as tf32: the 13 low mantissa bits are ignored); A and B may then be column-major. Unset (the
+  /// default): SIMT FMA over `tile` with thread_m x thread_n accumulators per thread, f32 exact or
+  /// f16, A and B row-major.
+  std::optional<GpuGemmConfig> tensor_cores;
+  /// Elements each thread accumulates in the SIMT main loop: (bm / thread_m) x (bn / thread_n)
+  /// threads per block.
   /// @{
   int thread_m = 4, thread_n = 4;
   /// @}
@@ -50,13 +62,20 @@ struct StreamKResidency {
 };
 
 /// The kernel and what it was built from. Build `func` with build(g.func, Target::cuda_sim())
-/// (or Target::cuda()) and call it with (A: m x k, B: k x n, C: m x n f32).
+/// (or Target::cuda()) and call it with (A, B as stored: m x k or k x m, k x n or n x k; C: m x n
+/// f32).
 struct StreamKGemm {
   /// The problem size.
   GemmShape shape;
   /// The element type of A and B.
   DType input = f32;
-  StreamKConfig config;  ///< with `sms` and `blocks_per_sm` resolved
+  /// How A and B are stored (as for gpu_gemm; column-major with tensor cores only).
+  /// @{
+  Layout a_layout = Layout::RowMajor, b_layout = Layout::RowMajor;
+  /// @}
+  /// With `sms` and `blocks_per_sm` resolved; with tensor cores, `tile` is their block tile and
+  /// tensor_cores->block_k is resolved.
+  StreamKConfig config;
   /// How the grid was sized.
   StreamKResidency residency;
   /// The work units of each block.
@@ -70,10 +89,13 @@ struct StreamKGemm {
   LOOM_DECL std::string describe() const;
 };
 
-/// The Stream-K GEMM kernel for C (m x n, f32) = A (m x k) x B (k x n), inputs f32 or f16
-/// (accumulated in f32).
+/// The Stream-K GEMM kernel for C (m x n, f32, row-major) = A (m x k) x B (k x n), accumulated in
+/// f32: inputs f32 or f16 with the SIMT main loop, f16, bf16 or f32 (as tf32) with tensor cores
+/// (config.tensor_cores), A and B stored as `a_layout` and `b_layout` say (column-major with tensor
+/// cores only). Throws loom::Error naming the field for a configuration the kernel cannot use.
 LOOM_DECL StreamKGemm streamk_gemm(int64_t m, int64_t n, int64_t k, DType input = f32,
-                                   StreamKConfig config = {});
+                                   StreamKConfig config = {}, Layout a_layout = Layout::RowMajor,
+                                   Layout b_layout = Layout::RowMajor);
 
 }  // namespace loom::lib
 

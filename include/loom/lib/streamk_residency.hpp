@@ -17,6 +17,7 @@
 #include "loom/backend/cuda/nvrtc.hpp"
 #include "loom/backend/cuda/ptxas.hpp"
 #include "loom/codegen/cuda/codegen_cuda.hpp"
+#include "loom/lib/gpu_gemm_model.hpp"
 #include "loom/lib/streamk_gemm.hpp"
 #include "loom/support/gpu_device.hpp"
 
@@ -45,35 +46,46 @@ inline GpuDeviceSpec streamk_device(const StreamKConfig& config) {
 /// ptxas gave 64 for the default 4x4 configuration (f32 and f16, sm_80 and sm_90), which this
 /// matches; larger per-thread tiles are an extrapolation.
 inline int estimated_streamk_registers(const StreamKConfig& c) {
+  // The tensor-core main loop's registers are estimated in streamk_residency.
   const int regs = c.thread_m * c.thread_n + 2 * (c.thread_m + c.thread_n) + 32;
   return std::min(255, (regs + 7) / 8 * 8);
 }
 
-/// The GEMM kernel of the module: the one with the most threads per block (the other one, when
-/// there is one, clears the flags).
+/// The GEMM kernel of the module: the last one (the kernel that clears the flags, when there is
+/// one, runs first; it may have as many threads as the GEMM's, 128 for four warps of tensor cores).
 inline const cuda::KernelCode& streamk_main_kernel(const cuda::CudaModule& m) {
   internal_check(!m.kernels.empty(), "Stream-K module without kernels");
-  return *std::max_element(m.kernels.begin(), m.kernels.end(), [](const auto& a, const auto& b) {
-    return a.threads_per_block < b.threads_per_block;
-  });
+  return m.kernels.back();
 }
 
-/// The occupancy of the kernel of `func` (built for one block per SM) on `device`, and where
-/// its figures came from. Results are kept per configuration for the process: registers depend
-/// on the kernel's code, which the configuration decides, not on the problem's size.
-inline StreamKResidency streamk_residency(const LoweredFunc& func, const StreamKConfig& config, DType input,
-                                          const GpuDeviceSpec& device) {
+/// The occupancy of the kernel `g` (built for one block per SM) on `device`, and where its
+/// figures came from. Results are kept per configuration for the process: registers depend on the
+/// kernel's code, which the configuration decides, not on the problem's size.
+inline StreamKResidency streamk_residency(const StreamKGemm& g, const GpuDeviceSpec& device) {
+  const LoweredFunc& func = g.func;
+  const StreamKConfig& config = g.config;
+  const DType input = g.input;
   const cuda::CudaModule module = cuda::codegen_cuda(func);
   const cuda::KernelCode& kernel = streamk_main_kernel(module);
   StreamKResidency r;
   r.device = device.name;
-  BlockResources block{kernel.threads_per_block, 0, kernel.static_shared_bytes};
+  // Shared memory over 48 KB (the tensor-core main loop's stages) is dynamic: it counts too.
+  const int64_t* dynamic = as_const_int(kernel.dynamic_shared_bytes);
+  const int64_t dynamic_bytes = dynamic ? *dynamic : 0;
+  BlockResources block{kernel.threads_per_block, 0, kernel.static_shared_bytes + dynamic_bytes};
 
-  using Key = std::tuple<std::string, int64_t, int64_t, int64_t, int, int, std::string>;
+  // The tensor-core main loop: its configuration and the operands' layouts and copy widths,
+  // which the kernel's code depends on.
+  const std::string mma =
+      config.tensor_cores
+          ? cat(config.tensor_cores->str(), " ", g.a_layout == Layout::RowMajor,
+                g.b_layout == Layout::RowMajor, " ", g.shape.m % 8, g.shape.n % 8, g.shape.k % 8)
+          : "";
+  using Key = std::tuple<std::string, int64_t, int64_t, int64_t, int, int, std::string, std::string>;
   static std::mutex mutex;
   static std::map<Key, StreamKResidency> known;
   const Key key{input.str(),     config.tile.bm,  config.tile.bn, config.tile.bk,
-                config.thread_m, config.thread_n, device.name};
+                config.thread_m, config.thread_n, device.name,    mma};
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = known.find(key); it != known.end()) return it->second;
@@ -88,7 +100,14 @@ inline StreamKResidency streamk_residency(const LoweredFunc& func, const StreamK
     d.check(d.module_load_data(&mod, out.cubin.data()), "cuModuleLoadData (Stream-K occupancy)");
     int blocks = 0, registers = 0;
     d.check(d.module_get_function(&fn, mod, kernel.kernel.name.c_str()), "cuModuleGetFunction");
-    d.check(d.occupancy_max_active_blocks(&blocks, fn, static_cast<int>(block.threads), 0),
+    // As the launch does: opt in to the dynamic shared memory, then ask with it.
+    if (const int64_t optin = cuda::dynamic_shared_optin(kernel.static_shared_bytes, dynamic_bytes);
+        optin >= 0)
+      d.check(d.func_set_attribute(fn, runtime::cuda::Driver::kFuncAttrMaxDynamicSharedBytes,
+                                   static_cast<int>(optin)),
+              "cuFuncSetAttribute (Stream-K occupancy)");
+    d.check(d.occupancy_max_active_blocks(&blocks, fn, static_cast<int>(block.threads),
+                                          static_cast<size_t>(dynamic_bytes)),
             "cuOccupancyMaxActiveBlocksPerMultiprocessor");
     d.check(d.func_get_attribute(&registers, runtime::cuda::Driver::kFuncAttrNumRegs, fn),
             "cuFuncGetAttribute");
@@ -109,7 +128,12 @@ inline StreamKResidency streamk_residency(const LoweredFunc& func, const StreamK
     r.registers_per_thread = report->registers;
     r.source = "ptxas";
   } else {
-    block.registers_per_thread = estimated_streamk_registers(config);
+    // The tensor-core kernel: the data-parallel gpu_gemm's estimate for the same main loop.
+    block.registers_per_thread =
+        config.tensor_cores
+            ? gpu_gemm_estimated_registers(gpu_gemm(g.shape.m, g.shape.n, g.shape.k, input,
+                                                    *config.tensor_cores, g.a_layout, g.b_layout))
+            : estimated_streamk_registers(config);
     r.occupancy = occupancy(device, block);
     r.registers_per_thread = block.registers_per_thread;
     r.source = "estimate";

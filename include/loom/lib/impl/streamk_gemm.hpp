@@ -1,5 +1,7 @@
 // The definitions of lib/streamk_gemm.hpp: the plan in closed form (StreamKParams) and the kernel
-// built from it as loop IR (StreamKBuilder), then lowered by the recipe from phase loops on.
+// built from it as loop IR (StreamKBuilder), then lowered by the recipe from phase loops on. The
+// MAC loop of a unit is SIMT FMA, or gpu_gemm's tensor-core main loop (GpuGemmMainLoop) over the
+// unit's k-steps; the decomposition, the partials and their fixup are the same for both.
 #pragma once
 
 #include "loom/support/config.hpp"
@@ -16,6 +18,7 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/streamk_gemm.hpp");
 #include "loom/ir/grid_flags.hpp"
 #include "loom/ir/op.hpp"
 #include "loom/ir/stmt.hpp"
+#include "loom/lib/impl/gpu_gemm_main_loop.hpp"
 #include "loom/lib/streamk_gemm.hpp"
 #include "loom/lib/streamk_residency.hpp"
 #include "loom/lower/lower.hpp"
@@ -98,21 +101,26 @@ inline StreamKParams params_of(const DecompositionPlan& plan) {
   return q;
 }
 
-/// Builds the loop IR of the kernel.
+/// Builds the loop IR of the kernel: with `mma` (tensor cores), each unit runs its main loop;
+/// without, the SIMT one.
 class StreamKBuilder {
  public:
-  StreamKBuilder(const StreamKGemm& g, const StreamKParams& q)
-      : g_(g), q_(q), bm_(g.config.tile.bm), bn_(g.config.tile.bn), bk_(g.config.tile.bk) {
+  StreamKBuilder(const StreamKGemm& g, const StreamKParams& q, GpuGemmMainLoop* mma)
+      : g_(g), q_(q), mma_(mma), bm_(g.config.tile.bm), bn_(g.config.tile.bn), bk_(g.config.tile.bk) {
     tx_n_ = bn_ / g.config.thread_n;
     ty_n_ = bm_ / g.config.thread_m;
   }
 
   LoweredFunc build() {
     LoweredFunc f;
-    f.name = "streamk_gemm";
+    f.name = mma_ ? cat("streamk_gemm_mma_", g_.input.str()) : "streamk_gemm";
     const Expr m = c(g_.shape.m), n = c(g_.shape.n), k = c(g_.shape.k);
-    add_param(f, "A", a_, g_.input, {m, k});
-    add_param(f, "B", b_, g_.input, {k, n});
+    if (mma_) {
+      mma_->add_operands(f);
+    } else {
+      add_param(f, "A", a_, g_.input, {m, k});
+      add_param(f, "B", b_, g_.input, {k, n});
+    }
     add_param(f, "C", c_, f32, {m, n});
     Stmt body;
     if (q_.slots() == 0) {
@@ -122,7 +130,7 @@ class StreamKBuilder {
       flags_ = Var("flags", handle_type);
       body = SeqNode::make({zero_flags_kernel(), main_kernel()});
       body = AllocateNode::make(flags_, i32, {c(q_.slots())}, scope::global, body);
-      body = AllocateNode::make(ws_, f32, {workspace_index(c(q_.slots()), c(0), c(0))}, scope::global, body);
+      body = AllocateNode::make(ws_, f32, {workspace_index(c(q_.slots()), c(0))}, scope::global, body);
     }
     // The recipe from phase loops on: simplify folds the unrolled loops' constants ("0 + ty",
     // "u / 1"); the builder writes the barriers of its own phases, and the memory passes let the two
@@ -165,24 +173,35 @@ class StreamKBuilder {
     ty_ = Var("ty", i32);
     tx_ = Var("tx", i32);
     acc_ = Var("acc", handle_type);
+    if (mma_) {
+      tx_ = mma_->thread();
+      acc_ = mma_->accumulator_buffer();
+    }
     std::vector<Stmt> phases;
     if (q_.sk_tiles > 0) phases.push_back(stream_k_phase());
     // A barrier every thread passes: the shared tiles of the two phases may then share memory.
     if (q_.sk_tiles > 0 && q_.units > 0) phases.push_back(barrier());
     if (q_.units > 0) phases.push_back(unit_phase());
+    if (mma_) {
+      // The main loop's shared stages and registers serve every unit of both phases.
+      Stmt body = mma_->allocate(seq(phases));
+      body =
+          ForNode::make(tx_, c(0), c(mma_->threads()), ForKind::ThreadBinding, body, thread_tag::threadIdx_x);
+      return ForNode::make(w_, c(0), c(q_.p), ForKind::ThreadBinding, body, thread_tag::blockIdx_x);
+    }
     Stmt body = AllocateNode::make(acc_, f32, {c(tm() * tn())}, scope::local, seq(phases));
     body = ForNode::make(tx_, c(0), c(tx_n_), ForKind::ThreadBinding, body, thread_tag::threadIdx_x);
     body = ForNode::make(ty_, c(0), c(ty_n_), ForKind::ThreadBinding, body, thread_tag::threadIdx_y);
     return ForNode::make(w_, c(0), c(q_.p), ForKind::ThreadBinding, body, thread_tag::blockIdx_x);
   }
 
-  /// Element (r, col) of workspace slot `slot` (a bm x bn partial tile); the slots' total is
-  /// workspace_index(slots, 0, 0). In 64-bit arithmetic when the workspace has 2^31 elements or
-  /// more (split-K with many parts of a large C), as 32-bit products would wrap there.
-  Expr workspace_index(const Expr& slot, const Expr& r, const Expr& col) const {
-    if (q_.slots() * bm_ * bn_ < (int64_t{1} << 31)) return slot * c(bm_ * bn_) + r * c(bn_) + col;
+  /// Element `offset` (each_element's) of workspace slot `slot` (a bm x bn partial tile); the
+  /// slots' total is workspace_index(slots, 0). In 64-bit arithmetic when the workspace has 2^31
+  /// elements or more (split-K with many parts of a large C), as 32-bit products would wrap there.
+  Expr workspace_index(const Expr& slot, const Expr& offset) const {
+    if (q_.slots() * bm_ * bn_ < (int64_t{1} << 31)) return slot * c(bm_ * bn_) + offset;
     auto wide = [](const Expr& e) { return cast(i64, e); };
-    return wide(slot) * make_const(i64, bm_ * bn_) + wide(r) * make_const(i64, bn_) + wide(col);
+    return wide(slot) * make_const(i64, bm_ * bn_) + wide(offset);
   }
 
   int64_t tm() const { return g_.config.thread_m; }
@@ -226,7 +245,9 @@ class StreamKBuilder {
     return shared_tiles(as, bs, ForNode::make(j, c(0), rounds, ForKind::Serial, unit));
   }
 
+  /// The SIMT loop's shared tiles of one phase (the tensor-core loop's stages are allocated once).
   Stmt shared_tiles(const Var& as, const Var& bs, Stmt body) {
+    if (mma_) return body;
     body = AllocateNode::make(bs, g_.input, {c(bk_ * bn_)}, scope::shared, body);
     return AllocateNode::make(as, g_.input, {c(bm_ * bk_)}, scope::shared, body);
   }
@@ -235,18 +256,29 @@ class StreamKBuilder {
   // lanes touch neighbouring words of the B tile and of C.
   Expr row(int64_t i) const { return c(i * ty_n_) + ty_; }
   Expr col(int64_t j) const { return c(j * tx_n_) + tx_; }
-  Expr acc_index(int64_t i, int64_t j) const { return c(i * tn() + j); }
 
-  /// For every element (i, j) of the thread: fn(i, j, row, col).
+  /// For every accumulator of the thread: fn(index in acc, row, col in the tile, offset in a
+  /// workspace slot). The SIMT slot is the tile row-major; the tensor-core one is accumulator-major
+  /// (accumulator i of thread tx at i * threads + tx), so that a warp's partial-sum stores and
+  /// loads are 128 contiguous bytes, where C's fragment layout would leave each 32-byte segment
+  /// half used.
   template <typename Fn>
   Stmt each_element(Fn&& fn) const {
+    if (mma_)
+      return mma_->each_accumulator([&](int i, const Expr& r, const Expr& col) {
+        return fn(c(i), r, col, c(int64_t{i} * mma_->threads()) + tx_);
+      });
     std::vector<Stmt> out;
     for (int64_t i = 0; i < tm(); ++i)
-      for (int64_t j = 0; j < tn(); ++j) out.push_back(fn(i, j, row(i), col(j)));
+      for (int64_t j = 0; j < tn(); ++j)
+        out.push_back(fn(c(i * tn() + j), row(i), col(j), row(i) * c(bn_) + col(j)));
     return seq(out);
   }
 
-  Expr acc(int64_t i, int64_t j) const { return LoadNode::make(f32, acc_, acc_index(i, j)); }
+  Expr acc(const Expr& index) const { return LoadNode::make(f32, acc_, index); }
+
+  /// The thread that signals and waits for the block.
+  Expr leader() const { return mma_ ? tx_ == c(0) : tx_ == c(0) && ty_ == c(0); }
 
   /// The cooperative copy of a rows x cols tile of `src` (at (r0, c0), `ld` elements per row,
   /// `src_rows` x `src_cols` in all) to shared `dst`; zeros outside the matrix.
@@ -271,45 +303,32 @@ class StreamKBuilder {
   /// unit) wait for the others' partials, add them in a fixed order and store C.
   Stmt process_unit(const Var& t, const Var& k0, const Var& k1, const Var& as, const Var& bs, bool stream_k,
                     const Expr& unit) {
-    Var tile_m("tile_m0", i32), tile_n("tile_n0", i32), kk("kk", i32), kb("kb", i32);
-    const int64_t M = g_.shape.m, N = g_.shape.n, K = g_.shape.k;
-    Stmt clear = each_element([&](int64_t i, int64_t j, Expr, Expr) {
-      return StoreNode::make(acc_, make_const(f32, 0.0), acc_index(i, j));
-    });
-    Stmt mac = each_element([&](int64_t i, int64_t j, Expr r, Expr col) {
-      Expr a = cast(f32, LoadNode::make(g_.input, as, r * c(bk_) + kb));
-      Expr b = cast(f32, LoadNode::make(g_.input, bs, kb * c(bn_) + col));
-      return StoreNode::make(acc_, acc(i, j) + a * b, acc_index(i, j));
-    });
-    Stmt step = seq({barrier(), copy_tile(as, a_, bm_, bk_, tile_m, kk * c(bk_), M, K),
-                     copy_tile(bs, b_, bk_, bn_, kk * c(bk_), tile_n, K, N), barrier(),
-                     // The MAC loop may fuse multiply-adds (fp_contract, as lib::gemm's micro-kernel).
-                     ForNode::make(kb, c(0), c(bk_), ForKind::Serial, mac, "",
-                                   {LoopAnnotation{"fp_contract", make_const(i32, 1)}})});
-    Stmt k_loop = ForNode::make(kk, k0, k1 - k0, ForKind::Serial, step);
-
-    Stmt store_c = each_element([&](int64_t i, int64_t j, Expr r, Expr col) {
+    Var tile_m("tile_m0", i32), tile_n("tile_n0", i32);
+    const int64_t M = g_.shape.m, N = g_.shape.n;
+    const Stmt main_loop =
+        mma_ ? mma_->tile_loop(tile_m, tile_n, k0, k1) : simt_loop(tile_m, tile_n, k0, k1, as, bs);
+    Stmt store_c = each_element([&](const Expr& i, const Expr& r, const Expr& col, const Expr&) {
       Expr gr = tile_m + r, gc = tile_n + col;
-      return IfThenElseNode::make(gr < c(M) && gc < c(N), StoreNode::make(c_, acc(i, j), gr * c(N) + gc));
+      return IfThenElseNode::make(gr < c(M) && gc < c(N), StoreNode::make(c_, acc(i), gr * c(N) + gc));
     });
     Stmt epilogue = store_c;
     if (q_.slots() > 0) {
       auto publish = [&](Expr slot) {
-        Stmt save = each_element([&](int64_t i, int64_t j, Expr r, Expr col) {
-          return StoreNode::make(ws_, acc(i, j), workspace_index(slot, r, col));
+        Stmt save = each_element([&](const Expr& i, const Expr&, const Expr&, const Expr& offset) {
+          return StoreNode::make(ws_, acc(i), workspace_index(slot, offset));
         });
-        Stmt signal = IfThenElseNode::make(tx_ == c(0) && ty_ == c(0), flag_signal(flags_, slot, c(1)));
+        Stmt signal = IfThenElseNode::make(leader(), flag_signal(flags_, slot, c(1)));
         return seq({save, barrier(), signal});
       };
       auto gather = [&](Expr slot) {
-        Stmt add = each_element([&](int64_t i, int64_t j, Expr r, Expr col) {
-          Expr partial = LoadNode::make(f32, ws_, workspace_index(slot, r, col));
-          return StoreNode::make(acc_, acc(i, j) + partial, acc_index(i, j));
+        Stmt add = each_element([&](const Expr& i, const Expr&, const Expr&, const Expr& offset) {
+          Expr partial = LoadNode::make(f32, ws_, workspace_index(slot, offset));
+          return StoreNode::make(acc_, acc(i) + partial, i);
         });
         // One thread spins on the flag (as CUTLASS's Stream-K does), the block then passes a
         // barrier: 256 threads spinning on the same word would only steal issue slots and memory
         // bandwidth from the blocks still computing.
-        Stmt wait = IfThenElseNode::make(tx_ == c(0) && ty_ == c(0), flag_wait(flags_, slot, c(1)));
+        Stmt wait = IfThenElseNode::make(leader(), flag_wait(flags_, slot, c(1)));
         return seq({wait, barrier(), add});
       };
       if (stream_k) {
@@ -347,22 +366,42 @@ class StreamKBuilder {
       }
     }
     return let(tile_m, floordiv(t, c(q_.tiles_n)) * c(bm_),
-               let(tile_n, floormod(t, c(q_.tiles_n)) * c(bn_), seq({clear, k_loop, epilogue})));
+               let(tile_n, floormod(t, c(q_.tiles_n)) * c(bn_), seq({main_loop, epilogue})));
+  }
+
+  /// The SIMT main loop: the accumulators of tile (tile_m, tile_n) over iterations [k0, k1), one
+  /// bm x bk tile of A and bk x bn of B in shared memory (`as`, `bs`) at a time.
+  Stmt simt_loop(const Var& tile_m, const Var& tile_n, const Var& k0, const Var& k1, const Var& as,
+                 const Var& bs) const {
+    Var kk("kk", i32), kb("kb", i32);
+    const int64_t M = g_.shape.m, N = g_.shape.n, K = g_.shape.k;
+    Stmt clear = each_element([&](const Expr& i, const Expr&, const Expr&, const Expr&) {
+      return StoreNode::make(acc_, make_const(f32, 0.0), i);
+    });
+    Stmt mac = each_element([&](const Expr& i, const Expr& r, const Expr& col, const Expr&) {
+      Expr a = cast(f32, LoadNode::make(g_.input, as, r * c(bk_) + kb));
+      Expr b = cast(f32, LoadNode::make(g_.input, bs, kb * c(bn_) + col));
+      return StoreNode::make(acc_, acc(i) + a * b, i);
+    });
+    Stmt step = seq({barrier(), copy_tile(as, a_, bm_, bk_, tile_m, kk * c(bk_), M, K),
+                     copy_tile(bs, b_, bk_, bn_, kk * c(bk_), tile_n, K, N), barrier(),
+                     // The MAC loop may fuse multiply-adds (fp_contract, as lib::gemm's micro-kernel).
+                     ForNode::make(kb, c(0), c(bk_), ForKind::Serial, mac, "",
+                                   {LoopAnnotation{"fp_contract", make_const(i32, 1)}})});
+    return seq({clear, ForNode::make(kk, k0, k1 - k0, ForKind::Serial, step)});
   }
 
   const StreamKGemm& g_;
   const StreamKParams& q_;
+  GpuGemmMainLoop* mma_;  // null: the SIMT main loop
   const int64_t bm_, bn_, bk_;
   int64_t tx_n_ = 0, ty_n_ = 0;
   Var a_, b_, c_, ws_, flags_, w_, ty_, tx_, acc_;
 };
 
-inline void check_streamk_config(const GemmShape& s, const StreamKConfig& cfg) {
+/// The SIMT main loop's tile and threads.
+inline void check_simt_tile(const StreamKConfig& cfg) {
   auto fail = [](const std::string& what) { throw Error(cat("streamk_gemm: ", what)); };
-  if (s.m <= 0 || s.n <= 0 || s.k <= 0)
-    fail(cat("the GEMM shape must be positive, got m=", s.m, ", n=", s.n, ", k=", s.k));
-  if (s.m * s.k >= (int64_t{1} << 31) || s.k * s.n >= (int64_t{1} << 31) || s.m * s.n >= (int64_t{1} << 31))
-    fail("a matrix has 2^31 elements or more; the kernel indexes with 32-bit integers");
   const GemmTile& t = cfg.tile;
   if (t.bm <= 0 || t.bn <= 0 || t.bk <= 0)
     fail(cat("tile parameters bm, bn, bk must be positive, got bm=", t.bm, ", bn=", t.bn, ", bk=", t.bk));
@@ -382,6 +421,16 @@ inline void check_streamk_config(const GemmShape& s, const StreamKConfig& cfg) {
   if (cfg.thread_m * cfg.thread_n > 64)
     fail(cat("thread_m x thread_n = ", cfg.thread_m * cfg.thread_n,
              " accumulators per thread; at most 64 fit in registers"));
+}
+
+inline void check_streamk_config(const GemmShape& s, const StreamKConfig& cfg) {
+  auto fail = [](const std::string& what) { throw Error(cat("streamk_gemm: ", what)); };
+  if (s.m <= 0 || s.n <= 0 || s.k <= 0)
+    fail(cat("the GEMM shape must be positive, got m=", s.m, ", n=", s.n, ", k=", s.k));
+  if (s.m * s.k >= (int64_t{1} << 31) || s.k * s.n >= (int64_t{1} << 31) || s.m * s.n >= (int64_t{1} << 31))
+    fail("a matrix has 2^31 elements or more; the kernel indexes with 32-bit integers");
+  // The tensor-core main loop's tile is checked with gpu_gemm's checks (gpu_gemm_problem).
+  if (!cfg.tensor_cores) check_simt_tile(cfg);
   if (cfg.sms < 0 || cfg.sms > 65535)
     fail(cat("sms=", cfg.sms, " is out of range: give the number of SMs (1 to 65535), or 0 for the GPU's"));
   if (cfg.blocks_per_sm < 0 || cfg.blocks_per_sm > 64)
@@ -396,35 +445,69 @@ inline void check_streamk_config(const GemmShape& s, const StreamKConfig& cfg) {
              "or newer, e.g. sm_80 or sm_90"));
 }
 
-/// The kernel for a configuration whose `sms` and `blocks_per_sm` are resolved.
-inline StreamKGemm build_streamk(const GemmShape& shape, DType input, const StreamKConfig& config) {
+/// The tensor-core main loop's problem (its config resolved and checked, with refusals that name
+/// config.tensor_cores).
+inline GpuGemm streamk_mma_problem(const GemmShape& s, DType input, const GpuGemmConfig& config,
+                                   Layout a_layout, Layout b_layout) {
+  return gpu_gemm_problem(s.m, s.n, s.k, input, config, a_layout, b_layout, Layout::RowMajor, "streamk_gemm",
+                          "config.tensor_cores");
+}
+
+/// The kernel for a configuration whose `sms` and `blocks_per_sm` are resolved (and tile, with
+/// tensor cores).
+inline StreamKGemm build_streamk(const GemmShape& shape, DType input, const StreamKConfig& config,
+                                 Layout a_layout, Layout b_layout) {
   StreamKGemm g;
   g.shape = shape;
   g.input = input;
+  g.a_layout = a_layout;
+  g.b_layout = b_layout;
   g.plan = plan_decomposition(config.decomposition, shape, config.tile,
                               static_cast<int>(int64_t{config.sms} * config.blocks_per_sm), config.split_k);
   g.config = config;
   const StreamKParams q = params_of(g.plan);
   g.flag_count = q.slots();
   g.workspace_floats = q.slots() * config.tile.bm * config.tile.bn;
-  g.func = StreamKBuilder(g, q).build();
+  if (config.tensor_cores) {
+    const GpuGemm problem = streamk_mma_problem(shape, input, *config.tensor_cores, a_layout, b_layout);
+    GpuGemmMainLoop mma(problem);
+    g.func = StreamKBuilder(g, q, &mma).build();
+  } else {
+    g.func = StreamKBuilder(g, q, nullptr).build();
+  }
   return g;
 }
 
 }  // namespace detail
 
-LOOM_DECL StreamKGemm streamk_gemm(int64_t m, int64_t n, int64_t k, DType input, StreamKConfig config) {
-  if (!(input == f32 || input == f16))
-    throw Error(cat("streamk_gemm: input type ", input.str(),
-                    " is not supported; use f32 or f16 (accumulated in f32)"));
+LOOM_DECL StreamKGemm streamk_gemm(int64_t m, int64_t n, int64_t k, DType input, StreamKConfig config,
+                                   Layout a_layout, Layout b_layout) {
+  if (!config.tensor_cores && !(input == f32 || input == f16))
+    throw Error(
+        cat("streamk_gemm: input type ", input.str(),
+            " is not supported by the SIMT main loop; use f32 or f16 (accumulated in f32), or set "
+            "config.tensor_cores for the tensor-core main loop (float16, bfloat16, or float32 read as "
+            "tf32)"));
+  if (!config.tensor_cores && (a_layout != Layout::RowMajor || b_layout != Layout::RowMajor))
+    throw Error(cat("streamk_gemm: a column-major ", a_layout != Layout::RowMajor ? "A" : "B",
+                    " needs the tensor-core main loop: set config.tensor_cores (the SIMT main loop reads "
+                    "row-major A and B only)"));
   GemmShape shape{m, n, k};
   detail::check_streamk_config(shape, config);
+  if (config.tensor_cores) {
+    // gpu_gemm's checks, and its tile as the decomposition's: one MAC-loop iteration is a block_k
+    // step of the main loop.
+    const GpuGemmConfig resolved =
+        detail::streamk_mma_problem(shape, input, *config.tensor_cores, a_layout, b_layout).config;
+    config.tensor_cores = resolved;
+    config.tile = GemmTile{resolved.block_m, resolved.block_n, resolved.block_k};
+  }
   if (config.sms == 0)
     config.sms = runtime::cuda::driver_available() && runtime::cuda::driver().multiprocessors > 0
                      ? runtime::cuda::driver().multiprocessors
                      : 132;
   if (config.blocks_per_sm > 0) {
-    StreamKGemm g = detail::build_streamk(shape, input, config);
+    StreamKGemm g = detail::build_streamk(shape, input, config, a_layout, b_layout);
     g.residency.source = "config";
     g.residency.occupancy.blocks_per_sm = config.blocks_per_sm;
     return g;
@@ -433,16 +516,18 @@ LOOM_DECL StreamKGemm streamk_gemm(int64_t m, int64_t n, int64_t k, DType input,
   // block per SM, then build the grid the SMs hold.
   StreamKConfig one_per_sm = config;
   one_per_sm.blocks_per_sm = 1;
-  StreamKGemm first = detail::build_streamk(shape, input, one_per_sm);
-  const StreamKResidency residency =
-      detail::streamk_residency(first.func, config, input, detail::streamk_device(config));
+  StreamKGemm first = detail::build_streamk(shape, input, one_per_sm, a_layout, b_layout);
+  const StreamKResidency residency = detail::streamk_residency(first, detail::streamk_device(config));
   if (residency.occupancy.blocks_per_sm <= 0)
     throw Error(cat("streamk_gemm: one block of the kernel does not fit on an SM of ", residency.device, " (",
                     residency.occupancy.str(), ", ", residency.registers_per_thread,
-                    " registers per thread, found by ", residency.source,
-                    "); use a smaller tile or fewer accumulators per thread (thread_m x thread_n)"));
+                    " registers per thread, found by ", residency.source, "); ",
+                    config.tensor_cores
+                        ? "use a smaller block or warp tile, or fewer stages, in config.tensor_cores"
+                        : "use a smaller tile or fewer accumulators per thread (thread_m x thread_n)"));
   config.blocks_per_sm = residency.occupancy.blocks_per_sm;
-  StreamKGemm g = config.blocks_per_sm == 1 ? std::move(first) : detail::build_streamk(shape, input, config);
+  StreamKGemm g = config.blocks_per_sm == 1 ? std::move(first)
+                                            : detail::build_streamk(shape, input, config, a_layout, b_layout);
   g.config.blocks_per_sm = config.blocks_per_sm;
   g.residency = residency;
   return g;
@@ -456,7 +541,14 @@ LOOM_DECL std::string StreamKGemm::describe() const {
      << " tiles (" << plan.tiles_m << " x " << plan.tiles_n << " of " << config.tile.bm << "x"
      << config.tile.bn << "), " << plan.iterations_per_tile << " MAC-loop iterations of k=" << config.tile.bk
      << " per tile; balance " << plan.balance_efficiency() << ", " << plan.split_tiles() << " split tiles, "
-     << workspace_floats * 4 << " bytes of partials\n";
+     << workspace_floats * 4 << " bytes of partials";
+  if (config.tensor_cores)
+    os << "; tensor cores (gpu_gemm's main loop): " << (input == f32 ? "float32 read as tf32" : input.str())
+       << ", A " << (a_layout == Layout::RowMajor ? "row-major" : "column-major") << ", B "
+       << (b_layout == Layout::RowMajor ? "row-major" : "column-major") << ", warp "
+       << config.tensor_cores->warp_m << "x" << config.tensor_cores->warp_n << ", "
+       << config.tensor_cores->stages << " stages";
+  os << "\n";
   // The unit of a split tile that the kernel runs last fixes it up (see process_unit).
   std::vector<std::pair<int64_t, size_t>> last(static_cast<size_t>(plan.tiles()), {-1, 0});
   for (size_t w = 0; w < plan.workers.size(); ++w)
