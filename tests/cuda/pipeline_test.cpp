@@ -43,7 +43,9 @@ double simulated_gemm_error(const Schedule& s, const Tensor& A, const Tensor& B,
 struct VectorCopyGemm {
   Tensor A, B, C;
   Schedule s;
-  VectorCopyGemm(int64_t m, int64_t n, int64_t k, int stages) {
+  /// `lanes` floats per copy (4 or 2); with 2, each thread makes two copies of each tile, in a loop
+  /// that `unroll_copies` unrolls into two statements.
+  VectorCopyGemm(int64_t m, int64_t n, int64_t k, int stages, int lanes = 4, bool unroll_copies = false) {
     A = placeholder({m, k}, f32, "A");
     B = placeholder({k, n}, f32, "B");
     IterVar r = reduce_axis(0, k, "k");
@@ -65,9 +67,14 @@ struct VectorCopyGemm {
     s[CL].reorder({ko, CL.axis(0), CL.axis(1), ki});
     for (const Tensor& t : {AS, BS}) {
       s[t].compute_at(s[CL], ko);
-      auto [co, ci] = s[t].split(t.axis(1), 4);  // four contiguous floats: one 16-byte copy
+      auto [co, ci] = s[t].split(t.axis(1), lanes);  // four contiguous floats: one 16-byte copy
       IterVar f = s[t].fuse(t.axis(0), co);
       auto [fy, fx] = s[t].split(f, 16);
+      if (lanes != 4) {  // 2 copies per thread: fy is 32 long
+        auto [copies, y] = s[t].split(fy, 16);
+        if (unroll_copies) s[t].unroll(copies);
+        fy = y;
+      }
       s[t].bind(fy, thread_axis(thread_tag::threadIdx_y));
       s[t].bind(fx, thread_axis(thread_tag::threadIdx_x));
       s[t].vectorize(ci);
@@ -135,6 +142,22 @@ TEST_CASE("pipeline: vectorized tile copies become 16-byte cp.async, in as many 
       CHECK(r->spill_stores == 0);
       CHECK(r->spill_loads == 0);
     }
+  }
+}
+
+TEST_CASE("pipeline: a tile copy unrolled into several statements is still pipelined") {
+  // Two 8-byte copies per thread and tile; unrolled, the producer of each buffer is two statements.
+  for (bool unroll : {false, true}) {
+    CAPTURE(unroll);
+    VectorCopyGemm g(128, 64, 96, 3, 2, unroll);
+    const std::string ir = lower(g.s, {g.A, g.B, g.C}, "pipelined").to_string();
+    // A and B, two copies each, for 2 iterations ahead and 1 in the loop: 12 statements unrolled,
+    // 6 copy loops rolled.
+    CHECK(count(ir, "ptx.cp.async.ca.shared.global.8") == (unroll ? 12 : 6));
+    CHECK(contains(ir, "ptx.cp.async.wait_group.1"));
+    SimReport report;
+    CHECK(simulated_gemm_error<float>(g.s, g.A, g.B, g.C, 128, 64, 96, &report) == 0);
+    CHECK(report.races.empty());
   }
 }
 

@@ -47,8 +47,9 @@ struct TensorizedGemm {
 
 namespace detail {
 
-/// A shared tile copied with 16-byte vectors, spread over every thread of the block. Its outer
-/// loop stays a loop: Stage::pipeline takes a producer that is one statement.
+/// A shared tile copied with 16-byte vectors, spread over every thread of the block. Each thread's
+/// copies stay a loop: unrolled, ptxas keeps every copy's addresses live (sm_80, the default tiles:
+/// 204 registers instead of 166, for no fewer instructions per K step).
 inline void schedule_tile_copy(Schedule& s, const Tensor& t, int warps_m, int warps_n, int lanes) {
   auto [chunk, vector] = s[t].split(t.axis(1), lanes);
   IterVar fused = s[t].fuse(t.axis(0), chunk);

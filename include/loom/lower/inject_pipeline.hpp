@@ -310,12 +310,22 @@ class PipelineInjector {
     stages_ = static_cast<int>(*n);
     PipelinedBuffer b;
     b.alloc = alloc;
-    b.producer = seq->seq[0];
+    // The producer is every leading statement that writes the buffer: a copy loop that was
+    // unrolled is one statement per copy.
+    std::vector<Stmt> producer{seq->seq[0]};
+    size_t rest = 1;
+    for (; rest < seq->seq.size(); ++rest) {
+      BufferAccess access;
+      access.visit_stmt(seq->seq[rest]);
+      if (!access.writes.count(alloc->buffer.get())) break;
+      producer.push_back(seq->seq[rest]);
+    }
+    b.producer = producer.size() == 1 ? producer[0] : SeqNode::make(producer);
     b.marker = static_cast<int>(buffers_.size());
     buffers_.push_back(b);
     std::vector<Stmt> body{
         EvaluateNode::make(CallNode::make(i32, pipeline_marker, {make_const(i32, b.marker)}))};
-    for (size_t i = 1; i < seq->seq.size(); ++i) body.push_back(find(seq->seq[i]));
+    for (size_t i = rest; i < seq->seq.size(); ++i) body.push_back(find(seq->seq[i]));
     return SeqNode::make(body);
   }
 
