@@ -8,6 +8,8 @@
 
 #include <loom/codegen/cuda/codegen_cuda.hpp>
 #include <loom/lib/gpu_tensorized_gemm.hpp>
+#include <loom/sim/interpreter.hpp>
+#include <loom/te/extern_op.hpp>
 
 using namespace loom;
 using namespace loom::cuda_test;
@@ -90,6 +92,10 @@ TEST_CASE("tensorize mma: a TE GEMM on tensor cores is exact in the simulator") 
   TcCase tf32_narrow = narrow;
   tf32_narrow.in = f32;
   cases.emplace_back(tf32_narrow, "tf32, B[k, n] 8 wide");
+  TcCase one_warp = small_tiles();  // B tiles of 8 columns: rows of 16 bytes, left unpadded
+  one_warp.m = 32, one_warp.n = 24, one_warp.k = 32;
+  one_warp.config.block_m = one_warp.config.warp_m = 16, one_warp.config.block_n = one_warp.config.warp_n = 8;
+  cases.emplace_back(one_warp, "one 16 x 8 warp tile per block, 8-column B rows unpadded");
   TcCase standard;  // the default configuration: 128 x 128 x 32 blocks of four 64 x 64 warps
   standard.m = 128, standard.n = 256, standard.k = 64, standard.in = bf16;
   cases.emplace_back(standard, "the default tiles, bf16");
@@ -184,6 +190,9 @@ TEST_CASE("tensorize mma: a 16-wide B[n, k] load into a fragment deeper than 16 
   auto [co, ci] = s[C].split(C.axis(1), 8);
   s[C].reorder({co, C.axis(0), ci});
   s[C].tensorize(C.axis(0), ptx_tensor::store_c());
+  IterVar f = s[AS].fuse(AS.axis(0), AS.axis(1));  // the warp's 32 lanes copy A
+  auto [fo, lane] = s[AS].split(f, 32);
+  s[AS].bind(lane, thread_axis(thread_tag::threadIdx_x));
   CHECK_THROWS_WITH_AS(
       lower(s, {A, B, C}, "deep_b"),
       doctest::Contains("tensor intrinsic 'ptx_tensor.load_b.nk.w16.float16': fragment "
@@ -220,4 +229,75 @@ TEST_CASE("gpu_tensorized_gemm: tiles that do not divide are refused with what t
   CHECK_THROWS_WITH_AS(lib::gpu_tensorized_gemm(128, 128, 48, f32, BLayout::KN, c),
                        doctest::Contains("block_k = 12 must be a positive multiple of 8 that divides k = 48"),
                        Error);
+}
+
+TEST_CASE("tensorize mma: ldmatrix rows that are not 16 bytes apart are refused at lowering") {
+  const lib::TensorizedGemm g = lib::gpu_tensorized_gemm(128, 128, 64);
+  Schedule s = g.schedule;
+  // On top of the library's padding (rows of 40 halves): rows of 68 halves, 136 bytes.
+  s[g.A_shared].storage_align(g.A_shared.axis(0), 32, 4);
+  CHECK_THROWS_WITH_AS(
+      lower(s, {g.A, g.B, g.C}, "misaligned"),
+      doctest::Contains("tensor intrinsic 'ptx_tensor.load_a.float16': the rows of 'A.shared' (the "
+                        "A tile) are 136 bytes apart, but ldmatrix reads 16-byte rows at 16-byte "
+                        "aligned addresses; make the row stride a multiple of 16 bytes"),
+      Error);
+  CHECK_THROWS_WITH_AS(
+      ptx_tensor::mma(i8, BLayout::KN),
+      doctest::Contains("ptx_tensor::mma: inputs of type int8 are not supported; the tensor-core "
+                        "intrinsics take f16 or bf16 (mma m16n8k16) or f32 (read as tf32, mma "
+                        "m16n8k8)"),
+      Error);
+}
+
+TEST_CASE(
+    "loom.lane_id: the lane in the simulator, %laneid in CUDA, [0, 31] to the analyzer, not on a host") {
+  Var tx("tx", i32), bx("bx", i32), out("out", handle_type);
+  // Blocks of 48 threads: the second warp is partial, lanes 0-15.
+  Stmt store = StoreNode::make(out, ptx_tensor::lane(), bx * 48 + tx);
+  const LoweredFunc f = flat_kernel("lanes", bx, tx, 2, 48, store, {{out, i32, 96}});
+  Buffer<int32_t> lanes({96});
+  simulate(f, {lanes});
+  for (int i = 0; i < 96; ++i) CHECK(lanes(i) == i % 48 % 32);
+  CHECK(cuda::codegen_cuda(f).source.find("asm(\"mov.u32 %0, %%laneid;\" : \"=r\"(lane));") !=
+        std::string::npos);
+  Analyzer analyzer;
+  const ConstIntBound b = analyzer.const_int_bound(ptx_tensor::lane());
+  CHECK(b.min_value == 0);
+  CHECK(b.max_value == 31);
+  LoweredFunc host;
+  host.name = "host_lane";
+  host.params = f.params;
+  host.body = StoreNode::make(out, ptx_tensor::lane(), Expr(0));
+  CHECK_THROWS_WITH_AS(
+      interpret(host, {lanes}),
+      doctest::Contains("the interpreter cannot run loom.lane_id() in 'host_lane': it is the lane of "
+                        "a GPU thread in its warp"),
+      Error);
+}
+
+TEST_CASE("tensorize mma: an extern stage cannot take a fragment") {
+  Tensor A = placeholder({32}, f32, "A");
+  Tensor P = extern_compute(
+      {32}, f32, {A}, [](const std::vector<BufferView>&, const std::vector<BufferView>&) {}, "fill");
+  Tensor C = compute(
+      {32}, [&](Expr i) { return P(i); }, "C");
+  Tensor D = compute(
+      {32}, [&](Expr i) { return A(i); }, "D");  // a warp's lanes on threadIdx.x
+  Schedule s = create_schedule({C, D});
+  s[P].set_scope(scope::fragment);
+  s[D].bind(D.axis(0), thread_axis(thread_tag::threadIdx_x));
+  CHECK_THROWS_WITH_AS(
+      lower(s, {A, C, D}, "extern_fragment"),
+      doctest::Contains("extern stage: buffer 'fill' is in scope local.fragment (a warp's tile "
+                        "spread over its lanes' registers), which no C function can read"),
+      Error);
+}
+
+TEST_CASE("gpu_tensorized_gemm: stages outside 0 and 2 to 8 are refused") {
+  lib::TensorizedGemmConfig c;
+  c.stages = 1;
+  CHECK_THROWS_WITH_AS(
+      lib::gpu_tensorized_gemm(128, 128, 64, f16, BLayout::KN, c),
+      doctest::Contains("gpu_tensorized_gemm: stages = 1 must be 0 (synchronous copies) or 2 to 8"), Error);
 }

@@ -382,37 +382,82 @@ TEST_CASE("E-LOWER-FOREIGN-ARG: an argument that is not part of the schedule") {
 
 namespace {
 
-/// One warp's 16 x 8 x 16 GEMM on tensor cores as TE: A and B staged in `a_scope` / shared memory,
-/// their fragments in `fragment_scope`, C's accumulator in a fragment, stored by store_c unless
-/// `store` is false.
-LoweredFunc fragment_gemm(const std::string& a_stage_scope, const std::string& fragment_scope, bool store) {
-  Tensor A = placeholder({16, 16}, f16, "A"), B = placeholder({16, 8}, f16, "B");
+/// What fragment_gemm varies: where A is staged, the fragments' scope, whether C's store is
+/// tensorized, the extent of the copies' threadIdx.x loop (0: not bound), and the columns of C.
+struct FragmentGemmCase {
+  std::string a_stage_scope = scope::shared, fragment_scope = scope::fragment;
+  bool store = true;
+  int lanes = 32;
+  int n = 8;
+  bool store_tiles_on_lanes = false;  // C's tile loop (n / 8 of them) bound to threadIdx.x
+  bool double_buffer_c = false;
+};
+
+/// One warp's 16 x n x 16 GEMM on tensor cores as TE: A and B staged in shared memory (copied by
+/// `lanes` threads on threadIdx.x), their fragments and C's accumulator in fragments, C stored by
+/// store_c.
+LoweredFunc fragment_gemm(const FragmentGemmCase& c) {
+  Tensor A = placeholder({16, 16}, f16, "A"), B = placeholder({16, c.n}, f16, "B");
   IterVar k = reduce_axis(0, 16, "k");
   Tensor C = compute(
-      {16, 8}, [&](Expr i, Expr j) { return sum(cast(f32, A(i, k)) * cast(f32, B(k, j)), {k}); }, "C");
+      {16, c.n}, [&](Expr i, Expr j) { return sum(cast(f32, A(i, k)) * cast(f32, B(k, j)), {k}); }, "C");
   Schedule s = create_schedule(C);
-  Tensor AS = a_stage_scope.empty() ? A : s.cache_read(A, a_stage_scope, {C});
+  Tensor AS = c.a_stage_scope.empty() ? A : s.cache_read(A, c.a_stage_scope, {C});
   Tensor BS = s.cache_read(B, scope::shared, {C});
-  Tensor AF = s.cache_read(AS, fragment_scope, {C}), BF = s.cache_read(BS, scope::fragment, {C});
+  Tensor AF = s.cache_read(AS, c.fragment_scope, {C}), BF = s.cache_read(BS, scope::fragment, {C});
   Tensor CF = s.cache_write(C, scope::fragment);
+  auto [cjo, cji] = s[CF].split(CF.axis(1), 8);
+  s[CF].reorder({cjo, CF.axis(0), cji, CF.reduce_axis(0)});
   s[CF].tensorize(CF.axis(0), ptx_tensor::mma(f16, ptx_tensor::BLayout::KN));
   s[AF].tensorize(AF.axis(0), ptx_tensor::load_a(f16));
+  auto [bjo, bji] = s[BF].split(BF.axis(1), 8);
+  s[BF].reorder({bjo, BF.axis(0), bji});
   s[BF].tensorize(BF.axis(0), ptx_tensor::load_b(f16, ptx_tensor::BLayout::KN));
-  if (store) s[C].tensorize(C.axis(0), ptx_tensor::store_c());
+  auto [jo, ji] = s[C].split(C.axis(1), 8);
+  s[C].reorder({jo, C.axis(0), ji});
+  if (c.store) s[C].tensorize(C.axis(0), ptx_tensor::store_c());
+  if (c.store_tiles_on_lanes) s[C].bind(jo, thread_axis(thread_tag::threadIdx_x));
+  if (c.double_buffer_c) s[CF].double_buffer();
+  if (c.lanes)
+    for (const Tensor& t : {AS, BS}) {
+      if (t.op()->kind == OpKind::Placeholder) continue;
+      IterVar f = s[t].fuse(t.axis(0), t.axis(1));
+      auto [fo, x] = s[t].split(f, c.lanes);
+      s[t].bind(x, thread_axis(thread_tag::threadIdx_x));
+    }
   return lower(s, {A, B, C}, "fragment_gemm");
 }
 
 }  // namespace
 
 TEST_CASE("E-LOWER-FRAGMENT-ACCESS: a fragment read element by element, outside a tensorized loop") {
-  CHECK_NOTHROW(fragment_gemm(scope::shared, scope::fragment, true));
+  CHECK_NOTHROW(fragment_gemm({}));
+  FragmentGemmCase c;
+  c.store = false;
   CHECK_THROWS_WITH_AS(
-      fragment_gemm(scope::shared, scope::fragment, false),
+      fragment_gemm(c),
       Contains(
           "'C.local.fragment' is in scope local.fragment (a warp's tile spread over its lanes' registers), "
           "but it is read by stage 'C' element by element, outside a tensorized loop; tensorize the loops "
           "of every stage that reads or writes it with intrinsics that know the fragment layout "
           "(ptx_tensor:: in te/ptx_tensor_intrins.hpp), or use scope \"local\""),
+      Error);
+  // Written element by element: a fragment stage whose loops are not tensorized.
+  Tensor A = placeholder({32}, f32, "A");
+  Tensor C = compute(
+      {32}, [&](Expr i) { return A(i) + 1.0f; }, "C");
+  Schedule s = create_schedule(C);
+  Tensor CF = s.cache_write(C, scope::fragment);
+  auto [o, x] = s[C].split(C.axis(0), 32);
+  s[C].bind(o, thread_axis(thread_tag::blockIdx_x));
+  s[CF].compute_at(s[C], o);
+  Tensor AS = s.cache_read(A, scope::shared, {CF});
+  s[AS].compute_at(s[C], o);
+  s[AS].bind(AS.axis(0), thread_axis(thread_tag::threadIdx_x));
+  CHECK_THROWS_WITH_AS(
+      lower(s, {A, C}, "written"),
+      Contains("'C.local.fragment' is in scope local.fragment (a warp's tile spread over its "
+               "lanes' registers), but it is written element by element"),
       Error);
 }
 
@@ -421,7 +466,11 @@ TEST_CASE("E-LOWER-FRAGMENT-SIZE: a fragment whose region 32 lanes cannot share 
   Tensor C = compute(
       {5, 7}, [&](Expr i, Expr j) { return A(i, j) * 2.0f; }, "C");
   Schedule s = create_schedule(C);
-  s.cache_write(C, scope::fragment);
+  Tensor CF = s.cache_write(C, scope::fragment);
+  Tensor AS = s.cache_read(A, scope::shared, {CF});
+  IterVar f = s[AS].fuse(AS.axis(0), AS.axis(1));
+  auto [fo, x] = s[AS].split(f, 32);
+  s[AS].bind(x, thread_axis(thread_tag::threadIdx_x));
   CHECK_THROWS_WITH_AS(
       lower(s, {A, C}, "odd_fragment"),
       Contains("stage 'C.local.fragment' is in scope local.fragment, which spreads 35 elements "
@@ -431,18 +480,61 @@ TEST_CASE("E-LOWER-FRAGMENT-SIZE: a fragment whose region 32 lanes cannot share 
 }
 
 TEST_CASE("E-LOWER-FRAGMENT-OPERAND: a tensor-core intrinsic given an operand in the wrong memory") {
+  FragmentGemmCase global_a;
+  global_a.a_stage_scope = "";
   CHECK_THROWS_WITH_AS(
-      fragment_gemm("", scope::fragment, true),
+      fragment_gemm(global_a),
       Contains("tensor intrinsic 'ptx_tensor.load_a.float16': operand 'A' (the A tile) is in "
                "scope 'global', but ldmatrix reads shared memory: stage it with "
                "cache_read(tensor, \"shared\", ...)"),
       Error);
+  FragmentGemmCase local_a;
+  local_a.fragment_scope = scope::local;
   CHECK_THROWS_WITH_AS(
-      fragment_gemm(scope::shared, scope::local, true),
+      fragment_gemm(local_a),
       Contains("operand 'A.shared.local' (the A fragment) is in scope 'local', but the tensor "
                "core keeps it in registers: make it a fragment (cache_read / cache_write with "
                "scope \"local.fragment\")"),
       Error);
+}
+
+TEST_CASE("E-LOWER-FRAGMENT-LANES: fragments in a kernel whose threadIdx.x is not one warp") {
+  FragmentGemmCase half_warp;
+  half_warp.lanes = 16;
+  CHECK_THROWS_WITH_AS(
+      fragment_gemm(half_warp),
+      Contains("stage 'A.shared.local.fragment' is in scope local.fragment, a tile the 32 lanes "
+               "of a warp hold together, but threadIdx.x has extent 16 (loop "),
+      Error);
+  CHECK_THROWS_WITH_AS(fragment_gemm(half_warp),
+                       Contains("bind loops of extent 32 to threadIdx.x (the lanes)"), Error);
+  FragmentGemmCase no_lanes;
+  no_lanes.lanes = 0;
+  CHECK_THROWS_WITH_AS(
+      fragment_gemm(no_lanes),
+      Contains("but no loop is bound to threadIdx.x; bind a loop of extent 32 to threadIdx.x"), Error);
+}
+
+TEST_CASE("E-LOWER-FRAGMENT-THREAD-X: a loop over a fragment bound to threadIdx.x") {
+  FragmentGemmCase c;
+  c.n = 256;  // 32 tiles of C, one per lane: the lanes would not share their tiles
+  c.store_tiles_on_lanes = true;
+  CHECK_THROWS_WITH_AS(
+      fragment_gemm(c),
+      Contains("stage 'C' reads 'C.local.fragment' (scope local.fragment, a tile the warp's 32 "
+               "lanes hold together) in its loop 'j.outer', which is bound to threadIdx.x: each "
+               "lane would take tiles of its own"),
+      Error);
+}
+
+TEST_CASE("E-LOWER-FRAGMENT-SLOTS: double_buffer or pipeline on a fragment") {
+  FragmentGemmCase c;
+  c.double_buffer_c = true;
+  CHECK_THROWS_WITH_AS(fragment_gemm(c),
+                       Contains("double_buffer: stage 'C.local.fragment' is in scope local.fragment, whose "
+                                "registers are indexed by constants; rotating slots would move it to local "
+                                "memory. Pipeline the shared-memory tiles it is loaded from instead"),
+                       Error);
 }
 
 TEST_CASE("E-LOWER-USER-PASS: a user pass that returns an undefined Stmt") {

@@ -201,10 +201,10 @@ TEST_CASE("lower: dump_dir writes one file per pass, in order, and 'unchanged' f
   CHECK_FALSE(contains(first, " in ["));
   std::string bounds = read_file(func_dir / "03_schedule_infer_bounds.txt");
   CHECK(contains(bounds, "for i in [0, +10)"));
-  std::string built = read_file(func_dir / "06_schedule_schedule_ops.txt");
+  std::string built = read_file(func_dir / "07_schedule_schedule_ops.txt");
   CHECK(contains(built, "primfn dump me("));
   CHECK(contains(built, "realize(B"));
-  std::string identity = read_file(func_dir / "08_schedule_identity.txt");
+  std::string identity = read_file(func_dir / "09_schedule_identity.txt");
   CHECK(identity == "unchanged\n");
   bool found_rewrite = false;
   for (const std::string& file : files) {
@@ -259,9 +259,9 @@ TEST_CASE("lower: time_passes prints one line per pass to stderr") {
   std::string err = capture_stderr([&] { lower(s, {g.A, g.C}, "timed", ctx); });
   std::vector<std::string> names = pipeline_names(ctx);
   CHECK(count_of(err, "loom pass ") == static_cast<int>(names.size()));
-  for (const char* step :
-       {"resolve_groups", "inline_stages", "validate_attachments", "infer_bounds", "validate_thread_extents",
-        "validate_shared_stages", "schedule_ops", "assert_positive_split_factors", "split_host_device"})
+  for (const char* step : {"resolve_groups", "inline_stages", "validate_attachments", "infer_bounds",
+                           "validate_thread_extents", "validate_shared_stages", "validate_fragment_stages",
+                           "schedule_ops", "assert_positive_split_factors", "split_host_device"})
     CHECK(contains(err, step));
   CHECK(contains(err, "user_timed"));
   CHECK(count_of(err, " ms  kernel 'timed'\n") == static_cast<int>(names.size()));
@@ -366,7 +366,7 @@ TEST_CASE("lower: phase device splits host and kernels for a GPU target, and onl
   PassContext dumped;
   dumped.dump_dir = dir.string();
   build(s, {A, C}, Target::cuda_sim(), "scale", dumped);
-  std::string device = read_file(dir / "scale" / "20_device_split_host_device.txt");
+  std::string device = read_file(dir / "scale" / "21_device_split_host_device.txt");
   CHECK(contains(device, "host program:"));
   CHECK(contains(device, "threadIdx.x=32"));
   CHECK(contains(device, "blockIdx.x=4"));

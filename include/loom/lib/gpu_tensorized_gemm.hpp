@@ -43,6 +43,11 @@ struct TensorizedGemm {
   Tensor A, B, C;
   /// @}
   Schedule schedule;  ///< C's schedule, ready to lower or build for Target::cuda() or cuda_sim()
+  /// The stages to change before lowering: A's and B's shared tiles, their fragments, and C's
+  /// accumulator fragment.
+  /// @{
+  Tensor A_shared, B_shared, A_fragment, B_fragment, C_fragment;
+  /// @}
 };
 
 namespace detail {
@@ -173,10 +178,12 @@ inline TensorizedGemm gpu_tensorized_gemm(int m, int n, int k, DType input = f16
     const int row = b_kn ? c.block_n : c.block_k, pad_bytes = b_kn && input == f32 ? 32 : 16;
     s[t].compute_at(s[CF], ko);
     detail::schedule_tile_copy(s, t, warps_m, warps_n, 16 / input.bytes());
-    s[t].storage_align(t.axis(0), row, pad_bytes / input.bytes());
+    // Rows of at most pad_bytes need no padding: 8 of them already cover distinct banks.
+    if (row * input.bytes() > pad_bytes) s[t].storage_align(t.axis(0), row, pad_bytes / input.bytes());
     if (c.stages) s[t].pipeline(c.stages);
   }
   g.schedule = s;
+  g.A_shared = AS, g.B_shared = BS, g.A_fragment = AF, g.B_fragment = BF, g.C_fragment = CF;
   return g;
 }
 

@@ -65,6 +65,12 @@ inline Stmt validate_shared_stages(Stmt body, LowerState& state, const PassConte
   return body;
 }
 
+/// Phase schedule: fragments are held by whole warps, the lanes on threadIdx.x.
+inline Stmt validate_fragment_stages(Stmt body, LowerState& state, const PassContext&) {
+  loom::validate_fragment_stages(*state.schedule.get(), state.bounds);
+  return body;
+}
+
 /// Phase schedule: the loop nests of every stage, with Realize/Provide for tensors.
 inline Stmt schedule_ops(Stmt, LowerState& state, const PassContext&) {
   return loom::schedule_ops(*state.schedule.get(), state.bounds, state.param_tensors);
@@ -155,6 +161,7 @@ inline std::vector<PhasePasses> default_pipeline() {
         {"infer_bounds", passes::infer_bounds},
         {"validate_thread_extents", passes::validate_thread_extents},
         {"validate_shared_stages", passes::validate_shared_stages},
+        {"validate_fragment_stages", passes::validate_fragment_stages},
         {"schedule_ops", passes::schedule_ops},
         {"assert_positive_split_factors", passes::assert_positive_split_factors}}},
       {Phase::Flatten, {{"storage_flatten", passes::storage_flatten}}},

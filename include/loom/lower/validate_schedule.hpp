@@ -1,6 +1,6 @@
 // Checks a schedule must pass before its loops are built, with errors that name the stages,
 // loops and values involved: attachments that still make sense, consistent thread extents, shared
-// stages that the block's threads compute together.
+// stages that the block's threads compute together, fragments that whole warps hold.
 #pragma once
 
 #include <string>
@@ -119,6 +119,82 @@ inline void validate_shared_stages(const ScheduleNode& sch, const BoundResult& b
             "thread). Bind one of its loops (",
             detail::loop_list(*s), ") to ", threads->bind_thread->thread_tag,
             ", splitting it by the number of threads first if it is longer", alternative));
+  }
+}
+
+/// A "local.fragment" stage is one warp's tile spread over its 32 lanes, and the tensor intrinsics
+/// that fill and read it find their lane with loom.lane_id. That holds only where a warp is the 32
+/// threads of threadIdx.x (its warps on threadIdx.y/z), and where every lane runs the same loops
+/// over the fragment: a loop bound to threadIdx.x would give each lane tiles of its own, and the
+/// warp-wide instructions would mix 32 different tiles without any error. A fragment's slots
+/// cannot rotate either (double_buffer, pipeline): its registers are indexed by constants.
+inline void validate_fragment_stages(const ScheduleNode& sch, const BoundResult& bounds) {
+  std::unordered_map<const OperationNode*, const StageNode*> fragments;
+  const StageNode* first = nullptr;  // in schedule order, for messages
+  for (const Ref<StageNode>& s : sch.stages)
+    if (!s->is_group && s->attach_type != AttachType::Inline && effective_scope(*s) == scope::fragment) {
+      fragments[s->op.get()] = s.get();
+      if (!first) first = s.get();
+    }
+  if (!first) return;
+  for (const auto& [op, s] : fragments) {
+    (void)op;
+    if (s->double_buffer || s->pipeline_stages)
+      throw ScheduleError(cat(s->double_buffer ? "double_buffer" : "pipeline", ": stage '", s->name(),
+                              "' is in scope ", scope::fragment,
+                              ", whose registers are indexed by constants; rotating slots would move it to "
+                              "local memory. Pipeline the shared-memory tiles it is loaded from instead"));
+  }
+  // The kernel's threadIdx.x must be exactly one warp.
+  Analyzer analyzer;
+  bool lanes_bound = false;
+  for (const Ref<StageNode>& s : sch.stages)
+    for (const IterVar& leaf : s->leaf_iter_vars) {
+      const IterVarAttr* a = s->attr(leaf);
+      if (!a || !a->bind_thread.defined() || a->bind_thread->thread_tag != thread_tag::threadIdx_x) continue;
+      lanes_bound = true;
+      auto it = bounds.ranges.find(leaf.get());
+      if (it != bounds.ranges.end() && !analyzer.can_prove_equal(it->second.extent, 32))
+        throw ScheduleError(cat("stage '", first->name(), "' is in scope ", scope::fragment,
+                                ", a tile the 32 lanes of a warp hold together, but threadIdx.x has extent ",
+                                to_string(it->second.extent), " (loop '", leaf.name(), "' of stage '",
+                                s->name(),
+                                "'); bind loops of extent 32 to threadIdx.x (the lanes) and number the warps "
+                                "with threadIdx.y and threadIdx.z"));
+    }
+  if (!lanes_bound)
+    throw ScheduleError(
+        cat("stage '", first->name(), "' is in scope ", scope::fragment,
+            ", a tile the 32 lanes of a warp hold together, but no loop is bound to threadIdx.x; "
+            "bind a loop of extent 32 to threadIdx.x (e.g. in the shared-memory copies) and "
+            "number the warps with threadIdx.y and threadIdx.z"));
+  // Every lane runs the same loops over a fragment: none of them is threadIdx.x.
+  for (const Ref<StageNode>& s : sch.stages) {
+    if (s->is_group || s->attach_type == AttachType::Inline) continue;
+    const StageNode* fragment = fragments.count(s->op.get()) ? s.get() : nullptr;
+    for (const Tensor& in : s->op->input_tensors())
+      if (auto it = fragments.find(in.op().get()); !fragment && it != fragments.end()) fragment = it->second;
+    if (!fragment) continue;
+    auto refuse = [&](const StageNode& owner, const IterVar& loop) {
+      throw ScheduleError(cat("stage '", s->name(), "' ", fragment == s.get() ? "computes" : "reads", " '",
+                              fragment->name(), "' (scope ", scope::fragment,
+                              ", a tile the warp's 32 lanes hold together) ",
+                              &owner == s.get() ? "in its loop '" : "inside loop '", loop.name(), "'",
+                              &owner == s.get() ? "" : cat(" of stage '", owner.name(), "'"),
+                              ", which is bound to threadIdx.x: each lane would take tiles of its own. Every "
+                              "lane must run the same loops over a fragment; bind the warps' loops to "
+                              "threadIdx.y or threadIdx.z instead"));
+    };
+    for (const IterVar& leaf : s->leaf_iter_vars) {
+      const IterVarAttr* a = s->attr(leaf);
+      if (a && a->bind_thread.defined() && a->bind_thread->thread_tag == thread_tag::threadIdx_x)
+        refuse(*s, leaf);
+    }
+    for (const AttachPoint& p : attach_path(s.get())) {
+      const IterVarAttr* a = p.stage->attr(p.iv);
+      if (a && a->bind_thread.defined() && a->bind_thread->thread_tag == thread_tag::threadIdx_x)
+        refuse(*p.stage, p.iv);
+    }
   }
 }
 

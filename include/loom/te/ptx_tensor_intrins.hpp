@@ -36,11 +36,13 @@ inline Expr lane() { return CallNode::make(i32, intrinsic::lane_id, {}); }
 namespace detail {
 
 inline int64_t constant_stride(const BufferRegion& r, size_t d, const std::string& intrin, const char* what) {
-  const int64_t* s = r.strides.size() == 2 ? as_const_int(r.strides[d]) : nullptr;
+  internal_check(r.strides.size() == 2, "tensor intrinsic '", intrin, "': a ", r.strides.size(),
+                 "-dimensional window for a two-dimensional operand");  // tensorize matched the shapes
+  const int64_t* s = as_const_int(r.strides[d]);
   if (!s)
     throw Error(cat("tensor intrinsic '", intrin, "': operand '", r.data.name(), "' (", what,
-                    ") needs two dimensions of constant strides; its region is computed for a ",
-                    r.strides.size(), "-dimensional window with strides that are not constants"));
+                    ") has a stride of ", to_string(r.strides[d]),
+                    " elements, which is not a constant; compute it for a region of constant size"));
   return *s;
 }
 
@@ -63,7 +65,10 @@ inline Expr fragment_offset(const BufferRegion& r, int rows, int cols, const std
                             const char* what) {
   require_scope(r, true, intrin, what);
   const int64_t row = constant_stride(r, 0, intrin, what);
-  if (constant_stride(r, 1, intrin, what) != 1 || row % cols != 0)
+  if (constant_stride(r, 1, intrin, what) != 1)
+    throw Error(cat("tensor intrinsic '", intrin, "': fragment '", r.data.name(), "' (", what,
+                    ") must be read along its rows (a stride of 1 in its last dimension)"));
+  if (row % cols != 0)
     throw Error(cat("tensor intrinsic '", intrin, "': fragment '", r.data.name(), "' (", what,
                     ") has rows of ", row, " elements, which is not a whole number of ", cols,
                     "-element tiles; compute it for a region whose width is a multiple of ", cols));
@@ -79,7 +84,18 @@ inline Expr shared_element(const BufferRegion& r, const Expr& row, const Expr& c
   require_scope(r, false, intrin, what);
   if (r.strides.size() != 2 || !is_one(r.strides[1]))
     throw Error(cat("tensor intrinsic '", intrin, "': operand '", r.data.name(), "' (", what,
-                    ") must have contiguous rows for ldmatrix (a stride of 1 in its last dimension)"));
+                    ") must have contiguous rows (a stride of 1 in its last dimension)"));
+  // ldmatrix reads 16-byte rows at 16-byte aligned addresses (and 32-bit loads need 4 bytes).
+  const int64_t* stride = as_const_int(r.strides[0]);
+  const int64_t bytes = r.dtype.bytes();
+  if (!stride || *stride * bytes % 16 != 0)
+    throw Error(
+        cat("tensor intrinsic '", intrin, "': the rows of '", r.data.name(), "' (", what, ") are ",
+            stride ? cat(*stride * bytes, " bytes") : to_string(r.strides[0]) + " elements",
+            " apart, but ldmatrix reads 16-byte rows at 16-byte aligned addresses; make the row "
+            "stride a multiple of 16 bytes (storage_align(axis, factor, offset) with factor and offset "
+            "multiples of ",
+            16 / bytes, " elements)"));
   const DType t = r.elem_offset.dtype();
   return r.elem_offset + cast(t, row) * r.strides[0] + cast(t, col);
 }
@@ -252,9 +268,6 @@ inline TensorIntrin store_c(DType out = f32) {
         [name](const std::vector<BufferRegion>& ins, const std::vector<BufferRegion>& outs) {
           const BufferRegion &frag = ins[0], &dst = outs[0];
           Expr off = detail::fragment_offset(frag, 16, 8, name, "the C fragment");
-          if (dst.strides.size() != 2)
-            throw Error(cat("tensor intrinsic '", name, "': the destination '", dst.data.name(),
-                            "' must be a two-dimensional window"));
           Expr l = lane(), g = l / 4, t = l % 4;
           std::vector<Stmt> s;
           for (int e = 0; e < 4; ++e)
