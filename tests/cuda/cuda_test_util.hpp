@@ -11,6 +11,7 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <random>
 #include <string>
 
@@ -108,6 +109,15 @@ void fill(const Buffer<T>& b, unsigned seed) {
 }
 
 /// Whether NVRTC is present; when not, says why once per test (the test then skips NVRTC).
+/// The venv scripts/sass-tools.sh makes in the build tree this test runs from (LOOM_SASS_TOOLS
+/// and LOOM_CUOBJDUMP, which find_cuobjdump reads itself, name others).
+inline std::string sass_tools_venv() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  return (exe.parent_path().parent_path() / "sass-tools" / "venv").string();
+}
+
 inline bool have_nvrtc() {
   if (runtime::cuda::nvrtc()) return true;
   MESSAGE("skipping NVRTC checks: " << runtime::cuda::nvrtc_unavailable_reason());

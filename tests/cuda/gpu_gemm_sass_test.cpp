@@ -16,15 +16,6 @@ using namespace loom::cuda_test;
 
 namespace {
 
-/// The venv scripts/sass-tools.sh makes in the build tree this test runs from (LOOM_SASS_TOOLS
-/// and LOOM_CUOBJDUMP, which find_cuobjdump reads itself, name others).
-std::string sass_tools_venv() {
-  std::error_code ec;
-  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return "";
-  return (exe.parent_path().parent_path() / "sass-tools" / "venv").string();
-}
-
 lib::GpuGemmConfig sass_config(int bm, int bn, int bk, int wm, int wn, int stages) {
   return {bm, bn, bk, wm, wn, stages};  // GpuGemmConfig is an aggregate in this order
 }

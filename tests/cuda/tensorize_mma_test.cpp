@@ -6,6 +6,7 @@
 #include "cuda_test_util.hpp"
 #include "mma_cases.hpp"
 
+#include <loom/backend/cuda/sass.hpp>
 #include <loom/codegen/cuda/codegen_cuda.hpp>
 #include <loom/lib/gpu_tensorized_gemm.hpp>
 #include <loom/sim/interpreter.hpp>
@@ -164,6 +165,44 @@ TEST_CASE("tensorize mma: the CUDA keeps every fragment in registers") {
   CHECK(report->spill_loads == 0);
   // Fragments indexed by constants (their loops unrolled) stay in registers.
   CHECK(report->text.find(" 0 bytes stack frame") != std::string::npos);
+}
+
+TEST_CASE("tensorize mma: the SASS of one K step, where cuobjdump is installed") {
+  // ptxas keeps one HMMA per mma.sync, one LDSM per ldmatrix and one LDGSTS per 16-byte cp.async;
+  // per K step of the default tiles (four 64 x 64 warps): 2 k slices x 32 mma, A in 4 x4 loads and B
+  // in 4 x4.trans loads per slice, and 4 + 4 copies per thread. tf32 (K steps of 16, k slices of 8):
+  // the same 64 mma, A by x4, B[n, k] by x4 of 32-bit rows.
+  if (!have_nvrtc()) return;
+  const std::string tools = sass_tools_venv();
+  if (runtime::cuda::find_cuobjdump(tools).empty()) {
+    MESSAGE("skipped: no cuobjdump (scripts/sass-tools.sh installs it)");
+    return;
+  }
+  struct Variant {
+    DType in;
+    BLayout b;
+    int64_t hmma, ldsm, ldgsts;
+  };
+  for (const Variant v : {Variant{f16, BLayout::KN, 64, 16, 8}, Variant{f32, BLayout::NK, 64, 16, 8}})
+    for (const std::string arch : {"sm_80", "sm_90"}) {
+      CAPTURE(arch);
+      CAPTURE(v.in.str());
+      const lib::TensorizedGemm g = lib::gpu_tensorized_gemm(4096, 4096, 4096, v.in, v.b);
+      const cuda::CudaModule m = cuda::codegen_cuda(lower(g.schedule, {g.A, g.B, g.C}, "tc_gemm"));
+      const runtime::cuda::NvrtcOutput out = runtime::cuda::nvrtc_compile(m.source, m.name, arch, true);
+      const std::optional<std::string> sass = runtime::cuda::disassemble_cubin(out.cubin, tools);
+      REQUIRE(sass.has_value());
+      const runtime::cuda::SassLoop* main = nullptr;
+      const std::vector<runtime::cuda::SassLoop> loops = runtime::cuda::sass_loops(*sass);
+      for (const runtime::cuda::SassLoop& l : loops)
+        if (l.count("HMMA") > 0) main = &l;
+      REQUIRE(main != nullptr);
+      const int64_t steps = std::max<int64_t>(1, main->count("BAR"));  // one barrier per K step
+      MESSAGE(arch << " " << v.in.str() << ": " << main->instructions / steps << " instructions per K step");
+      CHECK(main->count("HMMA") == v.hmma * steps);
+      CHECK(main->count("LDSM") == v.ldsm * steps);
+      CHECK(main->count("LDGSTS") == v.ldgsts * steps);
+    }
 }
 
 TEST_CASE("tensorize mma: a 16-wide B[n, k] load into a fragment deeper than 16 is refused") {

@@ -20,10 +20,13 @@ namespace loom::lib {
 
 /// The tiles of gpu_tensorized_gemm(): each divides the one above it and the problem.
 struct TensorizedGemmConfig {
-  /// The block tile (C rows x columns) and the K depth of one shared-memory step.
+  /// The block tile (C rows x columns).
   /// @{
-  int block_m = 128, block_n = 128, block_k = 32;
+  int block_m = 128, block_n = 128;
   /// @}
+  /// The K depth of one shared-memory step; 0: 64 bytes of K, 32 for 16-bit inputs and 16 for f32
+  /// (32 would take 107 KB of shared memory at 3 stages: one block per A100 SM).
+  int block_k = 0;
   /// The tile of C one warp computes (multiples of 16 x 8): block_m / warp_m x block_n / warp_n warps.
   /// @{
   int warp_m = 64, warp_n = 64;
@@ -105,7 +108,8 @@ inline void check_tensorized_gemm(int64_t m, int64_t n, int64_t k, DType input,
 inline TensorizedGemm gpu_tensorized_gemm(int m, int n, int k, DType input = f16,
                                           ptx_tensor::BLayout b_layout = ptx_tensor::BLayout::KN,
                                           const TensorizedGemmConfig& config = {}) {
-  const TensorizedGemmConfig& c = config;
+  TensorizedGemmConfig c = config;
+  if (c.block_k == 0) c.block_k = 64 / input.bytes();
   detail::check_tensorized_gemm(m, n, k, input, c);
   const bool kn = b_layout == ptx_tensor::BLayout::KN;
   TensorizedGemm g;
