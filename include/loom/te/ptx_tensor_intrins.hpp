@@ -35,14 +35,12 @@ inline Expr lane() { return CallNode::make(i32, intrinsic::lane_id, {}); }
 
 namespace detail {
 
-inline int64_t constant_stride(const BufferRegion& r, size_t d, const std::string& intrin, const char* what) {
-  internal_check(r.strides.size() == 2, "tensor intrinsic '", intrin, "': a ", r.strides.size(),
-                 "-dimensional window for a two-dimensional operand");  // tensorize matched the shapes
-  const int64_t* s = as_const_int(r.strides[d]);
-  if (!s)
-    throw Error(cat("tensor intrinsic '", intrin, "': operand '", r.data.name(), "' (", what,
-                    ") has a stride of ", to_string(r.strides[d]),
-                    " elements, which is not a constant; compute it for a region of constant size"));
+/// Stride `d` of a fragment's window: a constant, since storage flattening refused a fragment of
+/// any other size (E-LOWER-FRAGMENT-SIZE), and tensorize matched the window's two dimensions.
+inline int64_t constant_stride(const BufferRegion& r, size_t d, const std::string& intrin) {
+  const int64_t* s = r.strides.size() == 2 ? as_const_int(r.strides[d]) : nullptr;
+  internal_check(s != nullptr, "tensor intrinsic '", intrin, "': fragment '", r.data.name(),
+                 "' has no constant stride ", d);
   return *s;
 }
 
@@ -64,10 +62,8 @@ inline void require_scope(const BufferRegion& r, bool fragment, const std::strin
 inline Expr fragment_offset(const BufferRegion& r, int rows, int cols, const std::string& intrin,
                             const char* what) {
   require_scope(r, true, intrin, what);
-  const int64_t row = constant_stride(r, 0, intrin, what);
-  if (constant_stride(r, 1, intrin, what) != 1)
-    throw Error(cat("tensor intrinsic '", intrin, "': fragment '", r.data.name(), "' (", what,
-                    ") must be read along its rows (a stride of 1 in its last dimension)"));
+  const int64_t row = constant_stride(r, 0, intrin);
+  internal_check(constant_stride(r, 1, intrin) == 1, "fragment '", r.data.name(), "' with a column stride");
   if (row % cols != 0)
     throw Error(cat("tensor intrinsic '", intrin, "': fragment '", r.data.name(), "' (", what,
                     ") has rows of ", row, " elements, which is not a whole number of ", cols,
@@ -78,17 +74,16 @@ inline Expr fragment_offset(const BufferRegion& r, int rows, int cols, const std
   return (floordiv(r0, c(rows)) * c(row / cols) + floordiv(c0, c(cols))) * c(rows * cols / 32);
 }
 
-/// The address lane `lane()` gives ldmatrix: element (row, col) of a shared-memory window.
+/// Element (row, col) of a shared-memory window: the address a lane gives ldmatrix (which reads
+/// 16-byte rows: `ldmatrix` true) or reads itself.
 inline Expr shared_element(const BufferRegion& r, const Expr& row, const Expr& col, const std::string& intrin,
-                           const char* what) {
+                           const char* what, bool ldmatrix = true) {
   require_scope(r, false, intrin, what);
-  if (r.strides.size() != 2 || !is_one(r.strides[1]))
-    throw Error(cat("tensor intrinsic '", intrin, "': operand '", r.data.name(), "' (", what,
-                    ") must have contiguous rows (a stride of 1 in its last dimension)"));
-  // ldmatrix reads 16-byte rows at 16-byte aligned addresses (and 32-bit loads need 4 bytes).
+  internal_check(r.strides.size() == 2 && is_one(r.strides[1]), "shared tile '", r.data.name(),
+                 "' without contiguous rows");  // flattening lays every tile out row by row
   const int64_t* stride = as_const_int(r.strides[0]);
   const int64_t bytes = r.dtype.bytes();
-  if (!stride || *stride * bytes % 16 != 0)
+  if (ldmatrix && (!stride || *stride * bytes % 16 != 0))
     throw Error(
         cat("tensor intrinsic '", intrin, "': the rows of '", r.data.name(), "' (", what, ") are ",
             stride ? cat(*stride * bytes, " bytes") : to_string(r.strides[0]) + " elements",
@@ -179,7 +174,7 @@ inline TensorIntrin load_b(DType in, BLayout layout, int width = 8) {
           // The first mma tile's registers; a second one follows it directly.
           Expr dst = kn ? detail::fragment_offset(outs[0], ks, 8, name, "the B fragment")
                         : detail::fragment_offset(outs[0], 8, ks, name, "the B fragment");
-          if (!kn && width == 16 && detail::constant_stride(outs[0], 0, name, "the B fragment") != ks)
+          if (!kn && width == 16 && detail::constant_stride(outs[0], 0, name) != ks)
             throw Error(cat("tensor intrinsic '", name, "': fragment '", outs[0].data.name(),
                             "' (the B fragment, B[n, k]) has rows of more than ", ks,
                             " elements of k, so the two 8 x ", ks,
@@ -189,7 +184,8 @@ inline TensorIntrin load_b(DType in, BLayout layout, int width = 8) {
             std::vector<Stmt> s;
             for (int tile = 0; tile < width / 8; ++tile)
               for (int e = 0; e < 2; ++e) {
-                Expr at = detail::shared_element(ins[0], l % 4 + e * 4, l / 4 + tile * 8, name, "the B tile");
+                Expr at = detail::shared_element(ins[0], l % 4 + e * 4, l / 4 + tile * 8, name, "the B tile",
+                                                 false);
                 s.push_back(StoreNode::make(outs[0].data, LoadNode::make(f32, ins[0].data, at),
                                             dst + (tile * 2 + e)));
               }
