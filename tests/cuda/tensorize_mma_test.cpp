@@ -281,10 +281,11 @@ TEST_CASE("tensorize mma: ldmatrix rows that are not 16 bytes apart are refused 
                         "A tile) are 136 bytes apart, but ldmatrix reads 16-byte rows at 16-byte "
                         "aligned addresses; make the row stride a multiple of 16 bytes"),
       Error);
-  Schedule padded = g.schedule;  // C's fragment rows padded to 68: not whole 16 x 8 tiles
-  padded[g.C_fragment].storage_align(g.C_fragment.axis(0), 64, 4);
+  const lib::TensorizedGemm h = lib::gpu_tensorized_gemm(128, 128, 64);
+  Schedule padded = h.schedule;  // C's fragment rows padded to 68: not whole 16 x 8 tiles
+  padded[h.C_fragment].storage_align(h.C_fragment.axis(0), 64, 4);
   CHECK_THROWS_WITH_AS(
-      lower(padded, {g.A, g.B, g.C}, "padded_fragment"),
+      lower(padded, {h.A, h.B, h.C}, "padded_fragment"),
       doctest::Contains("fragment 'C.local.fragment' (the C fragment) has rows of 68 elements, "
                         "which is not a whole number of 8-element tiles; compute it for a region "
                         "whose width is a multiple of 8"),
