@@ -21,7 +21,7 @@ namespace {
 struct TcCase {
   int m = 64, n = 64, k = 64;
   DType in = f16;
-  BLayout b = BLayout::KN;
+  lib::Layout a = lib::Layout::RowMajor, b = lib::Layout::RowMajor;  // A m x k, B k x n
   lib::TensorizedGemmConfig config;
 };
 
@@ -29,10 +29,11 @@ struct TcCase {
 /// of C differ from the double reference; `report` gets the simulator's report.
 template <typename T>
 int64_t tc_simulated_mismatches(const TcCase& c, SimReport* report) {
-  const lib::TensorizedGemm g = lib::gpu_tensorized_gemm(c.m, c.n, c.k, c.in, c.b, c.config);
+  const lib::TensorizedGemm g = lib::gpu_tensorized_gemm(c.m, c.n, c.k, c.in, c.config, c.a, c.b);
   const LoweredFunc f = lower(g.schedule, {g.A, g.B, g.C}, "tc_gemm");
-  const bool kn = c.b == BLayout::KN;
-  Buffer<T> a({c.m, c.k}), b(kn ? std::vector<int64_t>{c.k, c.n} : std::vector<int64_t>{c.n, c.k});
+  const bool mk = c.a == lib::Layout::RowMajor, kn = c.b == lib::Layout::RowMajor;
+  Buffer<T> a(mk ? std::vector<int64_t>{c.m, c.k} : std::vector<int64_t>{c.k, c.m});
+  Buffer<T> b(kn ? std::vector<int64_t>{c.k, c.n} : std::vector<int64_t>{c.n, c.k});
   fill_small_integers(a, 3);
   fill_small_integers(b, 4);
   Buffer<float> out({c.m, c.n});
@@ -43,7 +44,7 @@ int64_t tc_simulated_mismatches(const TcCase& c, SimReport* report) {
     for (int j = 0; j < c.n; ++j) {
       double ref = 0;
       for (int p = 0; p < c.k; ++p)
-        ref += static_cast<double>(a(i, p)) * static_cast<double>(kn ? b(p, j) : b(j, p));
+        ref += static_cast<double>(mk ? a(i, p) : a(p, i)) * static_cast<double>(kn ? b(p, j) : b(j, p));
       wrong += out(i, j) != ref;
     }
   return wrong;
@@ -70,29 +71,41 @@ TEST_CASE("tensorize mma: a TE GEMM on tensor cores is exact in the simulator") 
   std::vector<std::pair<TcCase, std::string>> cases;
   cases.emplace_back(small_tiles(), "64^3 f16, B[k, n], one block of 2 x 2 warps, synchronous copies");
   TcCase nk = small_tiles();
-  nk.b = BLayout::NK, nk.in = bf16, nk.m = 128, nk.k = 48;
+  nk.b = lib::Layout::ColMajor, nk.in = bf16, nk.m = 128, nk.k = 48;
   cases.emplace_back(nk, "bf16, B[n, k], two blocks, three K steps");
   TcCase wide = small_tiles();
   wide.n = 128, wide.k = 96, wide.config.block_n = 128, wide.config.warp_n = 64, wide.config.block_k = 32;
   cases.emplace_back(wide, "warp tile 32 x 64, K steps of 32 (two mma slices each)");
   TcCase piped = wide;
-  piped.config.stages = 3, piped.b = BLayout::NK;
+  piped.config.stages = 3, piped.b = lib::Layout::ColMajor;
   cases.emplace_back(piped, "3-stage cp.async pipeline, B[n, k]");
   TcCase narrow = small_tiles();  // warp_n 24: B loaded one 16 x 8 tile at a time (ldmatrix.x2)
   narrow.n = 96, narrow.config.block_n = 48, narrow.config.warp_n = 24;
   cases.emplace_back(narrow, "warp tile 32 x 24, B[k, n] 8 wide");
   TcCase narrow_nk = narrow;
-  narrow_nk.b = BLayout::NK, narrow_nk.config.stages = 2;
+  narrow_nk.b = lib::Layout::ColMajor, narrow_nk.config.stages = 2;
   cases.emplace_back(narrow_nk, "warp tile 32 x 24, B[n, k] 8 wide, 2 stages");
   TcCase tf32 = small_tiles();  // f32 as tf32: k slices of 8; B[k, n] by 32-bit loads
   tf32.in = f32, tf32.n = 128, tf32.config.block_n = 128, tf32.config.warp_n = 64;
   cases.emplace_back(tf32, "tf32, B[k, n] (32-bit shared loads), 16-wide B tiles");
   TcCase tf32_nk = wide;
-  tf32_nk.in = f32, tf32_nk.b = BLayout::NK, tf32_nk.config.stages = 3;
+  tf32_nk.in = f32, tf32_nk.b = lib::Layout::ColMajor, tf32_nk.config.stages = 3;
   cases.emplace_back(tf32_nk, "tf32, B[n, k] (ldmatrix of 32-bit data), 3 stages");
   TcCase tf32_narrow = narrow;
   tf32_narrow.in = f32;
   cases.emplace_back(tf32_narrow, "tf32, B[k, n] 8 wide");
+  TcCase a_col = small_tiles();  // A stored k x m: ldmatrix.x4.trans
+  a_col.a = lib::Layout::ColMajor, a_col.config.stages = 2;
+  cases.emplace_back(a_col, "A column-major (ldmatrix.trans), f16");
+  TcCase both_col = wide;
+  both_col.a = both_col.b = lib::Layout::ColMajor, both_col.in = bf16, both_col.config.stages = 3;
+  cases.emplace_back(both_col, "A and B column-major, bf16, 3 stages");
+  TcCase tf32_a_col = small_tiles();  // tf32 A stored k x m: 32-bit loads
+  tf32_a_col.in = f32, tf32_a_col.a = lib::Layout::ColMajor;
+  cases.emplace_back(tf32_a_col, "tf32, A column-major (32-bit loads), B row-major (32-bit loads)");
+  TcCase tf32_a_col_nk = tf32_a_col;
+  tf32_a_col_nk.b = lib::Layout::ColMajor, tf32_a_col_nk.config.stages = 3;
+  cases.emplace_back(tf32_a_col_nk, "tf32, A and B column-major");
   TcCase one_warp = small_tiles();  // B tiles of 8 columns: rows of 16 bytes, left unpadded
   one_warp.m = 32, one_warp.n = 24, one_warp.k = 32;
   one_warp.config.block_m = one_warp.config.warp_m = 16, one_warp.config.block_n = one_warp.config.warp_n = 8;
@@ -180,14 +193,16 @@ TEST_CASE("tensorize mma: the SASS of one K step, where cuobjdump is installed")
   }
   struct Variant {
     DType in;
-    BLayout b;
+    lib::Layout b;
     int64_t hmma, ldsm, ldgsts;
   };
-  for (const Variant v : {Variant{f16, BLayout::KN, 64, 16, 8}, Variant{f32, BLayout::NK, 64, 16, 8}})
+  for (const Variant v :
+       {Variant{f16, lib::Layout::RowMajor, 64, 16, 8}, Variant{f32, lib::Layout::ColMajor, 64, 16, 8}})
     for (const std::string arch : {"sm_80", "sm_90"}) {
       CAPTURE(arch);
       CAPTURE(v.in.str());
-      const lib::TensorizedGemm g = lib::gpu_tensorized_gemm(4096, 4096, 4096, v.in, v.b);
+      const lib::TensorizedGemm g =
+          lib::gpu_tensorized_gemm(4096, 4096, 4096, v.in, {}, lib::Layout::RowMajor, v.b);
       const cuda::CudaModule m = cuda::codegen_cuda(lower(g.schedule, {g.A, g.B, g.C}, "tc_gemm"));
       const runtime::cuda::NvrtcOutput out = runtime::cuda::nvrtc_compile(m.source, m.name, arch, true);
       const std::optional<std::string> sass = runtime::cuda::disassemble_cubin(out.cubin, tools);
@@ -256,7 +271,7 @@ TEST_CASE("gpu_tensorized_gemm: tiles that do not divide are refused with what t
   lib::TensorizedGemmConfig c;
   c.warp_n = 12;
   CHECK_THROWS_WITH_AS(
-      lib::gpu_tensorized_gemm(128, 128, 64, f16, BLayout::KN, c),
+      lib::gpu_tensorized_gemm(128, 128, 64, f16, c),
       doctest::Contains("warp_n = 12 must be a positive multiple of 8 that divides block_n = 128"), Error);
   CHECK_THROWS_WITH_AS(
       lib::gpu_tensorized_gemm(128, 128, 64, i8),
@@ -265,7 +280,7 @@ TEST_CASE("gpu_tensorized_gemm: tiles that do not divide are refused with what t
       Error);
   c = {};
   c.block_k = 12;
-  CHECK_THROWS_WITH_AS(lib::gpu_tensorized_gemm(128, 128, 48, f32, BLayout::KN, c),
+  CHECK_THROWS_WITH_AS(lib::gpu_tensorized_gemm(128, 128, 48, f32, c),
                        doctest::Contains("block_k = 12 must be a positive multiple of 8 that divides k = 48"),
                        Error);
 }
@@ -277,7 +292,7 @@ TEST_CASE("tensorize mma: ldmatrix rows that are not 16 bytes apart are refused 
   s[g.A_shared].storage_align(g.A_shared.axis(0), 32, 4);
   CHECK_THROWS_WITH_AS(
       lower(s, {g.A, g.B, g.C}, "misaligned"),
-      doctest::Contains("tensor intrinsic 'ptx_tensor.load_a.float16': the rows of 'A.shared' (the "
+      doctest::Contains("tensor intrinsic 'ptx_tensor.load_a.mk.float16': the rows of 'A.shared' (the "
                         "A tile) are 136 bytes apart, but ldmatrix reads 16-byte rows at 16-byte "
                         "aligned addresses; make the row stride a multiple of 16 bytes"),
       Error);
@@ -346,6 +361,6 @@ TEST_CASE("gpu_tensorized_gemm: stages outside 0 and 2 to 8 are refused") {
   lib::TensorizedGemmConfig c;
   c.stages = 1;
   CHECK_THROWS_WITH_AS(
-      lib::gpu_tensorized_gemm(128, 128, 64, f16, BLayout::KN, c),
+      lib::gpu_tensorized_gemm(128, 128, 64, f16, c),
       doctest::Contains("gpu_tensorized_gemm: stages = 1 must be 0 (synchronous copies) or 2 to 8"), Error);
 }

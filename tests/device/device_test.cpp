@@ -296,22 +296,23 @@ TEST_CASE("device: the TE GEMM tensorized onto tensor cores (lib::gpu_tensorized
   struct Shape {
     int m, n, k;
     DType t;
-    ptx_tensor::BLayout b;
+    lib::Layout b;
     int stages;
   };
-  for (const Shape s : {Shape{256, 384, 160, f16, ptx_tensor::BLayout::KN, 3},
-                        Shape{1024, 1024, 1024, f16, ptx_tensor::BLayout::KN, 3},
-                        Shape{512, 256, 512, bf16, ptx_tensor::BLayout::NK, 4},
-                        Shape{256, 256, 256, f16, ptx_tensor::BLayout::NK, 0},
-                        Shape{512, 512, 256, f32, ptx_tensor::BLayout::KN, 3},
-                        Shape{256, 512, 512, f32, ptx_tensor::BLayout::NK, 3}}) {
+  for (const Shape s : {Shape{256, 384, 160, f16, lib::Layout::RowMajor, 3},
+                        Shape{1024, 1024, 1024, f16, lib::Layout::RowMajor, 3},
+                        Shape{512, 256, 512, bf16, lib::Layout::ColMajor, 4},
+                        Shape{256, 256, 256, f16, lib::Layout::ColMajor, 0},
+                        Shape{512, 512, 256, f32, lib::Layout::RowMajor, 3},
+                        Shape{256, 512, 512, f32, lib::Layout::ColMajor, 3}}) {
     const std::string what = cat(s.m, "x", s.n, "x", s.k, " ", s.t.str(), ", ", s.stages, " stages");
     CAPTURE(what);
     lib::TensorizedGemmConfig config;
     config.stages = s.stages;
-    const lib::TensorizedGemm g = lib::gpu_tensorized_gemm(s.m, s.n, s.k, s.t, s.b, config);
+    const lib::TensorizedGemm g =
+        lib::gpu_tensorized_gemm(s.m, s.n, s.k, s.t, config, lib::Layout::RowMajor, s.b);
     Kernel f = build(g.schedule, {g.A, g.B, g.C}, Target::cuda(), "tensorized_gemm");
-    const bool kn = s.b == ptx_tensor::BLayout::KN;
+    const bool kn = s.b == lib::Layout::RowMajor;
     auto run = [&](auto zero) {
       using T = decltype(zero);
       Buffer<T> a({s.m, s.k}), b(kn ? std::vector<int64_t>{s.k, s.n} : std::vector<int64_t>{s.n, s.k});

@@ -484,7 +484,7 @@ TEST_CASE("E-LOWER-FRAGMENT-OPERAND: a tensor-core intrinsic given an operand in
   global_a.a_stage_scope = "";
   CHECK_THROWS_WITH_AS(
       fragment_gemm(global_a),
-      Contains("tensor intrinsic 'ptx_tensor.load_a.float16': operand 'A' (the A tile) is in "
+      Contains("tensor intrinsic 'ptx_tensor.load_a.mk.float16': operand 'A' (the A tile) is in "
                "scope 'global', but ldmatrix reads shared memory: stage it with "
                "cache_read(tensor, \"shared\", ...)"),
       Error);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "loom/ir/gpu_vocabulary.hpp"
+#include "loom/lib/matrix_layout.hpp"
 #include "loom/lower/lower.hpp"
 #include "loom/schedule/schedule.hpp"
 #include "loom/te/compute.hpp"
@@ -34,14 +35,14 @@ struct TensorizedGemmConfig {
   /// Shared-memory slots of A and B filled by cp.async ahead of their use (Stage::pipeline);
   /// 0 copies synchronously into one slot.
   int stages = 3;
-  /// The mma tensor intrinsic; empty: ptx_tensor::mma(input, b_layout). Another one must compute
-  /// the same 16 x 8 x 16 product (for instance with a different fragment mapping).
+  /// The mma tensor intrinsic; empty: ptx_tensor::mma for the input type and layouts. Another one must
+  /// compute the same 16 x 8 x 16 product (for instance with a different fragment mapping).
   TensorIntrin mma;
 };
 
 /// What gpu_tensorized_gemm() returns: the tensors and their schedule, to lower or build.
 struct TensorizedGemm {
-  /// A (m x k), B (k x n, or n x k for BLayout::NK) and C (m x n, f32).
+  /// A (m x k, or k x m when column-major), B (k x n, or n x k when column-major) and C (m x n, f32).
   /// @{
   Tensor A, B, C;
   /// @}
@@ -98,28 +99,34 @@ inline void check_tensorized_gemm(int64_t m, int64_t n, int64_t k, DType input,
 }  // namespace detail
 
 /// C (m x n, f32) = A (m x k) B on tensor cores, as a TE schedule. Inputs f16 or bf16 are summed in
-/// f32; f32 inputs are read as tf32 (the tensor core ignores their 13 low mantissa bits). Blocks of
-/// block_m x block_n (blockIdx.y, blockIdx.x); warps of warp_m x warp_n (threadIdx.z, threadIdx.y;
-/// 32 lanes each on threadIdx.x); A and B tiles of block_k staged in shared memory (rows padded so
-/// that ldmatrix is conflict-free) and pipelined; per k slice (16, or 8 for tf32) ldmatrix into
-/// fragments (B 16 columns at a time where warp_n allows; f32 B[k, n] by 32-bit loads) and one mma
-/// per 16 x 8 tile of the warp's C. Every tile must divide the one above it and the problem (a
-/// loom::Error says which does not).
+/// f32; f32 inputs are read as tf32 (the tensor core ignores their 13 low mantissa bits). A and B
+/// are each row-major (A m x k, B k x n) or column-major (stored k x m and n x k), as in
+/// lib::gpu_gemm. Blocks of block_m x block_n (blockIdx.y, blockIdx.x); warps of warp_m x warp_n
+/// (threadIdx.z, threadIdx.y; 32 lanes each on threadIdx.x); A and B tiles of block_k staged in
+/// shared memory (rows padded so that ldmatrix is conflict-free) and pipelined; per k slice (16, or
+/// 8 for tf32) ldmatrix into fragments (B 16 columns at a time where warp_n allows; tf32 tiles with
+/// m or n contiguous by 32-bit loads) and one mma per 16 x 8 tile of the warp's C. Every tile must
+/// divide the one above it and the problem (a loom::Error says which does not).
 inline TensorizedGemm gpu_tensorized_gemm(int m, int n, int k, DType input = f16,
-                                          ptx_tensor::BLayout b_layout = ptx_tensor::BLayout::KN,
-                                          const TensorizedGemmConfig& config = {}) {
+                                          const TensorizedGemmConfig& config = {},
+                                          Layout a_layout = Layout::RowMajor,
+                                          Layout b_layout = Layout::RowMajor) {
   TensorizedGemmConfig c = config;
   if (c.block_k == 0) c.block_k = 64 / input.bytes();
   detail::check_tensorized_gemm(m, n, k, input, c);
-  const bool kn = b_layout == ptx_tensor::BLayout::KN;
+  const bool mk = a_layout == Layout::RowMajor, kn = b_layout == Layout::RowMajor;
+  const ptx_tensor::ALayout a_tiles = mk ? ptx_tensor::ALayout::MK : ptx_tensor::ALayout::KM;
+  const ptx_tensor::BLayout b_tiles = kn ? ptx_tensor::BLayout::KN : ptx_tensor::BLayout::NK;
   TensorizedGemm g;
-  g.A = placeholder({m, k}, input, "A");
+  g.A = mk ? placeholder({m, k}, input, "A") : placeholder({k, m}, input, "A");
   g.B = kn ? placeholder({k, n}, input, "B") : placeholder({n, k}, input, "B");
   const Tensor A = g.A, B = g.B;
   IterVar r = reduce_axis(0, k, "k");
   auto widen = [&](Expr x) { return input == f32 ? x : cast(f32, x); };  // as ptx_tensor::mma computes
   g.C = compute(
-      {m, n}, [&](Expr i, Expr j) { return sum(widen(A(i, r)) * widen(kn ? B(r, j) : B(j, r)), {r}); }, "C");
+      {m, n},
+      [&](Expr i, Expr j) { return sum(widen(mk ? A(i, r) : A(r, i)) * widen(kn ? B(r, j) : B(j, r)), {r}); },
+      "C");
   const Tensor C = g.C;
   Schedule s = create_schedule(C);
   Tensor AS = s.cache_read(A, scope::shared, {C}), BS = s.cache_read(B, scope::shared, {C});
@@ -154,32 +161,40 @@ inline TensorizedGemm gpu_tensorized_gemm(int m, int n, int k, DType input = f16
   s[CF].unroll(kk);
   s[CF].unroll(cti);
   s[CF].unroll(ctj);
-  s[CF].tensorize(ci, c.mma ? c.mma : ptx_tensor::mma(input, b_layout));
+  s[CF].tensorize(ci, c.mma ? c.mma : ptx_tensor::mma(input, b_tiles, a_tiles));
 
   // The A and B fragments of one k slice, from the shared tiles.
   s[AF].compute_at(s[CF], kk);
-  auto [ati, ai] = s[AF].split(AF.axis(0), 16);
-  s[AF].unroll(ati);
-  s[AF].tensorize(ai, ptx_tensor::load_a(input));
+  if (mk) {  // A[m, k]: 16 x ks tiles
+    auto [ati, ai] = s[AF].split(AF.axis(0), 16);
+    s[AF].unroll(ati);
+    s[AF].tensorize(ai, ptx_tensor::load_a(input, a_tiles));
+  } else {  // A[k, m]: ks x 16 tiles, k down the rows
+    auto [ati, ai] = s[AF].split(AF.axis(1), 16);
+    s[AF].reorder({ati, AF.axis(0), ai});
+    s[AF].unroll(ati);
+    s[AF].tensorize(AF.axis(0), ptx_tensor::load_a(input, a_tiles));
+  }
   s[BF].compute_at(s[CF], kk);
   const int b_width = c.warp_n % 16 == 0 ? 16 : 8;  // two mma tiles per ldmatrix where they fit
   if (kn) {                                         // B[k, n]: 16 x b_width tiles, k down the rows
     auto [btj, bj2] = s[BF].split(BF.axis(1), b_width);
     s[BF].reorder({btj, BF.axis(0), bj2});
     s[BF].unroll(btj);
-    s[BF].tensorize(BF.axis(0), ptx_tensor::load_b(input, b_layout, b_width));
+    s[BF].tensorize(BF.axis(0), ptx_tensor::load_b(input, b_tiles, b_width));
   } else {  // B[n, k]: b_width x ks tiles
     auto [btj, bj2] = s[BF].split(BF.axis(0), b_width);
     s[BF].unroll(btj);
-    s[BF].tensorize(bj2, ptx_tensor::load_b(input, b_layout, b_width));
+    s[BF].tensorize(bj2, ptx_tensor::load_b(input, b_tiles, b_width));
   }
 
   // The shared tiles of one block_k step, rows padded so that the 8 rows one ldmatrix phase reads
-  // fall in 8 different groups of 4 banks (16 bytes), and f32 B[k, n], read by 32-bit loads of 4
-  // rows x 8 columns per warp, in 32 different banks (32 bytes).
+  // fall in 8 different groups of 4 banks (16 bytes), and tf32 tiles with m or n contiguous, read
+  // by 32-bit loads of 4 rows x 8 columns per warp, in 32 different banks (32 bytes).
   for (const Tensor& t : {AS, BS}) {
-    const bool b_kn = t.name() == BS.name() && kn;
-    const int row = b_kn ? c.block_n : c.block_k, pad_bytes = b_kn && input == f32 ? 32 : 16;
+    const bool is_b = t.name() == BS.name(), k_rows = is_b ? kn : !mk;  // k runs down the tile's rows
+    const int row = k_rows ? (is_b ? c.block_n : c.block_m) : c.block_k;
+    const int pad_bytes = k_rows && input == f32 ? 32 : 16;
     s[t].compute_at(s[CF], ko);
     detail::schedule_tile_copy(s, t, warps_m, warps_n, 16 / input.bytes());
     // Rows of at most pad_bytes need no padding: 8 of them already cover distinct banks.

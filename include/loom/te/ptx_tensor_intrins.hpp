@@ -26,6 +26,10 @@
 
 namespace loom::ptx_tensor {
 
+/// How the A operand is indexed in the TE compute, and so how its tiles lie in shared memory:
+/// MK reads A[m, k] (k contiguous), KM reads A[k, m] (m contiguous: ldmatrix .trans).
+enum class ALayout { MK, KM };
+
 /// How the B operand is indexed in the TE compute, and so how its tiles lie in shared memory:
 /// KN reads B[k, n] (n contiguous: ldmatrix .trans), NK reads B[n, k] (k contiguous).
 enum class BLayout { KN, NK };
@@ -116,6 +120,7 @@ inline const char* mma_name(DType in) {
   return in == f16 ? ptx::mma_f16 : in == bf16 ? ptx::mma_bf16 : ptx::mma_tf32;
 }
 
+inline const char* layout_name(ALayout a) { return a == ALayout::MK ? "mk" : "km"; }
 inline const char* layout_name(BLayout b) { return b == BLayout::KN ? "kn" : "nk"; }
 
 }  // namespace detail
@@ -123,24 +128,41 @@ inline const char* layout_name(BLayout b) { return b == BLayout::KN ? "kn" : "nk
 /// The k extent of one mma for inputs of type `in`: 16 (f16, bf16) or 8 (f32 as tf32).
 inline int k_slice(DType in) { return in.bits == 32 ? 8 : 16; }
 
-/// A 16 x k_slice(in) tile of A (indexed A[m, k]) from shared memory into a fragment: ldmatrix.x4,
-/// lane l giving row l % 16, column (l / 16) k_slice / 2 (16-bit data, or 32-bit data moved whole
-/// for tf32). Tensorize the copy stage cache_read(A_shared, "local.fragment", ...) at those loops.
-inline TensorIntrin load_a(DType in) {
+/// A tile of A from shared memory into a fragment, 16 rows of C by k_slice(in): A[m, k] by
+/// ldmatrix.x4, lane l giving row l % 16, column (l / 16) k_slice / 2 (16-bit data, or 32-bit data
+/// moved whole for tf32); A[k, m] (a k_slice x 16 tile) by ldmatrix.x4.trans, lane l giving row
+/// k = l % 8 + 8 (l / 16), column m = 8 (l / 8 % 2), or for tf32, which ldmatrix cannot transpose,
+/// by four 32-bit loads per lane. Tensorize the copy stage cache_read(A_shared, "local.fragment",
+/// ...) at those loops.
+inline TensorIntrin load_a(DType in, ALayout layout = ALayout::MK) {
   detail::check_input(in, "load_a");
-  const std::string name = cat("ptx_tensor.load_a.", in.str());
+  const std::string name = cat("ptx_tensor.load_a.", detail::layout_name(layout), ".", in.str());
   return detail::cached(name, [&] {
-    const int ks = k_slice(in);
-    Tensor a = placeholder({16, ks}, in, "a");
+    const bool mk = layout == ALayout::MK;
+    const int ks = k_slice(in), rows = mk ? 16 : ks, cols = mk ? ks : 16;
+    Tensor a = placeholder({rows, cols}, in, "a");
     Tensor out = compute(
-        {16, ks}, [&](Expr i, Expr k) { return a(i, k); }, "a_fragment");
+        {rows, cols}, [&](Expr r, Expr c) { return a(r, c); }, "a_fragment");
     return decl_tensor_intrin(
         out,
-        [in, name, ks](const std::vector<BufferRegion>& ins, const std::vector<BufferRegion>& outs) {
+        [in, name, mk, ks, rows, cols](const std::vector<BufferRegion>& ins,
+                                       const std::vector<BufferRegion>& outs) {
           Expr l = lane();
-          Expr src = detail::shared_element(ins[0], l % 16, l / 16 * (ks / 2), name, "the A tile");
-          Expr dst = detail::fragment_offset(outs[0], 16, ks, name, "the A fragment");
-          return warp_intrinsic_call(ptx::ldmatrix(4, false),
+          Expr dst = detail::fragment_offset(outs[0], rows, cols, name, "the A fragment");
+          if (!mk &&
+              in == f32) {  // a0..a3 = A[g, t], A[g + 8, t], A[g, t + 4], A[g + 8, t + 4], stored [k][m]
+            std::vector<Stmt> s;
+            for (int e = 0; e < 4; ++e) {
+              Expr at = detail::shared_element(ins[0], l % 4 + e / 2 * 4, l / 4 + e % 2 * 8, name,
+                                               "the A tile", false);
+              s.push_back(StoreNode::make(outs[0].data, LoadNode::make(f32, ins[0].data, at), dst + e));
+            }
+            return SeqNode::make(s);
+          }
+          Expr src =
+              mk ? detail::shared_element(ins[0], l % 16, l / 16 * (ks / 2), name, "the A tile")
+                 : detail::shared_element(ins[0], l % 8 + l / 16 * 8, l / 8 % 2 * 8, name, "the A tile");
+          return warp_intrinsic_call(ptx::ldmatrix(4, !mk),
                                      {{outs[0].data, in, dst}, {ins[0].data, in, src}});
         },
         name);
@@ -201,24 +223,29 @@ inline TensorIntrin load_b(DType in, BLayout layout, int width = 8) {
   });
 }
 
-/// C (16 x 8, f32) += A (16 x k_slice) B (k_slice x 8 as B[k, n], or 8 x k_slice as B[n, k]) on the
-/// tensor cores: mma.sync m16n8k16 (f16, bf16) or m16n8k8 (f32 read as tf32: the tensor core
-/// ignores the 13 low mantissa bits) with f32 accumulation; all three in fragments. Its compute is
-/// sum(cast(f32, A[i, k]) * cast(f32, B[k, j])) over k (B[j, k] for NK; without the casts for
-/// f32), which is how the TE compute must be written. With the reduction split around it (k
-/// outer), reduce_init zeroes the C fragment and reduce_update accumulates.
-inline TensorIntrin mma(DType in, BLayout layout) {
+/// C (16 x 8, f32) += A (16 x k_slice as A[m, k], or k_slice x 16 as A[k, m]) B (k_slice x 8 as
+/// B[k, n], or 8 x k_slice as B[n, k]) on the tensor cores: mma.sync m16n8k16 (f16, bf16) or m16n8k8 (f32
+/// read as tf32: the tensor core ignores the 13 low mantissa bits) with f32 accumulation; all three in
+/// fragments. Its compute is sum(cast(f32, A[i, k]) * cast(f32, B[k, j])) over k (A[k, i] for KM, B[j, k] for
+/// NK; without the casts for f32), which is how the TE compute must be written. With the reduction split
+/// around it (k outer), reduce_init zeroes the C fragment and reduce_update accumulates.
+inline TensorIntrin mma(DType in, BLayout layout, ALayout a_layout = ALayout::MK) {
   detail::check_input(in, "mma");
-  const std::string name = cat("ptx_tensor.mma.", detail::layout_name(layout), ".", in.str());
+  const std::string name =
+      cat("ptx_tensor.mma.", detail::layout_name(a_layout), ".", detail::layout_name(layout), ".", in.str());
   return detail::cached(name, [&] {
-    const bool kn = layout == BLayout::KN;
-    const int ks = k_slice(in), b_rows = kn ? ks : 8, b_cols = kn ? 8 : ks;
-    Tensor a = placeholder({16, ks}, in, "a");
+    const bool kn = layout == BLayout::KN, mk = a_layout == ALayout::MK;
+    const int ks = k_slice(in), b_rows = kn ? ks : 8, b_cols = kn ? 8 : ks, a_rows = mk ? 16 : ks,
+              a_cols = mk ? ks : 16;
+    Tensor a = placeholder({a_rows, a_cols}, in, "a");
     Tensor b = placeholder({b_rows, b_cols}, in, "b");
     IterVar k = reduce_axis(0, ks, "k");
     auto widen = [&](Expr x) { return in == f32 ? x : cast(f32, x); };
     Tensor c = compute(
-        {16, 8}, [&](Expr i, Expr j) { return sum(widen(a(i, k)) * widen(kn ? b(k, j) : b(j, k)), {k}); },
+        {16, 8},
+        [&](Expr i, Expr j) {
+          return sum(widen(mk ? a(i, k) : a(k, i)) * widen(kn ? b(k, j) : b(j, k)), {k});
+        },
         "c");
     auto zero = [name](const BufferRegion& cf) {
       Expr off = detail::fragment_offset(cf, 16, 8, name, "the C fragment");
@@ -226,10 +253,10 @@ inline TensorIntrin mma(DType in, BLayout layout) {
       for (int e = 0; e < 4; ++e) s.push_back(StoreNode::make(cf.data, make_const(f32, 0.0), off + e));
       return SeqNode::make(s);
     };
-    auto update = [in, name, ks, b_rows, b_cols](const std::vector<BufferRegion>& ins,
-                                                 const std::vector<BufferRegion>& outs) {
+    auto update = [in, name, a_rows, a_cols, b_rows, b_cols](const std::vector<BufferRegion>& ins,
+                                                             const std::vector<BufferRegion>& outs) {
       Expr coff = detail::fragment_offset(outs[0], 16, 8, name, "the C fragment");
-      Expr aoff = detail::fragment_offset(ins[0], 16, ks, name, "the A fragment");
+      Expr aoff = detail::fragment_offset(ins[0], a_rows, a_cols, name, "the A fragment");
       Expr boff = detail::fragment_offset(ins[1], b_rows, b_cols, name, "the B fragment");
       return warp_intrinsic_call(detail::mma_name(in), {{outs[0].data, f32, coff},
                                                         {ins[0].data, in, aoff},
