@@ -364,3 +364,48 @@ TEST_CASE("gpu_tensorized_gemm: stages outside 0 and 2 to 8 are refused") {
       lib::gpu_tensorized_gemm(128, 128, 64, f16, c),
       doctest::Contains("gpu_tensorized_gemm: stages = 1 must be 0 (synchronous copies) or 2 to 8"), Error);
 }
+
+TEST_CASE("tensorize mma: store_c converts the f32 accumulators to an f16 C") {
+  // C (16 x 16, f16) = f16(A (16 x 32) B (32 x 16)) in two blocks of one warp, each 16 x 8 of C: the
+  // f32 sums in a fragment stage of their own that store_c(f16) reads.
+  Tensor A = placeholder({16, 32}, f16, "A"), B = placeholder({32, 16}, f16, "B");
+  IterVar k = reduce_axis(0, 32, "k");
+  Tensor acc = compute(
+      {16, 16}, [&](Expr i, Expr j) { return sum(cast(f32, A(i, k)) * cast(f32, B(k, j)), {k}); }, "acc");
+  Tensor C = compute(
+      {16, 16}, [&](Expr i, Expr j) { return cast(f16, acc(i, j)); }, "C");
+  Schedule s = create_schedule(C);
+  s[acc].set_scope(scope::fragment);
+  Tensor AS = s.cache_read(A, scope::shared, {acc}), BS = s.cache_read(B, scope::shared, {acc});
+  Tensor AF = s.cache_read(AS, scope::fragment, {acc}), BF = s.cache_read(BS, scope::fragment, {acc});
+  auto [co, ci] = s[C].split(C.axis(1), 8);
+  s[C].reorder({co, C.axis(0), ci});
+  s[C].bind(co, thread_axis(thread_tag::blockIdx_x));
+  s[C].tensorize(C.axis(0), ptx_tensor::store_c(f16));
+  s[acc].compute_at(s[C], co);
+  auto [ko, ki] = s[acc].split(acc.reduce_axis(0), 16);
+  s[acc].reorder({ko, acc.axis(0), acc.axis(1), ki});
+  s[acc].tensorize(acc.axis(0), ptx_tensor::mma(f16, BLayout::KN));
+  for (const Tensor& t : {AF, BF, AS, BS}) s[t].compute_at(s[acc], ko);  // consumers first
+  s[AF].tensorize(AF.axis(0), ptx_tensor::load_a(f16));
+  s[BF].tensorize(BF.axis(0), ptx_tensor::load_b(f16, BLayout::KN));
+  for (const Tensor& t : {AS, BS}) {
+    IterVar f = s[t].fuse(t.axis(0), t.axis(1));
+    auto [fo, lane] = s[t].split(f, 32);
+    s[t].bind(lane, thread_axis(thread_tag::threadIdx_x));
+  }
+  const LoweredFunc f = lower(s, {A, B, C}, "f16_out");
+  Buffer<half> a({16, 32}), b({32, 16}), c({16, 16});
+  fill_small_integers(a, 5);
+  fill_small_integers(b, 6);
+  SimReport r = simulate(f, {a, b, c});
+  CHECK(r.races.empty());
+  int wrong = 0;
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j) {
+      double ref = 0;
+      for (int p = 0; p < 32; ++p) ref += static_cast<double>(a(i, p)) * static_cast<double>(b(p, j));
+      wrong += static_cast<double>(c(i, j)) != ref;  // small integers: exact in f16 too
+    }
+  CHECK(wrong == 0);
+}
