@@ -137,8 +137,8 @@ inline void validate_fragment_stages(const ScheduleNode& sch, const BoundResult&
       if (!first) first = s.get();
     }
   if (!first) return;
-  for (const auto& [op, s] : fragments) {
-    (void)op;
+  for (const Ref<StageNode>& s : sch.stages) {
+    if (!fragments.count(s->op.get())) continue;
     if (s->double_buffer || s->pipeline_stages)
       throw ScheduleError(cat(s->double_buffer ? "double_buffer" : "pipeline", ": stage '", s->name(),
                               "' is in scope ", scope::fragment,

@@ -209,8 +209,7 @@ inline std::string KernelEmitter::call(const CallNode* op, int lane) {
     fail(cat("it calls '", name,
              "', which the CUDA backend does not know; it knows if_then_else, likely, reinterpret, "
              "address_of, loom.lane_id, abs, pow, exp, exp2, log, log2, log10, sqrt, sin, cos, tan, tanh, "
-             "erf, floor, "
-             "ceil, round, trunc"));
+             "erf, floor, ceil, round, trunc"));
   DType t = op->dtype.element_of();
   if (name == "abs" && t.is_integral()) {
     if (t.is_uint() || t.is_bool()) return arg(0);
