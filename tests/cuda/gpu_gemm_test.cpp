@@ -14,14 +14,6 @@ using namespace loom::cuda_test;
 
 namespace {
 
-/// The value the tensor core multiplies: an f32 input read as tf32 (its 13 low mantissa bits
-/// ignored), a 16-bit input as itself.
-template <typename T>
-double tensor_core_value(T x) {
-  if constexpr (std::is_same_v<T, float>) return bits_float(float_bits(x) & 0xffffe000u);
-  return static_cast<double>(x);
-}
-
 /// A and B for g, shaped as stored, filled with random values (or small integers, whose products
 /// and sums are exact in f32 in any order).
 template <typename T>

@@ -8,6 +8,8 @@
 #include <loom/core.hpp>
 #include <loom/te/ptx_intrinsics.hpp>
 
+#include <type_traits>
+
 namespace loom::cuda_test {
 
 /// An element of a fragment as the PTX ISA's figures give it: row = rg * groupID + rt *
@@ -129,6 +131,14 @@ template <typename T>
 void fill_small_integers(const Buffer<T>& x, int seed) {
   for (int64_t i = 0; i < x.num_elements(); ++i)
     x.at_flat(i) = static_cast<T>(static_cast<float>((i * 7 + seed * 13) % 9 - 4));
+}
+
+/// The value the tensor core multiplies: an f32 input read as tf32 (its 13 low mantissa bits
+/// ignored), a 16-bit input as itself.
+template <typename T>
+double tensor_core_value(T x) {
+  if constexpr (std::is_same_v<T, float>) return static_cast<double>(bits_float(float_bits(x) & 0xffffe000u));
+  return static_cast<double>(x);
 }
 
 /// 2 A B in double.

@@ -204,14 +204,6 @@ TEST_CASE("device: mma.sync and ldmatrix fragments on the GPU are those the simu
 
 namespace {
 
-/// The value the tensor core multiplies: an f32 input read as tf32 (its 13 low mantissa bits
-/// dropped), a 16-bit input as itself.
-template <typename T>
-double tensor_core_value(T x) {
-  if constexpr (std::is_same_v<T, float>) return static_cast<double>(bits_float(float_bits(x) & 0xffffe000u));
-  return static_cast<double>(x);
-}
-
 /// A tensor-core GEMM's kernel `func` (lib::gpu_gemm's, or lib::streamk_gemm's with tensor cores)
 /// on the GPU (called twice: the second call reuses the loaded module and must not see the first's
 /// Stream-K flags), A and B random and shaped as stored; the largest |C - ref| / (1 + |ref|), ref
