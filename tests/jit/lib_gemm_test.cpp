@@ -103,6 +103,22 @@ TEST_CASE("lib::gemm: given tile sizes, including ones that divide nothing") {
   check_gemm<float>(problem(48, 64, 91), &cfg);
 }
 
+TEST_CASE("lib::gemm: cache blocks that do not divide the padded rows and columns are fitted") {
+  // mr 12 over 100 rows pads to 108; mc 48 and nc 64 do not divide 108 rows and 96 columns, and
+  // left so they would put a guard on every row of the micro-kernel (ten times slower).
+  lib::GemmConfig cfg = lib::default_gemm_config(100, 90, 70, f32);
+  cfg.mr = 12;
+  cfg.mc = 48;
+  cfg.nr = 32;
+  cfg.nc = 64;
+  const lib::Gemm g = lib::gemm(problem(100, 90, 70), cfg);
+  CHECK(108 % g.config.mc == 0);
+  CHECK(g.config.mc % 12 == 0);
+  CHECK(96 % g.config.nc == 0);
+  CHECK(g.config.nc % 32 == 0);
+  check_gemm<float>(problem(100, 90, 70), &cfg);
+}
+
 TEST_CASE("lib::gemm: the default tiles follow the cache sizes and the vector width") {
   lib::CpuCacheInfo cpu;
   cpu.l1d_bytes = 48 * 1024;
@@ -114,9 +130,17 @@ TEST_CASE("lib::gemm: the default tiles follow the cache sizes and the vector wi
   CHECK(c.lanes == 16);
   CHECK(c.nr == 32);
   CHECK(c.mr == 8);
-  CHECK(c.kc == 256);                    // 32 KB of B micro-panel in a 48 KB L1
+  CHECK(c.kc == 1024);                   // 128 KB of B micro-panel, an eighth of the 1 MB L2
   CHECK(1024 % c.mc == 0);               // blocks divide: no guard in the micro-kernel
   CHECK(c.mc * c.kc * 4 <= 512 * 1024);  // half of L2
+  // A small L2 leaves the micro-panel in L1 (2/3 of it); an L2 reported absurdly large (a VM's
+  // sysfs) is capped at 1024 rows of K.
+  lib::CpuCacheInfo small = cpu;
+  small.l2_bytes = 128 * 1024;
+  CHECK(lib::default_gemm_config(1024, 1024, 1024, f32, 1, small).kc == 256);
+  lib::CpuCacheInfo odd = cpu;
+  odd.l2_bytes = int64_t{480} << 20;
+  CHECK(lib::default_gemm_config(4096, 4096, 4096, f32, 1, odd).kc == 1024);
   lib::GemmConfig d = lib::default_gemm_config(1024, 1024, 1024, f64, 1, cpu);
   CHECK(d.lanes == 8);
   CHECK(d.nr == 16);

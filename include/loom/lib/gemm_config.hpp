@@ -37,8 +37,8 @@ inline const char* dot_instruction_name(DotInstruction d) {
 }
 
 /// The tile sizes of one GEMM schedule. mr x nr is the register tile (mr rows of C, nr columns:
-/// nr / lanes vector accumulators per row); kc rows of a packed B micro-panel stay in L1, an
-/// mc x kc block of packed A in L2, and a kc x nc block of packed B in L3.
+/// nr / lanes vector accumulators per row); kc rows of a packed B micro-panel stay in L2 (L1 on
+/// BLIS's model), an mc x kc block of packed A in L2, and a kc x nc block of packed B in L3.
 struct GemmConfig {
   /// The register tile: mr rows by nr columns of C.
   /// @{
@@ -122,15 +122,19 @@ inline GemmConfig default_gemm_config(int64_t m, int64_t n, int64_t k, DType dty
       c.nr = std::max<int64_t>(c.lanes, (cpu.registers / 2 / c.mr) * c.lanes);
   }
 
-  // kc: a kc x nr micro-panel of B (plus the mr x kc of A) takes about 2/3 of L1. K is padded to
-  // a multiple of kc (packing fills zeros) when no block size near the target divides it.
+  // kc: the rows of a kc x nr micro-panel of B. K is padded to a multiple of kc (packing fills
+  // zeros) when no block size near the target divides it.
   // Narrow types take K in one block up to 4096 (the B micro-panel then lives in L2): C's tile is
   // then zeroed in registers and crosses memory once. On one Zen 4 core, kc = K against the L1-sized
   // kc: bfloat16 2048^3 219 against 192 GFLOP/s, 4096^3 213 against 186; 8-bit 4096^3 434 against
   // 335 GOP/s (the dot instructions' peaks: 236 and 473).
+  // Wide types: the micro-panel streams from L2 (an eighth of it, at least 2/3 of L1, at most
+  // 1024 rows). The L1-sized kc of BLIS's model loaded and stored C's tile every 128 rows of K,
+  // and those misses cost more than reading B from L2: on one Zen 4 core (1 MB L2), f32 1024^3
+  // 83 -> 105 GFLOP/s and 4096^3 72 -> 104 with kc 128 -> 1024 (kc 2048 no better).
+  const int64_t l1_rows = cpu.l1d_bytes * 2 / 3 / (c.nr * elem), l2_rows = cpu.l2_bytes / 8 / (c.nr * elem);
   const int64_t kc_target =
-      narrow ? 4096
-             : detail::floor_multiple(std::max<int64_t>(16, cpu.l1d_bytes * 2 / 3 / (c.nr * elem)), 16);
+      narrow ? 4096 : detail::floor_multiple(std::clamp<int64_t>(std::max(l1_rows, l2_rows), 16, 1024), 16);
   c.kc = detail::dividing_block(k, kc_target, 1);
   if (c.kc < kc_target / 2) {  // no good divisor: pad K to equal blocks
     const int64_t blocks = (k + kc_target - 1) / kc_target;
@@ -139,8 +143,10 @@ inline GemmConfig default_gemm_config(int64_t m, int64_t n, int64_t k, DType dty
   // mc: the mc x kc block of A takes about half of L2, and each thread gets at least one block.
   const int64_t mp = detail::round_up(m, c.mr), np = detail::round_up(n, c.nr);
   const int64_t threads = std::max(1, threads_hint);
-  // (Narrow types: at least 32 register tiles of rows; their A is usually read in place.)
-  int64_t mc_target = std::max<int64_t>(narrow ? 32 * c.mr : c.mr, cpu.l2_bytes / 2 / (c.kc * elem));
+  // At least 16 register tiles of rows (narrow types 32): the first tile to use a B micro-panel
+  // streams it from L3, the others from L2 (float64 1024^3 on one Zen 4 core: mc 64 -> 128 took
+  // 38 -> 51 GFLOP/s).
+  int64_t mc_target = std::max<int64_t>((narrow ? 32 : 16) * c.mr, cpu.l2_bytes / 2 / (c.kc * elem));
   mc_target = std::min(mc_target, std::max(c.mr, detail::round_up((mp + threads - 1) / threads, c.mr)));
   c.mc = detail::dividing_block(mp, mc_target, c.mr);
   // nc: a kc x nc block of packed B in (a share of) L3.
@@ -149,9 +155,13 @@ inline GemmConfig default_gemm_config(int64_t m, int64_t n, int64_t k, DType dty
 
   // Packing copies a block once per reuse: B's panels pay off when many rows of C reuse them
   // (and avoid the cache-set conflicts of a large row stride); A is read in place unless its rows
-  // or K need padding.
+  // or K need padding, or its rows are a multiple of 4 KB apart while many columns of C reuse
+  // them: the mr rows of a register tile then fall into one set of L1 (of 8 or 12 ways, each 4 KB)
+  // and evict each other and B's lines (one Zen 4 core, packed against in place: float64 1024^3
+  // and 2048^3 45 -> 48 and 42 -> 48 GFLOP/s, float32 2048^3 96 -> 101; float32 1024^3 the same).
   c.pack_b = m > 2 * c.mr;
-  c.pack_a = m % c.mr != 0 || k % c.kc != 0;
+  const bool aliased_rows = (k * elem) % 4096 == 0 && n >= 8 * c.nr;
+  c.pack_a = m % c.mr != 0 || k % c.kc != 0 || aliased_rows;
   // Without packing, blocking K only splits the stream of B into more passes over C.
   if (!c.pack_b && m % c.mr == 0) {
     c.kc = k;

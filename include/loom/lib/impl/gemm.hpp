@@ -52,11 +52,11 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   cfg.mc = std::max(mr, cfg.mc / mr * mr);
   cfg.nc = std::max(nr, cfg.nc / nr * nr);
   const int64_t Mp = round_up(M, mr), Np = round_up(N, nr), Kp = round_up(K, cfg.kc);
-  if (group > 1) {
-    // A tensorized micro-kernel takes no guard: the cache blocks divide the padded rows and columns.
-    cfg.mc = dividing_block(Mp, cfg.mc, mr);
-    cfg.nc = dividing_block(Np, cfg.nc, nr);
-  }
+  // The cache blocks divide the padded rows and columns: a block that does not puts a guard on
+  // every row of the micro-kernel (mr = 12, mc = 96 over 1032 padded rows: 10 GFLOP/s instead of
+  // 100), and a tensorized micro-kernel takes no guard at all.
+  cfg.mc = dividing_block(Mp, cfg.mc, mr);
+  cfg.nc = dividing_block(Np, cfg.nc, nr);
 
   Gemm g;
   g.problem = p;

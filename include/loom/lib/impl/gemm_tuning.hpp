@@ -38,16 +38,15 @@ LOOM_DECL GemmConfig gemm_config_knobs(tune::Config& cfg, const GemmConfig& base
                                        const GemmProblem& problem) {
   GemmConfig c = base;
   const bool wide = problem.dtype == f32 || problem.dtype == f64;
-  // kc rows of a B panel in L1; mc rows of A (a multiple of mr) in L2; nc columns of B (a multiple
-  // of nr) in L3: the sizes the cache model picks from sysfs, which the search may overrule. The
-  // narrow types' kernels keep C's tile in registers across all of a K block, so for them long K
-  // blocks (up to all of K, the model's choice up to 4096) save passes over C instead.
-  std::vector<int64_t> kc_options = detail::options_with_default(base.kc, {128, 192, 256, 384, 512});
-  if (!wide) {
-    kc_options = {base.kc};
-    for (int64_t v : {256, 512, 1024, 2048, 4096})  // a K block longer than K is K: one option for all
-      if (v < problem.k && v != base.kc) kc_options.push_back(v);
-  }
+  // kc rows of a B micro-panel; mc rows of A (a multiple of mr) in L2; nc columns of B (a multiple
+  // of nr) in L3: the sizes the cache model picks from sysfs, which the search may overrule. Long K
+  // blocks save passes of C's tile through memory (up to all of K: the narrow types' model takes up
+  // to 4096), short ones keep B's micro-panel in L1. A block longer than K is K: one option for all.
+  std::vector<int64_t> kc_options = {base.kc};
+  const std::vector<int64_t> kc_sizes = wide ? std::vector<int64_t>{128, 256, 512, 1024, 2048}
+                                             : std::vector<int64_t>{256, 512, 1024, 2048, 4096};
+  for (int64_t v : kc_sizes)
+    if (v < problem.k && v != base.kc) kc_options.push_back(v);
   c.kc = cfg.choice("kc", kc_options);
   c.mc = cfg.choice(
       "mc", detail::options_with_default(base.mc, {4 * base.mr, 8 * base.mr, 16 * base.mr, 32 * base.mr}));
