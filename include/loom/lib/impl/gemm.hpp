@@ -230,8 +230,15 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   // per ic: in cache when used.
   if (cfg.pack_b) {
     Stage sb = s[PB];
-    sb.compute_at(st, one_k_block ? jc : ko);
-    if (cfg.parallel) sb.parallel(PB.axis(o));
+    if (Mp <= cfg.mc) {
+      // One block of rows: each micro-panel is packed right before the register tiles that use
+      // it, while it is in L1/L2, instead of the whole kc x nc block first (written out to L3
+      // and read back).
+      sb.compute_at(st, jr);
+    } else {
+      sb.compute_at(st, one_k_block ? jc : ko);
+      if (cfg.parallel) sb.parallel(PB.axis(o));
+    }
     IterVar pj = PB.axis(o + 2);
     if (group > 1) {
       sb.unroll(PB.axis(o + 3));  // the group, read from `group` rows of B
