@@ -1,6 +1,8 @@
 // JIT latency: lower + LLVM O3 + link of DESIGN.md's GEMM schedule at 1024x1024x1024 (budget
 // 60 ms), and a build() served by the on-disk cache in a fresh process (budget 5 ms; the child
 // process is this program again). Prints `loom-bench <case> key=value ... ratio=<loom/budget>`.
+// Also the cost of calling a compiled kernel (its argument checks) on 16 floats, against the
+// same loop compiled into this program and called through a function pointer.
 #include <loom/loom.hpp>
 #include <loom/runtime/kernel_cache.hpp>
 
@@ -53,6 +55,7 @@ struct Gemm {
 
 struct Summary {
   std::vector<double> lower_ms, build_ms, total_ms, child_lower_ms, child_build_ms, warm_hit_ms;
+  std::vector<double> call_us, native_call_us;  // per call of the 16-float kernel, and of the native loop
 };
 Summary summary;
 
@@ -146,6 +149,32 @@ void BM_jit_disk_hit_new_process(benchmark::State& state) {
 }
 BENCHMARK(BM_jit_disk_hit_new_process)->UseManualTime()->Unit(benchmark::kMillisecond);
 
+// A kernel call checks every argument (shapes, strides, alignment, overlap, what each stage
+// reads) before it runs: with 16 floats of work, that is all the call costs.
+void add_one(const float* x, float* y, int n) {
+  for (int i = 0; i < n; ++i) y[i] = x[i] + 1.0f;
+}
+
+void BM_kernel_call(benchmark::State& state) {
+  Tensor X = placeholder({16}, f32, "X");
+  Tensor Y = compute(
+      {16}, [&](Expr i) { return X(i) + 1.0f; }, "Y");
+  Kernel k = build(create_schedule(Y), {X, Y}, Target::cpu(), "add_one");
+  Buffer<float> x({16}), y({16});
+  constexpr int calls = 10000;
+  for (auto _ : state) {
+    const Clock::time_point start = Clock::now();
+    for (int i = 0; i < calls; ++i) k(x, y);
+    summary.call_us.push_back(ms_since(start) * 1e3 / calls);
+    void (*volatile native)(const float*, float*, int) = add_one;  // not inlined
+    const Clock::time_point native_start = Clock::now();
+    for (int i = 0; i < calls; ++i) native(x.data(), y.data(), 16);
+    summary.native_call_us.push_back(ms_since(native_start) * 1e3 / calls);
+    state.SetIterationTime(summary.call_us.back() / 1e6);
+  }
+}
+BENCHMARK(BM_kernel_call)->UseManualTime()->Iterations(20)->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -169,6 +198,11 @@ int main(int argc, char** argv) {
         "loom-bench jit_disk_hit_new_process load_ms=%.2f child_lower_ms=%.2f warm_process_load_ms=%.2f "
         "budget_ms=5 ratio=%.3f\n",
         load, median(summary.child_lower_ms), median(summary.warm_hit_ms), load / 5.0);
+  }
+  if (!summary.call_us.empty()) {
+    const double loom_us = median(summary.call_us), native_us = median(summary.native_call_us);
+    std::printf("loom-bench kernel_call n=16 args=2 loom_us=%.3f native_us=%.4f ratio=%.1f\n", loom_us,
+                native_us, loom_us / native_us);
   }
   return 0;
 }

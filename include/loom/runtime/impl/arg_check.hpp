@@ -99,30 +99,43 @@ class ArgumentBinder {
                             "' as a dimension, or pass '", v->name, "' itself as a scalar argument"));
   }
 
+  /// Where a size came from, spelled out only for a message: a call that succeeds formats no text
+  /// (string formatting was most of a small kernel's 2 us call).
+  struct Place {
+    const std::string* param = nullptr;  // the argument's name
+    int64_t dim = -1;                    // its dimension, or -1 for a scalar argument
+    std::string str() const {
+      return dim < 0 ? cat("argument '", *param, "'") : cat("dimension ", dim, " of argument '", *param, "'");
+    }
+    std::string source() const {
+      return dim < 0 ? cat("argument '", *param, "'") : cat("argument '", *param, "' (dimension ", dim, ")");
+    }
+  };
+
   /// Binds v to value on first sight; later sightings must agree.
-  void bind_or_compare(const Var& v, int64_t value, const std::string& where, const std::string& source) {
+  void bind_or_compare(const Var& v, int64_t value, const Place& where) {
     check_fits_type(v, value, where);
     auto [it, inserted] = values_.emplace(v.get(), value);
     if (inserted) {
-      sources_[v.get()] = source;
+      sources_[v.get()] = where;
       return;
     }
     if (it->second != value) {
-      throw ArgumentError(cat(where, " is ", value, ", but '", v.name(), "' is already ", it->second,
-                              " from ", sources_[v.get()], " in the call of ", kernel(),
+      throw ArgumentError(cat(where.str(), " is ", value, ", but '", v.name(), "' is already ", it->second,
+                              " from ", sources_[v.get()].source(), " in the call of ", kernel(),
                               ": pass arguments that agree on '", v.name(), "'"));
     }
   }
 
   /// A value must fit the variable's type (a 2^32 extent cannot become an int32 'n').
-  void check_fits_type(const Var& v, int64_t value, const std::string& where) const {
+  void check_fits_type(const Var& v, int64_t value, const Place& where) const {
     DType t = v.dtype();
     if (!t.is_integral() || t.bits == 64) return;
     int64_t lo = t.is_int() ? -(int64_t{1} << (t.bits - 1)) : 0;
     int64_t hi = t.is_int() ? (int64_t{1} << (t.bits - 1)) - 1 : (int64_t{1} << t.bits) - 1;
     if (value < lo || value > hi)
-      throw ArgumentError(cat(where, " of ", kernel(), " is ", value, ", which does not fit '", v.name(),
-                              "' (", t.str(), ", range ", lo, " to ", hi,
+      throw ArgumentError(cat(where.str(), " of ", kernel(), " is ", value, ", which does not fit '",
+                              v.name(), "' (", t.str(), ", range ", lo, " to ", hi,
                               "): use smaller data or a kernel built with ", t.with_bits(64).str(),
                               " sizes"));
   }
@@ -160,6 +173,7 @@ class ArgumentBinder {
   void check_input_read(const InputRead& r, int64_t lo, int64_t hi) const {
     const std::string& name = f_.params.at(r.param).buffer.name;
     const int64_t extent = args_.at(r.param).buffer.shape.at(static_cast<size_t>(r.dim));
+    if (lo >= 0 && hi < extent) return;
     const std::string what =
         cat("argument '", name, "' of ", kernel(), ": stage '", r.reader, "' reads ", r.access,
             ", which along dimension ", r.dim, " reaches indices ", lo, " to ", hi);
@@ -175,10 +189,10 @@ class ArgumentBinder {
   }
 
   void bind_scalar(const Var& v, const KernelArg& arg) {
-    const std::string where = cat("argument '", v.name(), "'");
+    const Place where{&v.get()->name, -1};
     DType t = v.dtype();
     if (arg.kind == KernelArg::Kind::Buffer) {
-      throw ArgumentError(cat(where, " of ", kernel(), " is a scalar (", t.str(),
+      throw ArgumentError(cat(where.str(), " of ", kernel(), " is a scalar (", t.str(),
                               ") but a buffer was passed: pass a ",
                               t.is_float() ? "floating-point" : "integer", " value"));
     }
@@ -189,52 +203,52 @@ class ArgumentBinder {
       return;
     }
     if (arg.kind == KernelArg::Kind::Float) {
-      throw ArgumentError(cat(where, " of ", kernel(), " is an integer (", t.str(),
+      throw ArgumentError(cat(where.str(), " of ", kernel(), " is an integer (", t.str(),
                               ") but the floating-point value ", arg.float_value,
                               " was passed: pass an integer"));
     }
-    bind_or_compare(v, arg.int_value, where, where);
+    bind_or_compare(v, arg.int_value, where);
   }
 
   void check_buffer_kind(const BufferParam& p, const KernelArg& arg) {
-    const std::string where = cat("argument '", p.name, "' of ", kernel());
-    if (!arg.invalid.empty()) throw ArgumentError(cat(where, " ", arg.invalid));
+    auto where = [&] { return cat("argument '", p.name, "' of ", kernel()); };
+    if (!arg.invalid.empty()) throw ArgumentError(cat(where(), " ", arg.invalid));
     if (arg.kind == KernelArg::Kind::Buffer && !arg.device.host_accessible()) {
       if (!accept_cuda_memory_)
-        throw ArgumentError(cat(where, " is in memory of DLPack device type ", arg.device.type, " (id ",
+        throw ArgumentError(cat(where(), " is in memory of DLPack device type ", arg.device.type, " (id ",
                                 arg.device.id,
                                 "), which the CPU cannot access: copy it to host memory first"));
       if (arg.device.type != kDLPackCUDA)
-        throw ArgumentError(cat(where, " is in memory of DLPack device type ", arg.device.type, " (id ",
+        throw ArgumentError(cat(where(), " is in memory of DLPack device type ", arg.device.type, " (id ",
                                 arg.device.id,
                                 "); a kernel built for Target::cuda() takes host memory or CUDA ",
                                 "device memory (kDLCUDA): copy it to one of them first"));
       if (arg.device.id != 0)
-        throw ArgumentError(cat(where, " is in the memory of CUDA device ", arg.device.id,
+        throw ArgumentError(cat(where(), " is in the memory of CUDA device ", arg.device.id,
                                 "; Loom runs kernels on device 0: pass memory of device 0 or host memory"));
     }
     if (arg.kind != KernelArg::Kind::Buffer) {
-      throw ArgumentError(cat(where, " is a buffer of ", p.dtype.str(),
+      throw ArgumentError(cat(where(), " is a buffer of ", p.dtype.str(),
                               " but a scalar was passed: pass a loom::Buffer<", cpp_type_name(p.dtype),
                               "> or a loom::BufferView"));
     }
     const BufferView& view = arg.buffer;
     if (view.dtype != p.dtype) {
-      throw ArgumentError(cat(where, " has ", view.dtype.str(), " elements but the kernel expects ",
+      throw ArgumentError(cat(where(), " has ", view.dtype.str(), " elements but the kernel expects ",
                               p.dtype.str(), ": pass a loom::Buffer<", cpp_type_name(p.dtype),
                               "> (convert the data first)"));
     }
     if (view.rank() != static_cast<int>(p.shape.size())) {
-      throw ArgumentError(cat(where, " has ", view.rank(), " dimension", view.rank() == 1 ? "" : "s",
+      throw ArgumentError(cat(where(), " has ", view.rank(), " dimension", view.rank() == 1 ? "" : "s",
                               " but the kernel expects ", p.shape.size(), " (shape ", shape_text(p),
                               "): pass a ", p.shape.size(), "-dimensional buffer"));
     }
     if (view.data == nullptr) {
-      throw ArgumentError(cat(where, " has a null data pointer: allocate its memory (e.g. loom::Buffer<",
+      throw ArgumentError(cat(where(), " has a null data pointer: allocate its memory (e.g. loom::Buffer<",
                               cpp_type_name(p.dtype), ">) before the call"));
     }
     if (!view.strides.empty() && view.strides.size() != view.shape.size()) {
-      throw ArgumentError(cat(where, " has ", view.shape.size(), " dimensions but ", view.strides.size(),
+      throw ArgumentError(cat(where(), " has ", view.shape.size(), " dimensions but ", view.strides.size(),
                               " strides: give one stride per dimension (or none for row-major)"));
     }
     for (size_t d = 0; d < p.shape.size(); ++d) {
@@ -244,9 +258,7 @@ class ArgumentBinder {
                                 ") in the call of ", kernel(), ": shapes must be >= 0"));
       }
       if (const VarNode* v = p.shape[d].as<VarNode>()) {
-        std::string here = cat("dimension ", d, " of argument '", p.name, "'");
-        bind_or_compare(Var(Ref<const ExprNode>(v)), given, here,
-                        cat("argument '", p.name, "' (dimension ", d, ")"));
+        bind_or_compare(Var(Ref<const ExprNode>(v)), given, Place{&p.name, static_cast<int64_t>(d)});
       }
     }
   }
@@ -352,7 +364,7 @@ class ArgumentBinder {
   const std::vector<KernelArg>& args_;
   bool accept_cuda_memory_ = false;
   std::unordered_map<const VarNode*, int64_t> values_;
-  std::unordered_map<const VarNode*, std::string> sources_;  // which argument bound each size
+  std::unordered_map<const VarNode*, Place> sources_;  // which argument bound each size
   BoundArgs out_;
 };
 
