@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "../runtime/interp_test_util.hpp"
@@ -28,6 +29,19 @@ TEST_CASE("lib::gemm: f32 on 1s, primes and shapes no tile divides") {
                                                             {8, 32, 1},
                                                             {129, 67, 613}})
     check_gemm<float>(problem(m, n, k));
+}
+
+TEST_CASE("lib::gemm: few rows take K in blocks of 16 with B read in place, each thread its columns") {
+  for (auto [m, n, k] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+           {1, 256, 96}, {2, 512, 80}, {3, 200, 96}, {16, 64, 48}, {4, 96, 97}}) {
+    CAPTURE(m);
+    CAPTURE(n);
+    CAPTURE(k);
+    const lib::GemmConfig c = lib::gemm(problem(m, n, k)).config;
+    CHECK(c.kc == (k == 97 ? 97 : 16));  // 97 is prime: K in one block
+    check_gemm<float>(problem(m, n, k));
+    check_gemm<double>(problem(m, n, k, f64));
+  }
 }
 
 TEST_CASE("lib::gemm: a square size the tiles divide, and one that needs K padding") {

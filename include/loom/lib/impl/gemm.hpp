@@ -216,12 +216,14 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   st.pragma(ki, "fp_contract");
   if (cfg.parallel) {
     // The batch when it has a share for every thread, else blocks of rows, else (C has too few
-    // rows for that: a skinny product) the register-tile columns.
+    // rows for that: a skinny product) blocks of columns or the register-tile columns.
     const int64_t threads = runtime::ThreadPool::global().num_threads();
     if (batched && nb >= threads)
       st.parallel(acc.axis(0));
     else if ((Mp + cfg.mc - 1) / cfg.mc >= threads)
       st.parallel(ic);
+    else if (!one_k_block && Mp <= cfg.mc && (Np + cfg.nc - 1) / cfg.nc >= threads)
+      st.parallel(jc);  // few rows in K blocks: each thread its columns, all K blocks in one region
     else
       st.parallel(jr);
   }
