@@ -103,7 +103,7 @@ TEST_CASE("lib::gemm: one thread and all threads give the same products") {
   });
 }
 
-TEST_CASE("lib::gemm: given tile sizes, including ones that divide nothing") {
+TEST_CASE("lib::gemm: given tile sizes, including ones that divide nothing (gemm() fits mc and nc)") {
   lib::GemmConfig cfg = lib::default_gemm_config(50, 70, 90, f32);
   cfg.mr = 3;
   cfg.nr = 16;
