@@ -194,6 +194,9 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   // it in registers, instead of as a pass of its own over C (which made C cross memory three
   // times, the largest cost when K is short).
   const bool one_k_block = Kp == cfg.kc;
+  // All rows in one block (few rows): B's micro-panels are packed where they are used, and the
+  // threads share the columns.
+  const bool one_row_block = Mp <= cfg.mc;
   std::vector<IterVar> order;
   if (batched) order.push_back(acc.axis(0));
   if (one_k_block)
@@ -222,7 +225,7 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
       st.parallel(acc.axis(0));
     else if ((Mp + cfg.mc - 1) / cfg.mc >= threads)
       st.parallel(ic);
-    else if (!one_k_block && Mp <= cfg.mc && (Np + cfg.nc - 1) / cfg.nc >= threads)
+    else if (!one_k_block && one_row_block && (Np + cfg.nc - 1) / cfg.nc >= threads)
       st.parallel(jc);  // few rows in K blocks: each thread its columns, all K blocks in one region
     else
       st.parallel(jr);
@@ -232,7 +235,7 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   // per ic: in cache when used.
   if (cfg.pack_b) {
     Stage sb = s[PB];
-    if (Mp <= cfg.mc) {
+    if (one_row_block) {
       // One block of rows: each micro-panel is packed right before the register tiles that use
       // it, while it is in L1/L2, instead of the whole kc x nc block first (written out to L3
       // and read back).
