@@ -91,7 +91,10 @@ inline StreamKResidency streamk_residency(const StreamKGemm& g, const GpuDeviceS
     if (auto it = known.find(key); it != known.end()) return it->second;
   }
 
-  if (runtime::cuda::driver_available()) {
+  // A block over the device's shared-memory limit cannot be loaded with its opt-in (the driver
+  // answers "invalid argument"): the model below says why, 0 blocks limited by shared memory.
+  const bool loadable = block.shared_bytes <= device.max_shared_bytes_per_block;
+  if (runtime::cuda::driver_available() && loadable) {
     const runtime::cuda::Driver& d = runtime::cuda::driver();
     const runtime::cuda::NvrtcOutput out =
         runtime::cuda::nvrtc_compile(module.source, func.name, d.arch(), true);
