@@ -8,9 +8,11 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -39,17 +41,41 @@ double worst_error(const Buffer<T>& x, const Buffer<U>& y) {
   return worst;
 }
 
-/// C = A B accumulated in double: the reference for GEMMs at sizes where running the same kernel
-/// through the simulator, or the interpreter's loop nest, would be too slow.
+/// C = A B in double from the operands' values `a_at(i, p)` and `b_at(p, j)`, row-major m x n: the
+/// reference of every GEMM here. B is transposed first and the rows are shared among the host's
+/// threads: a plain triple loop down B's columns took seconds per shape, and the whole file
+/// minutes.
+template <typename FA, typename FB>
+std::vector<double> reference_product(int64_t m, int64_t n, int64_t k, FA a_at, FB b_at) {
+  std::vector<double> a(m * k), bt(n * k), c(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p) a[i * k + p] = a_at(i, p);
+  for (int64_t p = 0; p < k; ++p)
+    for (int64_t j = 0; j < n; ++j) bt[j * k + p] = b_at(p, j);
+  const int64_t threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (int64_t t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      for (int64_t i = t; i < m; i += threads)
+        for (int64_t j = 0; j < n; ++j) {
+          double s = 0;
+          for (int64_t p = 0; p < k; ++p) s += a[i * k + p] * bt[j * k + p];
+          c[i * n + j] = s;
+        }
+    });
+  for (std::thread& t : pool) t.join();
+  return c;
+}
+
+/// C = A B of row-major buffers, accumulated in double: the reference for GEMMs at sizes where
+/// running the same kernel through the simulator, or the interpreter's loop nest, would be too slow.
 template <typename T>
 void reference_gemm(const Buffer<T>& a, const Buffer<T>& b, Buffer<float>& c) {
   const int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double s = 0;
-      for (int64_t p = 0; p < k; ++p) s += static_cast<double>(a(i, p)) * static_cast<double>(b(p, j));
-      c(i, j) = static_cast<float>(s);
-    }
+  const std::vector<double> ref = reference_product(
+      m, n, k, [&](int64_t i, int64_t p) { return static_cast<double>(a(i, p)); },
+      [&](int64_t p, int64_t j) { return static_cast<double>(b(p, j)); });
+  for (int64_t i = 0; i < m * n; ++i) c.at_flat(i) = static_cast<float>(ref[i]);
 }
 
 /// NaN in every element, so that one the kernel does not write fails the comparison.
@@ -219,16 +245,16 @@ double tensor_core_error(const LoweredFunc& func, int64_t m, int64_t n, int64_t 
   fill(b, 8);
   const bool c_row = c_layout == lib::Layout::RowMajor;
   Buffer<float> c(c_row ? std::vector<int64_t>{m, n} : std::vector<int64_t>{n, m});
+  const std::vector<double> ref = reference_product(
+      m, n, k, [&](int64_t i, int64_t p) { return tensor_core_value(a_row ? a(i, p) : a(p, i)); },
+      [&](int64_t p, int64_t j) { return tensor_core_value(b_row ? b(p, j) : b(j, p)); });
   double worst = 0;
   for (int call = 0; call < 2; ++call) {
     poison(c);
     f(a, b, c);
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
-        double s = 0;
-        for (int64_t p = 0; p < k; ++p)
-          s += tensor_core_value(a_row ? a(i, p) : a(p, i)) * tensor_core_value(b_row ? b(p, j) : b(j, p));
-        const double got = c_row ? c(i, j) : c(j, i);
+        const double s = ref[i * n + j], got = c_row ? c(i, j) : c(j, i);
         worst = std::max(worst, std::isfinite(got) ? std::abs(got - s) / (1 + std::abs(s)) : 1e30);
       }
   }
@@ -313,15 +339,14 @@ TEST_CASE("device: the TE GEMM tensorized onto tensor cores (lib::gpu_tensorized
       Buffer<float> c({s.m, s.n});
       poison(c);
       f(a, b, c);
+      const std::vector<double> ref = reference_product(
+          s.m, s.n, s.k, [&](int64_t i, int64_t p) { return tensor_core_value(a(i, p)); },
+          [&](int64_t p, int64_t j) { return tensor_core_value(kn ? b(p, j) : b(j, p)); });
       double worst = 0;
-      for (int i = 0; i < s.m; ++i)
-        for (int j = 0; j < s.n; ++j) {
-          double ref = 0;
-          for (int p = 0; p < s.k; ++p)
-            ref += tensor_core_value(a(i, p)) * tensor_core_value(kn ? b(p, j) : b(j, p));
-          const double got = c(i, j);
-          worst = std::max(worst, std::isfinite(got) ? std::abs(got - ref) / (1 + std::abs(ref)) : 1e30);
-        }
+      for (int64_t i = 0; i < int64_t{s.m} * s.n; ++i) {
+        const double got = c.at_flat(i);
+        worst = std::max(worst, std::isfinite(got) ? std::abs(got - ref[i]) / (1 + std::abs(ref[i])) : 1e30);
+      }
       return worst;
     };
     const double error = s.t == f16 ? run(half()) : s.t == bf16 ? run(bfloat16()) : run(0.0f);
@@ -493,6 +518,8 @@ int main(int argc, char** argv) {
                 runtime::cuda::detail::driver_load().error.c_str());
     return 0;
   }
+  // Line-buffered even into a log file, so that a step stopped by a timeout shows where it was.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const runtime::cuda::Driver& d = runtime::cuda::driver();
   std::printf("loom device tests on %s with %d SMs\n", d.arch().c_str(), d.multiprocessors);
   doctest::Context context(argc, argv);
