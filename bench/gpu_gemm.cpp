@@ -1,10 +1,13 @@
 // Loom's GPU GEMMs on a real GPU against cuBLAS (scripts/gpu-check.sh runs it): the tensor-core
-// GEMM (lib::gpu_gemm, f16 and tf32 inputs, row- and column-major A and B), the Stream-K GEMM (hybrid,
-// and data-parallel with the same tile, grid sized by the driver's occupancy) and the shared-memory tiled
-// GEMM, f32 and f16 inputs, square and skinny shapes (LOOM_GPU_GEMM_SWEEP=1: a sweep of mid-size f32
-// shapes over every decomposition, with the occupancy grid and one block per SM; LOOM_GPU_GEMM_ONLY=f16,
-// tf32 or layouts: only the f16, the tf32 or the column-major tensor-core shapes; tc_sweep: tile
-// choices; tuned: the model's tuned tiles against the default). Prints
+// GEMM (lib::gpu_gemm, f16 and tf32 inputs, row- and column-major A and B), the same main loop under
+// Stream-K (lib::streamk_gemm with tensor cores, f16), the TE GEMM tensorized onto tensor cores
+// (lib::gpu_tensorized_gemm, f16), the SIMT Stream-K GEMM (hybrid, and data-parallel with the same
+// tile, grid sized by the driver's occupancy) and the shared-memory tiled GEMM, f32 and f16 inputs,
+// square and skinny shapes (LOOM_GPU_GEMM_SWEEP=1: a sweep of mid-size f32 shapes over every
+// decomposition, with the occupancy grid and one block per SM; LOOM_GPU_GEMM_ONLY=f16, tf32 or
+// layouts: only the f16, the tf32 or the column-major tensor-core shapes; tc_sweep: tile choices;
+// tuned: the model's tuned tiles against the default; profile: lib::gpu_gemm at 4096^3 f16 alone,
+// for a profiler). Prints
 //   loom-bench gpu_mma_peak dtype=f16 device= ... tflops= peak_dense_tflops= ratio=<of that peak>
 // first: what mma.sync m16n8k16 (Loom's warp intrinsic) reaches when nothing but it runs, the
 // ceiling of a GEMM built on it; then
@@ -39,6 +42,7 @@
 #include <loom/backend/cuda/driver.hpp>
 #include <loom/lib/gpu_gemm.hpp>
 #include <loom/lib/gpu_gemm_tuning.hpp>
+#include <loom/lib/gpu_tensorized_gemm.hpp>
 #include <loom/lib/gpu_tiled_gemm.hpp>
 #include <loom/lib/streamk_gemm.hpp>
 #include <loom/loom.hpp>
@@ -124,13 +128,16 @@ double event_median_ms(const runtime::cuda::Driver& d, F&& run, const char* what
   return median(times);
 }
 
-/// One Loom GEMM to time: a Stream-K decomposition and grid, or the tiled GEMM.
+/// One Loom GEMM to time: a Stream-K decomposition and grid, the tiled GEMM, lib::gpu_gemm or the
+/// tensorized TE GEMM.
 struct Variant {
   lib::Decomposition decomposition = lib::Decomposition::StreamKHybrid;
   int blocks_per_sm = 0;  // 0: the driver's occupancy
   bool tiled = false;
-  bool tensor_cores = false;  // lib::gpu_gemm (mma.sync, ldmatrix, cp.async): f16, or f32 as tf32
-  lib::GpuGemmConfig tc{};    // its tiles and stages
+  bool tensor_cores = false;          // lib::gpu_gemm (mma.sync, ldmatrix, cp.async): f16, or f32 as tf32
+  lib::GpuGemmConfig tc{};            // its tiles and stages
+  bool streamk_tensor_cores = false;  // lib::streamk_gemm on gpu_gemm's main loop (tc's tiles)
+  bool tensorized = false;            // lib::gpu_tensorized_gemm: the TE GEMM tensorized (row-major)
 };
 
 /// C (m x n) = A B, A and B stored as `a` and `b` say (column-major: lib::gpu_gemm only).
@@ -226,6 +233,13 @@ void bench_shape(const runtime::cuda::Driver& d, Cublas& cublas, const Shape s,
                  g.a_copy_bytes == 16 && g.b_copy_bytes == 16
                      ? std::string("_cp_async")
                      : cat("_copies_A", g.a_copy_bytes, "_B", g.b_copy_bytes));
+    } else if (v.tensorized) {
+      const lib::TensorizedGemmConfig config;
+      const lib::TensorizedGemm t = lib::gpu_tensorized_gemm(static_cast<int>(s.m), static_cast<int>(s.n),
+                                                             static_cast<int>(s.k), input, config);
+      f = build(t.schedule, {t.A, t.B, t.C}, Target::cuda(), "tensorized_gemm");
+      name = cat("tensorized_", config.block_m, "x", config.block_n, "_warp", config.warp_m, "x",
+                 config.warp_n, "_", config.stages, "stage");
     } else if (v.tiled) {
       lib::TiledGemm t = lib::gpu_tiled_gemm(static_cast<int>(s.n), 16, input);
       f = build(t.schedule, {t.A, t.B, t.C}, Target::cuda(), "tiled_gemm");
@@ -234,10 +248,11 @@ void bench_shape(const runtime::cuda::Driver& d, Cublas& cublas, const Shape s,
       lib::StreamKConfig config;
       config.decomposition = v.decomposition;
       config.blocks_per_sm = v.blocks_per_sm;
+      if (v.streamk_tensor_cores) config.tensor_cores = v.tc;
       lib::StreamKGemm g = lib::streamk_gemm(s.m, s.n, s.k, input, config);
       f = build(g.func, Target::cuda());
-      name = cat("streamk_", lib::decomposition_name(v.decomposition), "_", g.config.sms, "x",
-                 g.config.blocks_per_sm, "_", g.residency.source);
+      name = cat("streamk_", v.streamk_tensor_cores ? "mma_" : "", lib::decomposition_name(v.decomposition),
+                 "_", g.config.sms, "x", g.config.blocks_per_sm, "_", g.residency.source);
       for (char& ch : name)
         if (ch == ' ') ch = '_';
     }
@@ -396,6 +411,12 @@ int main() {
       bench_shape<half>(d, cublas, s, variants);
     return 0;
   }
+  if (only && std::string(only) == "profile") {
+    // One kernel at one shape, for a profiler: lib::gpu_gemm's default at 4096^3 f16 (its kernel's
+    // name starts with gpu_gemm_float16; the first launch is the warm-up).
+    bench_shape<half>(d, cublas, Shape{4096, 4096, 4096}, {{Decomposition::DataParallel, 0, false, true}});
+    return 0;
+  }
   if (only && std::string(only) == "tuned") {
     // The model's tuned configuration (lib::tune_gpu_gemm: predictions, no GPU) against the default
     // at the tuner table's shapes (docs/gpu-gemm-model.md), so that the prediction can be checked.
@@ -426,12 +447,21 @@ int main() {
     if (s.m == s.n && s.n == s.k) variants.push_back({Decomposition::DataParallel, 0, true});
     bench_shape<float>(d, cublas, s, variants);
   }
-  // f16 inputs (f32 accumulation) against cuBLAS on tensor cores: lib::gpu_gemm (mma.sync) and
-  // the Stream-K kernels (no tensor cores yet).
+  // f16 inputs (f32 accumulation) against cuBLAS on tensor cores: lib::gpu_gemm (mma.sync), the
+  // same main loop under Stream-K, the tensorized TE GEMM, and the SIMT Stream-K and tiled kernels.
   for (const Shape s : {Shape{2048, 2048, 2048}, Shape{4096, 4096, 4096}, Shape{4096, 11008, 4096},
                         Shape{8192, 8192, 8192}, Shape{1000, 999, 37}}) {
     if (!f16_shapes) break;
     std::vector<Variant> variants = {{Decomposition::DataParallel, 0, false, true}};
+    // The same main loop under Stream-K (hybrid), and the TE GEMM tensorized (tiles that divide).
+    Variant streamk_mma{Decomposition::StreamKHybrid};
+    streamk_mma.streamk_tensor_cores = true;
+    variants.push_back(streamk_mma);
+    if (s.m % 128 == 0 && s.n % 128 == 0 && s.k % 32 == 0) {
+      Variant tensorized;
+      tensorized.tensorized = true;
+      variants.push_back(tensorized);
+    }
     if (s.k < 8192 && s.k % 8 == 0)
       variants.insert(variants.end(),
                       {{Decomposition::StreamKHybrid, 0, false}, {Decomposition::DataParallel, 0, false}});
