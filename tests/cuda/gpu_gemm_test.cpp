@@ -43,19 +43,25 @@ struct GemmInputs {
   /// @}
 };
 
+/// Which values of f32 inputs the reference multiplies: the tf32 values g's configuration makes
+/// (rounded, or truncated with tf32_round off), the other tf32 values, or the f32 inputs.
+enum class Tf32Reference { AsConfigured, Other, Exact };
+
 /// Simulates g on random inputs (or small integers) and returns the largest |C - ref| / (1 + |ref|),
-/// ref in double from the values the tensor core reads (tf32 for f32 inputs; with `as_tf32` false,
-/// from the f32 inputs themselves).
+/// ref in double from the values the tensor core multiplies (for f32 inputs: see Tf32Reference).
 template <typename T>
-double simulated_error(const lib::GpuGemm& g, SimReport* report = nullptr, bool as_tf32 = true,
-                       bool integers = false) {
+double simulated_error(const lib::GpuGemm& g, SimReport* report = nullptr,
+                       Tf32Reference tf32 = Tf32Reference::AsConfigured, bool integers = false) {
   GemmInputs<T> in(g, integers);
   const bool c_row = g.c_layout == lib::Layout::RowMajor;
   Buffer<float> c(c_row ? std::vector<int64_t>{g.m, g.n} : std::vector<int64_t>{g.n, g.m});
   for (int64_t i = 0; i < c.num_elements(); ++i) c.at_flat(i) = std::numeric_limits<float>::quiet_NaN();
   SimReport r = simulate(g.func, {in.a, in.b, c});
   if (report) *report = r;
-  auto value = [&](T x) { return as_tf32 ? tensor_core_value(x) : static_cast<double>(x); };
+  const bool round = (tf32 == Tf32Reference::AsConfigured) == g.config.tf32_round;
+  auto value = [&](T x) {
+    return tf32 == Tf32Reference::Exact ? static_cast<double>(x) : tensor_core_value(x, round);
+  };
   double worst = 0;
   for (int64_t i = 0; i < g.m; ++i)
     for (int64_t j = 0; j < g.n; ++j) {
@@ -73,11 +79,11 @@ double checked_error(const lib::GpuGemm& g, bool integers = false) {
   SimReport report;
   double error = 0;
   if (g.input == f16)
-    error = simulated_error<half>(g, &report, true, integers);
+    error = simulated_error<half>(g, &report, Tf32Reference::AsConfigured, integers);
   else if (g.input == bf16)
-    error = simulated_error<bfloat16>(g, &report, true, integers);
+    error = simulated_error<bfloat16>(g, &report, Tf32Reference::AsConfigured, integers);
   else
-    error = simulated_error<float>(g, &report, true, integers);
+    error = simulated_error<float>(g, &report, Tf32Reference::AsConfigured, integers);
   CHECK(report.races.empty());
   for (const char* buffer : {"A_shared", "B_shared"}) {
     CAPTURE(buffer);
@@ -242,12 +248,25 @@ TEST_CASE("gpu_gemm: C column-major (stored n x m)") {
     }
 }
 
-TEST_CASE("gpu_gemm: tf32 reads the 13 low mantissa bits of A and B as zero") {
-  // The same simulation against the exact f32 product is off by about 2^-11 relative: the
-  // reference above (from the truncated inputs) is the one it matches.
+TEST_CASE("gpu_gemm: tf32 rounds A and B to nearest by default, truncates with tf32_round off") {
+  // Each simulation matches the reference from its own tf32 values and is off by about 2^-12
+  // relative from the other's and from the exact f32 product: the rounding is what makes the
+  // difference (a main loop without the cvt, or with it when told not to, fails here).
   const lib::GpuGemm g = lib::gpu_gemm(40, 48, 64, f32, small_config());
+  CHECK(g.describe().find("float32 (rounded to tf32)") != std::string::npos);
   CHECK(simulated_error<float>(g) < 1e-5);
-  CHECK(simulated_error<float>(g, nullptr, false) > 1e-4);
+  CHECK(simulated_error<float>(g, nullptr, Tf32Reference::Other) > 1e-4);
+  CHECK(simulated_error<float>(g, nullptr, Tf32Reference::Exact) > 1e-4);
+  lib::GpuGemmConfig truncating = small_config();
+  truncating.tf32_round = false;
+  const lib::GpuGemm t = lib::gpu_gemm(40, 48, 64, f32, truncating);
+  CHECK(t.describe().find("float32 (truncated to tf32)") != std::string::npos);
+  CHECK(t.config.str().find("/tf32_truncated") != std::string::npos);
+  CHECK(simulated_error<float>(t) < 1e-5);
+  CHECK(simulated_error<float>(t, nullptr, Tf32Reference::Other) > 1e-4);
+  // The generated CUDA rounds with cvt.rna.tf32.f32 only when asked to.
+  CHECK(cuda::codegen_cuda(g.func).source.find("cvt.rna.tf32.f32") != std::string::npos);
+  CHECK(cuda::codegen_cuda(t.func).source.find("cvt.rna.tf32.f32") == std::string::npos);
   CHECK(g.config.block_k == 32);
   CHECK(lib::gpu_gemm(40, 48, 64, f32).config.block_k == 32);  // the default: 128 bytes of K
   CHECK(lib::gpu_gemm(40, 48, 64, f16).config.block_k == 64);
@@ -272,7 +291,7 @@ TEST_CASE("gpu_gemm: A and B parameters are shaped as stored") {
 TEST_CASE("gpu_gemm: refusals name the field and the fix") {
   CHECK_THROWS_WITH_AS(lib::gpu_gemm(64, 64, 64, f64),
                        "gpu_gemm: input type float64 is not supported; the tensor-core GEMM takes float16, "
-                       "bfloat16 or float32 (read as tf32: the 13 low mantissa bits are ignored)",
+                       "bfloat16 or float32 (multiplied as tf32)",
                        Error);
   lib::GpuGemmConfig c;
   c.warp_n = 24;

@@ -3,7 +3,10 @@
 // B (K x 8), computed twice into one accumulator, so C = 2 A B. The fragments are loaded either
 // element by element with the PTX ISA's layout tables transcribed here, independently of
 // te/ptx_fragments.hpp, or with ldmatrix from shared memory (tf32 too: 32-bit elements untransposed).
+// Also a one-warp kernel of cvt.rna.tf32.f32 and the bit patterns it is checked on.
 #pragma once
+
+#include "cuda_test_util.hpp"
 
 #include <loom/core.hpp>
 #include <loom/te/ptx_intrinsics.hpp>
@@ -133,11 +136,47 @@ void fill_small_integers(const Buffer<T>& x, int seed) {
     x.at_flat(i) = static_cast<T>(static_cast<float>((i * 7 + seed * 13) % 9 - 4));
 }
 
-/// The value the tensor core multiplies: an f32 input read as tf32 (its 13 low mantissa bits
-/// ignored), a 16-bit input as itself.
+/// One f32 bit pattern and what cvt.rna.tf32.f32 makes of it.
+struct Tf32RoundCase {
+  uint32_t in, out;
+};
+
+/// Patterns at the rounding boundary: below half a tf32 unit, exactly half (a tie, positive and
+/// negative), a carry into the exponent, the largest finite float (rounds to infinity), infinities
+/// and a NaN (which only lose their 13 low bits, as ptxas's FSETP / IADD / LOP3 sequence leaves
+/// them), denormals.
+inline const std::vector<Tf32RoundCase>& tf32_round_cases() {
+  static const std::vector<Tf32RoundCase> cases = {
+      {0x3f800fffu, 0x3f800000u}, {0x3f801000u, 0x3f802000u}, {0xbf801000u, 0xbf802000u},
+      {0x3f801001u, 0x3f802000u}, {0x3fffffffu, 0x40000000u}, {0x7f7fffffu, 0x7f800000u},
+      {0x7f800000u, 0x7f800000u}, {0xff800000u, 0xff800000u}, {0x7fc00123u, 0x7fc00000u},
+      {0x00000fffu, 0x00000000u}, {0x00001000u, 0x00002000u}, {0x3f802000u, 0x3f802000u}};
+  return cases;
+}
+
+/// in (128 f32) -> out (128 f32) on one warp: each lane rounds its 4 values in place with one
+/// ptx::cvt_rna_tf32(4).
+inline LoweredFunc tf32_round_kernel() {
+  Var tx("tx", i32), bx("bx", i32), in("in", handle_type), out("out", handle_type), x("x", handle_type);
+  std::vector<Stmt> body;
+  for (int i = 0; i < 4; ++i)
+    body.push_back(StoreNode::make(x, LoadNode::make(f32, in, tx * 4 + i), Expr(i)));
+  body.push_back(warp_intrinsic_call(ptx::cvt_rna_tf32(4), {{x, f32, Expr(0)}, {x, f32, Expr(0)}}));
+  for (int i = 0; i < 4; ++i)
+    body.push_back(StoreNode::make(out, LoadNode::make(f32, x, Expr(i)), tx * 4 + i));
+  const Stmt s = AllocateNode::make(x, f32, {Expr(4)}, scope::local, SeqNode::make(body));
+  return flat_kernel("round_tf32", bx, tx, 1, 32, s, {{in, f32, 128}, {out, f32, 128}});
+}
+
+/// The value the tensor core multiplies: an f32 input as tf32, its 13 low mantissa bits ignored
+/// (truncated) or, with `round`, rounded to nearest first (cvt.rna.tf32.f32); a 16-bit input as
+/// itself.
 template <typename T>
-double tensor_core_value(T x) {
-  if constexpr (std::is_same_v<T, float>) return static_cast<double>(bits_float(float_bits(x) & 0xffffe000u));
+double tensor_core_value(T x, bool round = false) {
+  if constexpr (std::is_same_v<T, float>) {
+    const uint32_t bits = float_bits(x);
+    return static_cast<double>(bits_float(round ? ptx::detail::round_to_tf32(bits) : bits & 0xffffe000u));
+  }
   return static_cast<double>(x);
 }
 

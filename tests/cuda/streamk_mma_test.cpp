@@ -181,7 +181,7 @@ TEST_CASE("streamk_gemm tensor cores: refusals name the field") {
       Error);
   CHECK_THROWS_WITH_AS(lib::streamk_gemm(64, 64, 64, i32, sk_mma_config(Decomposition::StreamK, 4)),
                        "streamk_gemm: input type int32 is not supported; the tensor-core GEMM takes float16, "
-                       "bfloat16 or float32 (read as tf32: the 13 low mantissa bits are ignored)",
+                       "bfloat16 or float32 (multiplied as tf32)",
                        Error);
 }
 

@@ -240,3 +240,20 @@ TEST_CASE("warp intrinsics: a user registers one (lane reversal) and both backen
   const std::string src = cuda::codegen_cuda(f).source;
   CHECK(src.find("= __shfl_xor_sync(0xffffffffu, *(&x[0]), 31);") != std::string::npos);
 }
+
+TEST_CASE("warp intrinsics: cvt.rna.tf32.f32 rounds to nearest, ties away from zero, as compiled") {
+  const LoweredFunc f = tf32_round_kernel();
+  const std::vector<Tf32RoundCase>& cases = tf32_round_cases();
+  Buffer<float> a({128}), b({128});
+  for (int64_t i = 0; i < 128; ++i) a.at_flat(i) = bits_float(cases[i % cases.size()].in);
+  simulate(f, {a, b});
+  for (int64_t i = 0; i < 128; ++i) {
+    CAPTURE(i);
+    CHECK(float_bits(b.at_flat(i)) == cases[i % cases.size()].out);
+  }
+  const std::string src = cuda::codegen_cuda(f).source;
+  CHECK(src.find("asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(loom_t) : \"f\"(loom_s[3]));") !=
+        std::string::npos);
+  // Truncation would leave the ties and the carry where they were: the test can tell.
+  CHECK(ptx::detail::round_to_tf32(0x3f801000u) != (0x3f801000u & 0xffffe000u));
+}

@@ -236,7 +236,7 @@ namespace {
 /// in double from the values the tensor core reads (tensor_core_value).
 template <typename T>
 double tensor_core_error(const LoweredFunc& func, int64_t m, int64_t n, int64_t k, lib::Layout a_layout,
-                         lib::Layout b_layout, lib::Layout c_layout) {
+                         lib::Layout b_layout, lib::Layout c_layout, bool tf32_round) {
   Kernel f = build(func, Target::cuda());
   const bool a_row = a_layout == lib::Layout::RowMajor, b_row = b_layout == lib::Layout::RowMajor;
   Buffer<T> a(a_row ? std::vector<int64_t>{m, k} : std::vector<int64_t>{k, m});
@@ -246,8 +246,8 @@ double tensor_core_error(const LoweredFunc& func, int64_t m, int64_t n, int64_t 
   const bool c_row = c_layout == lib::Layout::RowMajor;
   Buffer<float> c(c_row ? std::vector<int64_t>{m, n} : std::vector<int64_t>{n, m});
   const std::vector<double> ref = reference_product(
-      m, n, k, [&](int64_t i, int64_t p) { return tensor_core_value(a_row ? a(i, p) : a(p, i)); },
-      [&](int64_t p, int64_t j) { return tensor_core_value(b_row ? b(p, j) : b(j, p)); });
+      m, n, k, [&](int64_t i, int64_t p) { return tensor_core_value(a_row ? a(i, p) : a(p, i), tf32_round); },
+      [&](int64_t p, int64_t j) { return tensor_core_value(b_row ? b(p, j) : b(j, p), tf32_round); });
   double worst = 0;
   for (int call = 0; call < 2; ++call) {
     poison(c);
@@ -264,16 +264,18 @@ double tensor_core_error(const LoweredFunc& func, int64_t m, int64_t n, int64_t 
 /// tensor_core_error of lib::gpu_gemm's kernel g.
 template <typename T>
 double gpu_gemm_error(const lib::GpuGemm& g) {
-  return tensor_core_error<T>(g.func, g.m, g.n, g.k, g.a_layout, g.b_layout, g.c_layout);
+  return tensor_core_error<T>(g.func, g.m, g.n, g.k, g.a_layout, g.b_layout, g.c_layout, g.config.tf32_round);
 }
 
 /// tensor_core_error of lib::streamk_gemm's kernel g (C row-major), for its input type.
 double streamk_mma_error(const lib::StreamKGemm& g) {
   const lib::GemmShape& s = g.shape;
   const lib::Layout c = lib::Layout::RowMajor;
-  if (g.input == f16) return tensor_core_error<half>(g.func, s.m, s.n, s.k, g.a_layout, g.b_layout, c);
-  if (g.input == bf16) return tensor_core_error<bfloat16>(g.func, s.m, s.n, s.k, g.a_layout, g.b_layout, c);
-  return tensor_core_error<float>(g.func, s.m, s.n, s.k, g.a_layout, g.b_layout, c);
+  const bool round = g.config.tensor_cores->tf32_round;
+  if (g.input == f16) return tensor_core_error<half>(g.func, s.m, s.n, s.k, g.a_layout, g.b_layout, c, round);
+  if (g.input == bf16)
+    return tensor_core_error<bfloat16>(g.func, s.m, s.n, s.k, g.a_layout, g.b_layout, c, round);
+  return tensor_core_error<float>(g.func, s.m, s.n, s.k, g.a_layout, g.b_layout, c, round);
 }
 
 }  // namespace
@@ -308,6 +310,11 @@ TEST_CASE("device: the tensor-core GEMM (lib::gpu_gemm), f16, bf16 and tf32, eve
     // 1.3e-4 from the double reference here (and bit-identical to cuBLAS's GemmEx, see the bench).
     CHECK(error <= 1e-3);
   }
+  // tf32 truncated (tf32_round off), against a reference from truncated values: at K = 776 rounding
+  // and truncation differ by about 3e-3 relative, so each kernel matches only its own reference.
+  lib::GpuGemmConfig truncating;
+  truncating.tf32_round = false;
+  CHECK(gpu_gemm_error<float>(lib::gpu_gemm(1000, 1100, 776, f32, truncating)) <= 1e-3);
 }
 
 TEST_CASE("device: the TE GEMM tensorized onto tensor cores (lib::gpu_tensorized_gemm)") {
@@ -362,6 +369,18 @@ TEST_CASE("device: tf32 operands' low 13 mantissa bits are ignored, as the simul
   build(mma_kernel(f32, FragmentLoad::Scalar), Target::cuda())(a, b, c);
   for (int64_t i = 0; i < 8; ++i)
     for (int64_t j = 0; j < 8; ++j) CHECK(c(i, j) == 2 * b(i, j));
+}
+
+TEST_CASE("device: cvt.rna.tf32.f32 gives the bits the simulator models") {
+  const LoweredFunc f = tf32_round_kernel();
+  const std::vector<Tf32RoundCase>& cases = tf32_round_cases();
+  Buffer<float> a({128}), on_gpu({128});
+  for (int64_t i = 0; i < 128; ++i) a.at_flat(i) = bits_float(cases[i % cases.size()].in);
+  build(f, Target::cuda())(a, on_gpu);
+  for (int64_t i = 0; i < 128; ++i) {
+    CAPTURE(i);
+    CHECK(float_bits(on_gpu.at_flat(i)) == cases[i % cases.size()].out);
+  }
 }
 
 TEST_CASE("device: Stream-K GEMM, every decomposition, f32 and f16, the grid sized by the driver") {

@@ -65,21 +65,26 @@ TEST_CASE("gpu_gemm model: a k-step's instructions, counted in the IR, are those
   // Per warp and k-step: block_k / mma_k slices; in each, an ldmatrix.x4 per 16 rows of the warp
   // tile's A (m tiles) and per two 8-column n tiles of B, and an mma per (m tile, n tile); 16-byte
   // copies of the block's A and B tiles shared among its threads. tf32 data not contiguous in k is
-  // read with four 32-bit shared loads per fragment instead (B row-major, A column-major).
+  // read with four 32-bit shared loads per fragment instead (B row-major, A column-major); tf32
+  // fragments are rounded, 4 elements per A m tile and per B n-tile pair in each slice.
   struct Case {
     DType input;
     GpuGemmConfig config;
     Layout a, b;
-    int64_t mma, ldmatrix, shared_loads, cp_async;
+    int64_t mma, ldmatrix, shared_loads, cp_async, tf32_roundings = 0;
   };
+  GpuGemmConfig truncating;
+  truncating.tf32_round = false;
   const std::vector<Case> cases = {
       // 4 slices x (4 m tiles x 8 n tiles); 4 x (4 + 4) ldmatrix; (128x64 + 64x128) / 8 / 128 threads.
       {f16, {}, Layout::RowMajor, Layout::RowMajor, 128, 32, 0, 16},
       {bf16, {}, Layout::ColMajor, Layout::ColMajor, 128, 32, 0, 16},
       // tf32, block_k 32: 4 slices of 8; A by ldmatrix (4 x 4), B by 4 loads per n-tile pair (4 x 4 x 4).
-      {f32, {}, Layout::RowMajor, Layout::RowMajor, 128, 16, 64, 16},
+      // Rounded: 4 slices x (4 + 4) x 4 elements.
+      {f32, {}, Layout::RowMajor, Layout::RowMajor, 128, 16, 64, 16, 128},
+      {f32, truncating, Layout::RowMajor, Layout::RowMajor, 128, 16, 64, 16, 0},
       // tf32 column-major: A by 32-bit loads (4 x 4 x 4), B by ldmatrix (4 x 4).
-      {f32, {}, Layout::ColMajor, Layout::ColMajor, 128, 16, 64, 16},
+      {f32, {}, Layout::ColMajor, Layout::ColMajor, 128, 16, 64, 16, 128},
       // 32x64 warps, 8 warps: 2 slices x (2 x 8) mma; 2 x (2 + 4) ldmatrix; (128x32 + 32x128) / 8 / 256.
       {f16, model_config(128, 128, 32, 32, 64, 4), Layout::RowMajor, Layout::RowMajor, 32, 12, 0, 4},
       // 128x256 block, 8 warps of 64x64: 4 x 32 mma; (128x64 + 64x256) / 8 / 256 = 4 + 8 copies.
@@ -93,6 +98,7 @@ TEST_CASE("gpu_gemm model: a k-step's instructions, counted in the IR, are those
     CHECK(s.ldmatrix == c.ldmatrix);
     CHECK(s.shared_loads == c.shared_loads);
     CHECK(s.cp_async == c.cp_async);
+    CHECK(s.tf32_roundings == c.tf32_roundings);
     CHECK(s.shared_stores == 0);
     CHECK(s.global_loads == 0);
     CHECK(s.barriers == 1);
@@ -233,7 +239,8 @@ TEST_CASE("gpu_gemm model: properties of every prediction") {
 }
 
 TEST_CASE("gpu_gemm model: the latency figures move predictions at 2048^3 and above by under 3%") {
-  // GpuPerfSpec::sources says so of its round microbenchmark latencies.
+  // GpuPerfSpec::sources says so of its round microbenchmark latencies. tf32's rounding adds two
+  // instructions per fragment element, which each wait longer between barriers: under 5% there.
   for (const GpuPerfSpec& spec : {GpuPerfSpec::a100(), GpuPerfSpec::h100()})
     for (DType input : {f16, f32})
       for (const int64_t n : {2048, 4096, 8192}) {
@@ -249,7 +256,7 @@ TEST_CASE("gpu_gemm model: the latency figures move predictions at 2048^3 and ab
           CAPTURE(spec.name);
           CAPTURE(g.describe());
           CAPTURE(scale);
-          CHECK(std::abs(predict_gpu_gemm(g, s, r).seconds / base - 1) < 0.03);
+          CHECK(std::abs(predict_gpu_gemm(g, s, r).seconds / base - 1) < (input == f32 ? 0.05 : 0.03));
         }
       }
 }

@@ -1,4 +1,4 @@
-// The tensor-core GPU GEMM: C (f32) = A B for f16, bf16 or f32 (read as tf32) inputs, A, B and C
+// The tensor-core GPU GEMM: C (f32) = A B for f16, bf16 or f32 (rounded to tf32) inputs, A, B and C
 // each row- or column-major, any M, N, K. Each block computes a block_m x block_n tile with warps
 // of warp_m x warp_n tiles; the k loop stages tiles of A and B in shared memory `stages` deep,
 // each laid out as the operand is stored (cp.async of 16, 8 or 4 bytes as an operand's contiguous
@@ -31,10 +31,17 @@ struct GpuGemmConfig {
   /// @}
   /// Shared-memory stages of the k loop: 2 is double buffering; 3-4 hide global latency.
   int stages = 3;
+  /// f32 inputs: each element of A and B is rounded to the nearest tf32 (cvt.rna.tf32.f32, as
+  /// cuBLAS's TF32 mode rounds) before the mma. false: the tensor core reads the f32 bits and
+  /// ignores the 13 low mantissa bits (toward zero: a bias of half a tf32 unit on average), one
+  /// instruction per fragment element fewer. Ignored for 16-bit inputs.
+  bool tf32_round = true;
 
-  /// "128x128x64/64x64/s3": block_m x block_n x block_k / warp_m x warp_n / stages.
+  /// "128x128x64/64x64/s3": block_m x block_n x block_k / warp_m x warp_n / stages, and
+  /// "/tf32_truncated" when tf32_round is off.
   std::string str() const {
-    return cat(block_m, "x", block_n, "x", block_k, "/", warp_m, "x", warp_n, "/s", stages);
+    return cat(block_m, "x", block_n, "x", block_k, "/", warp_m, "x", warp_n, "/s", stages,
+               tf32_round ? "" : "/tf32_truncated");
   }
 };
 
@@ -45,8 +52,8 @@ struct GpuGemm {
   int64_t m = 0, n = 0, k = 0;
   /// @}
   /// The element type of A and B: f16 or bf16 (mma.sync m16n8k16), or f32, which the tensor cores
-  /// read as tf32: sign, exponent and the 10 high mantissa bits; the 13 low bits are ignored, not
-  /// rounded (mma.sync m16n8k8 .tf32, accumulated in f32).
+  /// multiply as tf32 (sign, exponent and 10 mantissa bits; mma.sync m16n8k8 .tf32, accumulated in
+  /// f32): rounded to nearest, or truncated with config.tf32_round off.
   DType input = f16;
   /// How A and B are stored. A: RowMajor is m x k (k contiguous), ColMajor is stored k x m (m
   /// contiguous). B: RowMajor is k x n (n contiguous), ColMajor is stored n x k (k contiguous).

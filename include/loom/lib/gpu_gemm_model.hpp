@@ -107,6 +107,9 @@ struct GpuGemmStepCounts {
   /// @}
   /// Block barriers.
   int64_t barriers = 0;
+  /// f32 fragment elements rounded to tf32 (cvt.rna.tf32.f32, two SASS instructions each on sm_80
+  /// and sm_90).
+  int64_t tf32_roundings = 0;
 };
 
 /// The instructions of one warp per k-step of `g`'s main loop, from its lowered IR.

@@ -1,7 +1,8 @@
 // The built-in warp intrinsics (te/warp_intrinsic.hpp) for NVIDIA tensor cores: mma.sync
 // m16n8k16 with f16 or bf16 inputs and m16n8k8 with tf32 inputs (f32 accumulation, A row-major,
 // B column-major in registers), and ldmatrix (x1, x2, x4, each with or without .trans; 16-bit data,
-// or 32-bit data untransposed). Each is PTX inline assembly for the CUDA backend and an exact model
+// or 32-bit data untransposed), cp.async with its groups, and cvt.rna.tf32.f32 (f32 to tf32 rounded).
+// Each is PTX inline assembly for the CUDA backend and an exact model
 // over the PTX ISA's fragment layouts (te/ptx_fragments.hpp) for the simulator. Also the one place
 // a call is checked and built.
 #pragma once
@@ -35,6 +36,10 @@ inline const std::string cp_async_cg16 = cp_async(16, true);
 inline constexpr const char* cp_async_commit = "ptx.cp.async.commit_group";
 /// Waits until at most `pending` (0-7) of the lane's committed groups are in flight; no operands.
 inline std::string cp_async_wait(int pending) { return cat("ptx.cp.async.wait_group.", pending); }
+/// cvt.rna.tf32.f32 of `count` (1, 2 or 4) consecutive f32 values of a lane: operands dst and src
+/// (local, may be the same), each value rounded to tf32 (10 mantissa bits) to nearest, ties away
+/// from zero, its 13 low bits zero. Per thread, not collective.
+inline std::string cvt_rna_tf32(int count) { return cat("ptx.cvt.rna.tf32.f32.x", count); }
 
 namespace detail {
 
@@ -60,7 +65,7 @@ inline std::string shared_address(const std::string& pointer) {
 
 /// The value of a 32-bit register's element as the tensor core reads it. The tensor core reads a
 /// tf32 operand's sign, exponent and 10 high mantissa bits and ignores the 13 low bits; convert
-/// with cvt.rna.tf32.f32 first to round instead.
+/// with cvt.rna.tf32.f32 (ptx::cvt_rna_tf32) first to round instead.
 inline double input_value(DType t, const WarpLanes& w, int lane, int operand, int i) {
   if (t.code == TypeCode::Float && t.bits == 32)
     return bits_float(w.read<uint32_t>(lane, operand, i) & 0xffffe000u);
@@ -198,6 +203,43 @@ inline WarpIntrinsic cp_async_group_op(bool commit, int pending) {
   return w;
 }
 
+/// The f32 bits of `bits` rounded to tf32 as cvt.rna.tf32.f32 rounds: to nearest, ties away from
+/// zero (add half of the 13 dropped bits' unit, then drop them; a carry moves into the exponent, up
+/// to infinity). Infinities and NaNs only lose their 13 low bits, as ptxas compiles it for sm_80
+/// and sm_90 (FSETP |x| < inf, a predicated IADD of 0x1000, a LOP3 with 0xffffe000).
+inline uint32_t round_to_tf32(uint32_t bits) {
+  const bool finite = (bits & 0x7f800000u) != 0x7f800000u;
+  return (finite ? bits + 0x1000u : bits) & 0xffffe000u;
+}
+
+/// cvt.rna.tf32.f32 over `count` f32 values of each lane (ptx::cvt_rna_tf32).
+inline WarpIntrinsic cvt_rna_tf32_op(int count) {
+  WarpIntrinsic w;
+  w.name = ptx::cvt_rna_tf32(count);
+  w.min_sm = 80;
+  w.collective = false;
+  w.operands = {{"dst", WarpOperandSpace::Local, false, true, 4 * count, 4, {f32}},
+                {"src", WarpOperandSpace::Local, true, false, 4 * count, 4, {f32}}};
+  w.cuda = [count](const std::vector<std::string>& p) {
+    std::string s = cat("{\n  float* loom_d = ", p[0], ";\n  const float* loom_s = ", p[1], ";\n");
+    for (int i = 0; i < count; ++i) {
+      s += cat(
+          "  {\n    unsigned loom_t;\n    asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(loom_t) : \"f\"(loom_s[",
+          i, "]));\n    loom_d[", i, "] = __uint_as_float(loom_t);\n  }\n");
+    }
+    return s + "}";
+  };
+  w.simulate = [count](const WarpLanes& lanes) {
+    for (int l = 0; l < 32; ++l) {
+      if (!lanes.at(l, 1)) continue;  // an inactive lane
+      uint32_t v[4];
+      for (int i = 0; i < count; ++i) v[i] = round_to_tf32(lanes.read<uint32_t>(l, 1, i));
+      for (int i = 0; i < count; ++i) lanes.write<uint32_t>(l, 0, i, v[i]);
+    }
+  };
+  return w;
+}
+
 inline const std::vector<WarpIntrinsic>& builtins() {
   static const std::vector<WarpIntrinsic> all = [] {
     std::vector<WarpIntrinsic> v{mma(mma_f16, f16, 16), mma(mma_bf16, bf16, 16), mma(mma_tf32, f32, 8)};
@@ -207,6 +249,7 @@ inline const std::vector<WarpIntrinsic>& builtins() {
     v.push_back(cp_async_op(16, true));
     v.push_back(cp_async_group_op(true, 0));
     for (int n = 0; n < 8; ++n) v.push_back(cp_async_group_op(false, n));
+    for (int n : {1, 2, 4}) v.push_back(cvt_rna_tf32_op(n));
     return v;
   }();
   return all;

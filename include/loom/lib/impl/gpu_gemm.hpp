@@ -74,13 +74,14 @@ inline const char* layout_text(Layout l, bool a) {
 
 LOOM_DECL std::string GpuGemm::describe() const {
   const bool tf32 = input == f32;
-  return cat("gpu_gemm ", m, "x", n, "x", k, " ", tf32 ? "float32 (read as tf32)" : input.str(),
-             " -> float32, A ", detail::layout_text(a_layout, true), ", B ",
-             detail::layout_text(b_layout, false),
-             c_layout == Layout::RowMajor ? "" : ", C column-major (stored n x m)", ": block ",
-             config.block_m, "x", config.block_n, "x", config.block_k, ", warp ", config.warp_m, "x",
-             config.warp_n, ", ", config.stages, " stages, ", detail::copies_text(a_copy_bytes, b_copy_bytes),
-             tf32 ? ", mma.sync m16n8k8 tf32" : ", mma.sync m16n8k16");
+  return cat(
+      "gpu_gemm ", m, "x", n, "x", k, " ",
+      tf32 ? (config.tf32_round ? "float32 (rounded to tf32)" : "float32 (truncated to tf32)") : input.str(),
+      " -> float32, A ", detail::layout_text(a_layout, true), ", B ", detail::layout_text(b_layout, false),
+      c_layout == Layout::RowMajor ? "" : ", C column-major (stored n x m)", ": block ", config.block_m, "x",
+      config.block_n, "x", config.block_k, ", warp ", config.warp_m, "x", config.warp_n, ", ", config.stages,
+      " stages, ", detail::copies_text(a_copy_bytes, b_copy_bytes),
+      tf32 ? ", mma.sync m16n8k8 tf32" : ", mma.sync m16n8k16");
 }
 
 LOOM_DECL GpuGemm gpu_gemm(int64_t m, int64_t n, int64_t k, DType input, GpuGemmConfig config,

@@ -366,9 +366,22 @@ class GpuGemmMainLoop {
     std::vector<Stmt> s;
     const Expr a_base = stage * (a_rows_ * pitch_a_), b_base = stage * (b_rows_ * pitch_b_);
     const char* mma = tf32_ ? ptx::mma_tf32 : g_.input == bf16 ? ptx::mma_bf16 : ptx::mma_f16;
+    // f32 read as tf32: each fragment rounded to nearest once loaded (4 elements for A's m tile and
+    // for B's pair of n tiles), else the tensor core would truncate.
+    const bool round = tf32_ && c_.tf32_round;
+    auto rounded = [&](const Var& frag, int first) {
+      s.push_back(
+          warp_intrinsic_call(ptx::cvt_rna_tf32(4), {{frag, f32, Expr(first)}, {frag, f32, Expr(first)}}));
+    };
     for (int kk = 0; kk < c_.block_k / mma_k_; ++kk) {
-      for (int mi = 0; mi < m_tiles_; ++mi) load_a(s, a_base, mi, kk);
-      for (int ni = 0; ni < n_tiles_; ni += 2) load_b(s, b_base, ni, kk);
+      for (int mi = 0; mi < m_tiles_; ++mi) {
+        load_a(s, a_base, mi, kk);
+        if (round) rounded(af_, mi * a_elems_);
+      }
+      for (int ni = 0; ni < n_tiles_; ni += 2) {
+        load_b(s, b_base, ni, kk);
+        if (round) rounded(bf_, ni * b_elems_);
+      }
       for (int mi = 0; mi < m_tiles_; ++mi)
         for (int ni = 0; ni < n_tiles_; ++ni) {
           const Expr acc = Expr((mi * n_tiles_ + ni) * 4);
@@ -411,8 +424,8 @@ inline GpuGemm gpu_gemm_problem(int64_t m, int64_t n, int64_t k, DType input, Gp
   auto refuse = [&](const std::string& what) { throw Error(cat(who, ": ", what)); };
   if (input != f16 && input != bf16 && input != f32)
     refuse(cat("input type ", input.str(),
-               " is not supported; the tensor-core GEMM takes float16, bfloat16 or float32 (read as tf32: "
-               "the 13 low mantissa bits are ignored)"));
+               " is not supported; the tensor-core GEMM takes float16, bfloat16 or float32 (multiplied as "
+               "tf32)"));
   if (m < 1 || n < 1 || k < 1) refuse(cat("the shape ", m, "x", n, "x", k, " must be positive"));
   if (m >= (int64_t{1} << 31) / std::max<int64_t>(k, n) || n >= (int64_t{1} << 31) / k)
     refuse(

@@ -61,7 +61,8 @@ LOOM_DECL GpuPerfSpec GpuPerfSpec::a100() {
           "this kernel (",
           detail::kSm90L2Fraction, ") applied to A100's published 5120 B/clock at 1.41 GHz"),
       "latencies (cycles): L2 hit 200, DRAM 500 ns, barrier 24, shared load 30: round microbenchmark figures "
-      "(halving or doubling them moves the predictions at 2048^3 and above by under 3%)"};
+      "(halving or doubling them moves the predictions at 2048^3 and above by under 3%, 5% for "
+      "tf32 with its rounding instructions)"};
   return s;
 }
 
@@ -91,7 +92,8 @@ LOOM_DECL GpuPerfSpec GpuPerfSpec::h100() {
           "in 3.419 ms), taken as the L2's limit (docs/gpu-gemm-model.md gives the evidence and the "
           "doubt)"),
       "latencies (cycles): L2 hit 260, DRAM 500 ns, barrier 24, shared load 30: round microbenchmark figures "
-      "(halving or doubling them moves the predictions at 2048^3 and above by under 3%)"};
+      "(halving or doubling them moves the predictions at 2048^3 and above by under 3%, 5% for "
+      "tf32 with its rounding instructions)"};
   return s;
 }
 
@@ -143,6 +145,7 @@ class StepCounter {
       c.shared_stores = std::max(c.shared_stores, e.shared_stores);
       c.global_loads = std::max(c.global_loads, e.global_loads);
       c.barriers = std::max(c.barriers, e.barriers);
+      c.tf32_roundings = std::max(c.tf32_roundings, e.tf32_roundings);
       add(c, count_expr(branch->condition));
     } else if (const auto* loop = s.as<ForNode>()) {
       const GpuGemmStepCounts body = count(loop->body);
@@ -171,6 +174,8 @@ class StepCounter {
         if (n.rfind("ptx.mma.", 0) == 0) ++c.mma;
         if (n.rfind("ptx.ldmatrix.", 0) == 0) ++c.ldmatrix;
         if (n.rfind("ptx.cp.async.ca.", 0) == 0 || n.rfind("ptx.cp.async.cg.", 0) == 0) ++c.cp_async;
+        const std::string cvt = "ptx.cvt.rna.tf32.f32.x";
+        if (n.rfind(cvt, 0) == 0) c.tf32_roundings += std::stoi(n.substr(cvt.size()));
         return c;  // its operands are addresses, not loads
       }
       add(c, count_expr(e->value));
@@ -187,6 +192,7 @@ class StepCounter {
     a.shared_stores += b.shared_stores;
     a.global_loads += b.global_loads;
     a.barriers += b.barriers;
+    a.tf32_roundings += b.tf32_roundings;
   }
 
   GpuGemmStepCounts count_expr(const Expr& e) const {
@@ -442,10 +448,12 @@ LOOM_DECL GpuGemmPrediction predict_gpu_gemm(const GpuGemm& g, const GpuPerfSpec
   const GpuGemmStepCounts& c = p.per_warp;
   // Instructions issued: SASS's count when given; else the counted ones, 3 address instructions per
   // copy (a cp.async's or an element's) and 8 for the loop, the stage and the wait (sm_90's SASS of
-  // the default f16 kernel: 231 for 177 counted ones and 16 copies, estimated 233; sm_80's: 256).
+  // the default f16 kernel: 231 for 177 counted ones and 16 copies, estimated 233; sm_80's: 256),
+  // and 2 per tf32 rounding (the default tf32 kernel's SASS on sm_90: 540 per step, estimated 537).
   const int64_t copies = c.cp_async + c.global_loads;
   const double counted = static_cast<double>(c.mma + c.ldmatrix + c.cp_async + c.shared_loads +
-                                             c.shared_stores + c.global_loads + c.barriers);
+                                             c.shared_stores + c.global_loads + c.barriers) +
+                         2.0 * static_cast<double>(c.tf32_roundings);
   p.instructions_per_warp_step =
       instructions_per_warp_step > 0 ? instructions_per_warp_step : counted + 3.0 * copies + 8;
 

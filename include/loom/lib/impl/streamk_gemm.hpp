@@ -543,7 +543,10 @@ LOOM_DECL std::string StreamKGemm::describe() const {
      << " per tile; balance " << plan.balance_efficiency() << ", " << plan.split_tiles() << " split tiles, "
      << workspace_floats * 4 << " bytes of partials";
   if (config.tensor_cores)
-    os << "; tensor cores (gpu_gemm's main loop): " << (input == f32 ? "float32 read as tf32" : input.str())
+    os << "; tensor cores (gpu_gemm's main loop): "
+       << (input != f32                      ? input.str()
+           : config.tensor_cores->tf32_round ? "float32 rounded to tf32"
+                                             : "float32 truncated to tf32")
        << ", A " << (a_layout == Layout::RowMajor ? "row-major" : "column-major") << ", B "
        << (b_layout == Layout::RowMajor ? "row-major" : "column-major") << ", warp "
        << config.tensor_cores->warp_m << "x" << config.tensor_cores->warp_n << ", "
