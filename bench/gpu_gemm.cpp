@@ -232,7 +232,8 @@ void bench_shape(const runtime::cuda::Driver& d, Cublas& cublas, const Shape s,
                  g.config.warp_m, "x", g.config.warp_n, "_", g.config.stages, "stage",
                  g.a_copy_bytes == 16 && g.b_copy_bytes == 16
                      ? std::string("_cp_async")
-                     : cat("_copies_A", g.a_copy_bytes, "_B", g.b_copy_bytes));
+                     : cat("_copies_A", g.a_copy_bytes, "_B", g.b_copy_bytes),
+                 is_f16 || g.config.tf32_round ? "" : "_tf32_truncated");
     } else if (v.tensorized) {
       const lib::TensorizedGemmConfig config;
       const lib::TensorizedGemm t = lib::gpu_tensorized_gemm(static_cast<int>(s.m), static_cast<int>(s.n),
@@ -468,12 +469,15 @@ int main() {
     if (s.m == s.n && s.n == s.k && s.k <= 4096) variants.push_back({Decomposition::DataParallel, 0, true});
     bench_shape<half>(d, cublas, s, variants);
   }
-  // f32 inputs on tf32 tensor cores (lib::gpu_gemm) against cuBLAS's TF32 sgemm.
+  // f32 inputs on tf32 tensor cores (lib::gpu_gemm, inputs rounded to tf32 as cuBLAS rounds them,
+  // and truncated: what the rounding costs) against cuBLAS's TF32 sgemm.
   const Variant tensor_cores{Decomposition::DataParallel, 0, false, true};
+  Variant truncating = tensor_cores;
+  truncating.tc.tf32_round = false;
   if (only_shapes.empty() || only_shapes == "tf32")
     for (const Shape s :
          {Shape{2048, 2048, 2048}, Shape{4096, 4096, 4096}, Shape{8192, 8192, 8192}, Shape{1000, 999, 37}})
-      bench_shape<float>(d, cublas, s, {tensor_cores});
+      bench_shape<float>(d, cublas, s, {tensor_cores, truncating});
   // Column-major A and B (ldmatrix.trans, shared loads for tf32) against cuBLAS on the same memory.
   if (only_shapes.empty() || only_shapes == "layouts") {
     using lib::Layout;
