@@ -1,10 +1,10 @@
 // The built-in warp intrinsics (te/warp_intrinsic.hpp) for NVIDIA tensor cores: mma.sync
 // m16n8k16 with f16 or bf16 inputs and m16n8k8 with tf32 inputs (f32 accumulation, A row-major,
 // B column-major in registers), and ldmatrix (x1, x2, x4, each with or without .trans; 16-bit data,
-// or 32-bit data untransposed), cp.async with its groups, and cvt.rna.tf32.f32 (f32 to tf32 rounded).
-// Each is PTX inline assembly for the CUDA backend and an exact model
-// over the PTX ISA's fragment layouts (te/ptx_fragments.hpp) for the simulator. Also the one place
-// a call is checked and built.
+// or 32-bit data untransposed), cp.async with its groups, and cvt.rna.tf32.f32 (f32 rounded to
+// tf32). Each is PTX inline assembly for the CUDA backend and an exact model over the PTX ISA's
+// fragment layouts (te/ptx_fragments.hpp) for the simulator. Also the one place a call is checked
+// and built.
 #pragma once
 
 #include <string>
