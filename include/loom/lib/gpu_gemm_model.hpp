@@ -107,8 +107,8 @@ struct GpuGemmStepCounts {
   /// @}
   /// Block barriers.
   int64_t barriers = 0;
-  /// f32 fragment elements rounded to tf32 (cvt.rna.tf32.f32, two SASS instructions each on sm_80
-  /// and sm_90).
+  /// f32 fragment elements rounded to tf32 (cvt.rna.tf32.f32: three SASS instructions alone, about
+  /// two per element in the main loop on sm_90).
   int64_t tf32_roundings = 0;
 };
 

@@ -24,8 +24,9 @@ struct StreamKConfig {
   /// SIMT main loop; with tensor_cores set, the tile is tensor_cores' block_m x block_n x block_k.
   GemmTile tile{64, 64, 16};
   /// Set: the MAC loop is lib::gpu_gemm's tensor-core main loop with this block tile (one MAC-loop
-  /// iteration is one block_k step), warp tile and stages, for f16, bf16 or f32 inputs (f32 read
-  /// as tf32: the 13 low mantissa bits are ignored); A and B may then be column-major. Unset (the
+  /// iteration is one block_k step), warp tile and stages, for f16, bf16 or f32 inputs (f32
+  /// rounded to tf32, or truncated with tensor_cores->tf32_round off); A and B may then be
+  /// column-major. Unset (the
   /// default): SIMT FMA over `tile` with thread_m x thread_n accumulators per thread, f32 exact or
   /// f16, A and B row-major.
   std::optional<GpuGemmConfig> tensor_cores;

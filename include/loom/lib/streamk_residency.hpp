@@ -91,9 +91,10 @@ inline StreamKResidency streamk_residency(const StreamKGemm& g, const GpuDeviceS
     if (auto it = known.find(key); it != known.end()) return it->second;
   }
 
-  // A block over the device's shared-memory limit cannot be loaded with its opt-in (the driver
-  // answers "invalid argument"): the model below says why, 0 blocks limited by shared memory.
-  const bool loadable = block.shared_bytes <= device.max_shared_bytes_per_block;
+  // A block over the GPU's opt-in shared memory per block cannot be loaded (the driver answers
+  // "invalid argument"): the model below says why, 0 blocks limited by shared memory.
+  const bool loadable =
+      !runtime::cuda::driver_available() || block.shared_bytes <= runtime::cuda::driver().max_shared_optin;
   if (runtime::cuda::driver_available() && loadable) {
     const runtime::cuda::Driver& d = runtime::cuda::driver();
     const runtime::cuda::NvrtcOutput out =

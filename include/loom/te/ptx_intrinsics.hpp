@@ -2,9 +2,9 @@
 // m16n8k16 with f16 or bf16 inputs and m16n8k8 with tf32 inputs (f32 accumulation, A row-major,
 // B column-major in registers), and ldmatrix (x1, x2, x4, each with or without .trans; 16-bit data,
 // or 32-bit data untransposed), cp.async with its groups, and cvt.rna.tf32.f32 (f32 rounded to
-// tf32). Each is PTX inline assembly for the CUDA backend and an exact model over the PTX ISA's
-// fragment layouts (te/ptx_fragments.hpp) for the simulator. Also the one place a call is checked
-// and built.
+// tf32). Each is PTX inline assembly for the CUDA backend and an exact model for the simulator
+// (the PTX ISA's fragment layouts, te/ptx_fragments.hpp, for mma and ldmatrix). Also the one place a call is
+// checked and built.
 #pragma once
 
 #include <string>
@@ -37,8 +37,9 @@ inline constexpr const char* cp_async_commit = "ptx.cp.async.commit_group";
 /// Waits until at most `pending` (0-7) of the lane's committed groups are in flight; no operands.
 inline std::string cp_async_wait(int pending) { return cat("ptx.cp.async.wait_group.", pending); }
 /// cvt.rna.tf32.f32 of `count` (1, 2 or 4) consecutive f32 values of a lane: operands dst and src
-/// (local, may be the same), each value rounded to tf32 (10 mantissa bits) to nearest, ties away
-/// from zero, its 13 low bits zero. Per thread, not collective.
+/// (local; the same, overlapping or apart: every source is read before any result is written),
+/// each value rounded to tf32 (10 mantissa bits) to nearest, ties away from zero, its 13 low bits
+/// zero. Per thread, not collective.
 inline std::string cvt_rna_tf32(int count) { return cat("ptx.cvt.rna.tf32.f32.x", count); }
 
 namespace detail {
@@ -205,8 +206,9 @@ inline WarpIntrinsic cp_async_group_op(bool commit, int pending) {
 
 /// The f32 bits of `bits` rounded to tf32 as cvt.rna.tf32.f32 rounds: to nearest, ties away from
 /// zero (add half of the 13 dropped bits' unit, then drop them; a carry moves into the exponent, up
-/// to infinity). Infinities and NaNs only lose their 13 low bits, as ptxas compiles it for sm_80
-/// and sm_90 (FSETP |x| < inf, a predicated IADD of 0x1000, a LOP3 with 0xffffe000).
+/// to infinity). Infinities and NaNs only lose their 13 low bits (a NaN whose payload is all in
+/// them becomes an infinity), as ptxas 13.0 compiles it for sm_90 (FSETP |x| < inf, a predicated
+/// IADD of 0x1000, a LOP3 with 0xffffe000).
 inline uint32_t round_to_tf32(uint32_t bits) {
   const bool finite = (bits & 0x7f800000u) != 0x7f800000u;
   return (finite ? bits + 0x1000u : bits) & 0xffffe000u;
@@ -221,12 +223,12 @@ inline WarpIntrinsic cvt_rna_tf32_op(int count) {
   w.operands = {{"dst", WarpOperandSpace::Local, false, true, 4 * count, 4, {f32}},
                 {"src", WarpOperandSpace::Local, true, false, 4 * count, 4, {f32}}};
   w.cuda = [count](const std::vector<std::string>& p) {
-    std::string s = cat("{\n  float* loom_d = ", p[0], ";\n  const float* loom_s = ", p[1], ";\n");
-    for (int i = 0; i < count; ++i) {
-      s += cat(
-          "  {\n    unsigned loom_t;\n    asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(loom_t) : \"f\"(loom_s[",
-          i, "]));\n    loom_d[", i, "] = __uint_as_float(loom_t);\n  }\n");
-    }
+    // All sources into registers first, as the simulator reads them, so that dst may overlap src.
+    std::string s = cat("{\n  float* loom_d = ", p[0], ";\n  const float* loom_s = ", p[1],
+                        ";\n  unsigned loom_t[", count, "];\n");
+    for (int i = 0; i < count; ++i)
+      s += cat("  asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(loom_t[", i, "]) : \"f\"(loom_s[", i, "]));\n");
+    for (int i = 0; i < count; ++i) s += cat("  loom_d[", i, "] = __uint_as_float(loom_t[", i, "]);\n");
     return s + "}";
   };
   w.simulate = [count](const WarpLanes& lanes) {
