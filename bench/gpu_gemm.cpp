@@ -6,7 +6,8 @@
 // square and skinny shapes (LOOM_GPU_GEMM_SWEEP=1: a sweep of mid-size f32 shapes over every
 // decomposition, with the occupancy grid and one block per SM; LOOM_GPU_GEMM_ONLY=f16, tf32 or
 // layouts: only the f16, the tf32 or the column-major tensor-core shapes; tc_sweep: tile choices;
-// tuned: the model's tuned tiles against the default; profile: lib::gpu_gemm at 4096^3 f16 alone,
+// tuned: the model's tuned tiles against the default; streamk_tuned: tensor-core Stream-K's
+// decomposition and grid tuned by its model against the default; profile: lib::gpu_gemm at 4096^3 f16 alone,
 // for a profiler). Prints
 //   loom-bench gpu_mma_peak dtype=f16 device= ... tflops= peak_dense_tflops= ratio=<of that peak>
 // first: what mma.sync m16n8k16 (Loom's warp intrinsic) reaches when nothing but it runs, the
@@ -45,6 +46,7 @@
 #include <loom/lib/gpu_tensorized_gemm.hpp>
 #include <loom/lib/gpu_tiled_gemm.hpp>
 #include <loom/lib/streamk_gemm.hpp>
+#include <loom/lib/streamk_tuning.hpp>
 #include <loom/loom.hpp>
 #include <loom/te/ptx_intrinsics.hpp>
 
@@ -138,6 +140,7 @@ struct Variant {
   lib::GpuGemmConfig tc{};            // its tiles and stages
   bool streamk_tensor_cores = false;  // lib::streamk_gemm on gpu_gemm's main loop (tc's tiles)
   bool tensorized = false;            // lib::gpu_tensorized_gemm: the TE GEMM tensorized (row-major)
+  int split_k = 0;                    // for split-K: the parts of each tile's K range (0: automatic)
 };
 
 /// C (m x n) = A B, A and B stored as `a` and `b` say (column-major: lib::gpu_gemm only).
@@ -249,11 +252,13 @@ void bench_shape(const runtime::cuda::Driver& d, Cublas& cublas, const Shape s,
       lib::StreamKConfig config;
       config.decomposition = v.decomposition;
       config.blocks_per_sm = v.blocks_per_sm;
+      config.split_k = v.split_k;
       if (v.streamk_tensor_cores) config.tensor_cores = v.tc;
       lib::StreamKGemm g = lib::streamk_gemm(s.m, s.n, s.k, input, config);
       f = build(g.func, Target::cuda());
       name = cat("streamk_", v.streamk_tensor_cores ? "mma_" : "", lib::decomposition_name(v.decomposition),
-                 "_", g.config.sms, "x", g.config.blocks_per_sm, "_", g.residency.source);
+                 v.decomposition == lib::Decomposition::SplitK ? cat("_", v.split_k) : "", "_", g.config.sms,
+                 "x", g.config.blocks_per_sm, "_", g.residency.source);
       for (char& ch : name)
         if (ch == ' ') ch = '_';
     }
@@ -434,6 +439,32 @@ int main() {
       std::vector<Variant> variants = {{Decomposition::DataParallel, 0, false, true}};
       variants.push_back({Decomposition::DataParallel, 0, false, true, tuned});
       bench_shape<half>(d, cublas, s, variants);
+    }
+    return 0;
+  }
+  if (only && std::string(only) == "streamk_tuned") {
+    // Tensor-core Stream-K's decomposition and grid as its model tunes them (lib::tune_streamk_gemm:
+    // predictions, no GPU) against the default (the hybrid on the occupancy grid) and gpu_gemm, at
+    // the shapes of bench_streamk_tune, so that the predictions can be checked.
+    lib::StreamKTuneOptions options;
+    options.database = "off";
+    const std::string arch = d.arch() == "sm_80" ? "sm_80" : "sm_90";
+    for (const Shape s : {Shape{1024, 1024, 1024}, Shape{1024, 1024, 8192}, Shape{2048, 2048, 2048},
+                          Shape{3072, 3072, 4096}, Shape{4096, 4096, 4096}, Shape{1000, 999, 37}}) {
+      const lib::StreamKTuneResult r = lib::tune_streamk_gemm(s.m, s.n, s.k, f16, arch, s.a, s.b, options);
+      std::printf(
+          "loom-bench streamk_tuned m=%lld n=%lld k=%lld arch=%s tuned=%s split_k=%d blocks_per_sm=%d "
+          "predicted_default_ms=%.4f predicted_tuned_ms=%.4f\n",
+          static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k), arch.c_str(),
+          lib::decomposition_name(r.best.decomposition), r.best.split_k, r.best.blocks_per_sm,
+          r.default_prediction.seconds * 1e3, r.best_prediction.seconds * 1e3);
+      Variant standard{Decomposition::StreamKHybrid};
+      standard.streamk_tensor_cores = true;
+      Variant tuned{r.best.decomposition, r.best.blocks_per_sm};
+      tuned.split_k = r.best.split_k;
+      tuned.streamk_tensor_cores = true;
+      tuned.tc = *r.best.tensor_cores;
+      bench_shape<half>(d, cublas, s, {{Decomposition::DataParallel, 0, false, true}, standard, tuned});
     }
     return 0;
   }

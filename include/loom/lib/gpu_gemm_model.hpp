@@ -223,6 +223,14 @@ LOOM_DECL GpuGemmPrediction predict_gpu_gemm(const GpuGemm& g, const GpuPerfSpec
 /// loom::Error for an architecture the model does not describe.
 LOOM_DECL GpuGemmPrediction predict_gpu_gemm(const GpuGemm& g, const std::string& arch);
 
+/// One round of `g`'s main loop (every block resident on the busiest SM runs one k-step), in SM
+/// cycles, with `blocks` blocks on that SM and `active` on the whole GPU: the round of
+/// predict_gpu_gemm's model for a wave of that size. `prediction` is predict_gpu_gemm's for `g` on
+/// `spec` (its instruction counts and threads). The Stream-K model (lib/streamk_model.hpp) times
+/// its work units with it, as their number per SM changes.
+LOOM_DECL double gpu_gemm_round_cycles(const GpuGemm& g, const GpuPerfSpec& spec,
+                                       const GpuGemmPrediction& prediction, int64_t blocks, int64_t active);
+
 }  // namespace loom::lib
 
 #if LOOM_HEADER_ONLY

@@ -430,6 +430,28 @@ inline GpuGemmRound gpu_gemm_round(const GpuGemmModelInputs& in, int64_t b, int6
   return r;
 }
 
+/// The model's inputs for `g` on `spec`, from the counts, instructions and threads of `p`.
+inline GpuGemmModelInputs gpu_gemm_model_inputs(const GpuGemm& g, const GpuPerfSpec& spec,
+                                                const GpuGemmPrediction& p) {
+  const GpuGemmConfig& cfg = g.config;
+  GpuGemmModelInputs in;
+  in.spec = &spec;
+  in.c = p.per_warp;
+  in.instructions = p.instructions_per_warp_step;
+  in.warps = p.resources.threads / 32;
+  in.stages = cfg.stages;
+  // An operand of element copies waits for its loads.
+  in.async = g.a_copy_bytes > 0 && g.b_copy_bytes > 0;
+  in.tile_bytes = static_cast<double>(cfg.block_m + cfg.block_n) * cfg.block_k * gpu_gemm_element_bytes(g);
+  const double peak_per_sm_clock =
+      spec.dense_tflops(g.input) * 1e12 / (spec.device.sms * spec.clock_ghz * 1e9);
+  const double mma_rate = peak_per_sm_clock * spec.mma_sync_fraction / spec.device.sub_partitions;
+  in.m = static_cast<double>(p.per_warp.mma) * gpu_gemm_mma_flops(g) / mma_rate;
+  in.l2_per_clock = spec.l2_tbps * 1e12 / (spec.clock_ghz * 1e9);
+  in.dram_per_clock = spec.dram_tbps * 1e12 / (spec.clock_ghz * 1e9);
+  return in;
+}
+
 }  // namespace detail
 
 LOOM_DECL GpuGemmPrediction predict_gpu_gemm(const GpuGemm& g, const GpuPerfSpec& spec,
@@ -466,22 +488,8 @@ LOOM_DECL GpuGemmPrediction predict_gpu_gemm(const GpuGemm& g, const GpuPerfSpec
   const int warps = resources.threads / 32;
   p.warps_per_sm = p.occupancy.blocks_per_sm * warps;
 
-  detail::GpuGemmModelInputs in;
-  in.spec = &spec;
-  in.c = c;
-  in.instructions = p.instructions_per_warp_step;
-  in.warps = warps;
-  in.stages = cfg.stages;
-  // An operand of element copies waits for its loads.
-  in.async = g.a_copy_bytes > 0 && g.b_copy_bytes > 0;
+  const detail::GpuGemmModelInputs in = detail::gpu_gemm_model_inputs(g, spec, p);
   const int eb = detail::gpu_gemm_element_bytes(g);
-  in.tile_bytes = static_cast<double>(cfg.block_m + cfg.block_n) * cfg.block_k * eb;
-  const double peak_per_sm_clock =
-      spec.dense_tflops(g.input) * 1e12 / (spec.device.sms * spec.clock_ghz * 1e9);
-  const double mma_rate = peak_per_sm_clock * spec.mma_sync_fraction / spec.device.sub_partitions;
-  in.m = static_cast<double>(c.mma) * detail::gpu_gemm_mma_flops(g) / mma_rate;
-  in.l2_per_clock = spec.l2_tbps * 1e12 / (spec.clock_ghz * 1e9);
-  in.dram_per_clock = spec.dram_tbps * 1e12 / (spec.clock_ghz * 1e9);
 
   const int64_t tiles_m = (g.m + cfg.block_m - 1) / cfg.block_m,
                 tiles_n = (g.n + cfg.block_n - 1) / cfg.block_n;
@@ -539,6 +547,13 @@ LOOM_DECL GpuGemmPrediction predict_gpu_gemm(const GpuGemm& g, const GpuPerfSpec
 LOOM_DECL GpuGemmPrediction predict_gpu_gemm(const GpuGemm& g, const std::string& arch) {
   const GpuPerfSpec spec = GpuPerfSpec::for_arch(arch);
   return predict_gpu_gemm(g, spec, gpu_gemm_resources(g, arch));
+}
+
+LOOM_DECL double gpu_gemm_round_cycles(const GpuGemm& g, const GpuPerfSpec& spec,
+                                       const GpuGemmPrediction& prediction, int64_t blocks, int64_t active) {
+  internal_check(blocks >= 1 && active >= blocks,
+                 "gpu_gemm_round_cycles: blocks must be at least 1 and at most active");
+  return detail::gpu_gemm_round(detail::gpu_gemm_model_inputs(g, spec, prediction), blocks, active).round;
 }
 
 LOOM_DECL std::string GpuGemmPrediction::str() const {

@@ -1,0 +1,278 @@
+// The definitions of lib/streamk_model.hpp: the Stream-K plan played out phase by phase on the
+// modelled GPU, with the main loop's round from lib::gpu_gemm's model.
+#pragma once
+
+#include "loom/support/config.hpp"
+LOOM_IMPLEMENTATION_FILE("loom/lib/streamk_model.hpp");
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "loom/lib/gpu_gemm.hpp"
+#include "loom/lib/streamk_model.hpp"
+#include "loom/support/error.hpp"
+
+namespace loom::lib {
+
+namespace detail {
+
+/// The bytes per clock one SM moves to or from L2 (its port: 64 bytes per clock on sm_80 and sm_90
+/// in NVIDIA's architecture descriptions, an assumption here, not measured by Loom). A tile of
+/// floats moved by a few blocks goes at this rate; by many, at their share of the GPU's L2.
+inline constexpr double kSmL2BytesPerClock = 64;
+
+/// A worker's place in its units: the unit, the phase and what is left of it.
+struct StreamKWorkerState {
+  enum class Phase { Start, Compute, Wait, Latency, Transfer, Done };
+  size_t unit = 0;
+  Phase phase = Phase::Start;
+  double until = 0;      // the end of a Start or Latency phase
+  double remaining = 0;  // Compute: iterations left; Transfer: bytes left (fractional while rates change)
+  double wait_from = 0;  // Wait: when it began
+  double own = 0;        // time spent in its own phases (not waiting)
+};
+
+/// What the play of a plan needs of the GPU: one iteration's cycles with a blocks computing on the
+/// SM and n on the GPU (`round`), a unit's start, an L2 latency, and the bandwidths a transfer
+/// shares.
+struct StreamKPlayCosts {
+  int sms = 0;
+  double start_cycles = 0, l2_latency = 0;
+  double tile_bytes = 0;    // one tile of f32: C, or a partial sum
+  double l2_per_clock = 0;  // the GPU's, shared by every block transferring
+  double sm_per_clock = 0;  // one SM's port to L2, shared by its blocks transferring
+};
+
+/// Plays `plan` out: returns the makespan; fills the busiest worker's own time and the longest wait.
+template <typename Round>
+double play_streamk_plan(const DecompositionPlan& plan, const StreamKPlayCosts& costs, Round&& round,
+                         double* busiest, double* longest_wait) {
+  using Phase = StreamKWorkerState::Phase;
+  const size_t workers = plan.workers.size(), sms = static_cast<size_t>(costs.sms);
+  // Each tile's units, and its fixup unit (the last one seen in worker, then unit order).
+  std::vector<int> units_of_tile(static_cast<size_t>(plan.tiles()), 0);
+  std::vector<std::pair<size_t, size_t>> fixup(static_cast<size_t>(plan.tiles()));
+  for (size_t w = 0; w < workers; ++w)
+    for (size_t i = 0; i < plan.workers[w].size(); ++i) {
+      const size_t t = static_cast<size_t>(plan.workers[w][i].tile);
+      ++units_of_tile[t];
+      fixup[t] = {w, i};
+    }
+  std::vector<int> published(static_cast<size_t>(plan.tiles()), 0);
+  std::vector<StreamKWorkerState> state(workers);
+  double now = 0;
+  *longest_wait = 0;
+
+  auto tile_of = [&](size_t w) { return static_cast<size_t>(plan.workers[w][state[w].unit].tile); };
+  auto is_fixup = [&](size_t w) { return fixup[tile_of(w)] == std::pair<size_t, size_t>{w, state[w].unit}; };
+  auto begin_unit = [&](size_t w) {
+    StreamKWorkerState& s = state[w];
+    if (s.unit >= plan.workers[w].size()) {
+      s.phase = Phase::Done;
+      return;
+    }
+    s.phase = Phase::Start;
+    s.until = now + costs.start_cycles;
+    s.own += costs.start_cycles;
+  };
+  // After its iterations: a fixup unit waits for the other units' partials; then every unit moves
+  // its tile of floats (C, or its partial), a fixup unit the others' partials too.
+  auto begin_finish = [&](size_t w) {
+    StreamKWorkerState& s = state[w];
+    const size_t t = tile_of(w);
+    const int units = units_of_tile[t];
+    double tiles_moved = 1;
+    if (units > 1 && is_fixup(w)) {
+      if (published[t] < units - 1) {
+        if (s.phase != Phase::Wait) s.wait_from = now;
+        s.phase = Phase::Wait;
+        return;
+      }
+      *longest_wait = std::max(*longest_wait, s.phase == Phase::Wait ? now - s.wait_from : 0.0);
+      tiles_moved += units - 1;
+    }
+    s.phase = Phase::Latency;
+    s.until = now + costs.l2_latency;
+    s.own += costs.l2_latency;
+    s.remaining = tiles_moved * costs.tile_bytes;
+  };
+  auto end_finish = [&](size_t w) {
+    StreamKWorkerState& s = state[w];
+    if (units_of_tile[tile_of(w)] > 1 && !is_fixup(w)) ++published[tile_of(w)];
+    ++s.unit;
+    begin_unit(w);
+  };
+  for (size_t w = 0; w < workers; ++w) begin_unit(w);
+
+  constexpr double kEps = 1e-9;
+  std::vector<int> computing(sms, 0), transferring(sms, 0);
+  std::vector<double> rate(workers, 0);
+  for (;;) {
+    // Phases that end now, and waits whose partials have all been published.
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (size_t w = 0; w < workers; ++w) {
+        StreamKWorkerState& s = state[w];
+        const Phase before = s.phase;
+        if (s.phase == Phase::Start && s.until <= now + kEps) {
+          s.phase = Phase::Compute;
+          s.remaining = static_cast<double>(plan.workers[w][s.unit].iterations());
+        } else if (s.phase == Phase::Compute && s.remaining <= kEps) {
+          begin_finish(w);
+        } else if (s.phase == Phase::Wait) {
+          begin_finish(w);
+        } else if (s.phase == Phase::Latency && s.until <= now + kEps) {
+          s.phase = Phase::Transfer;
+        } else if (s.phase == Phase::Transfer && s.remaining <= kEps) {
+          end_finish(w);
+        }
+        if (s.phase != before) changed = true;
+      }
+    }
+    // The blocks computing and transferring on each SM and on the GPU set this interval's rates.
+    std::fill(computing.begin(), computing.end(), 0);
+    std::fill(transferring.begin(), transferring.end(), 0);
+    int64_t active = 0, moving = 0;
+    bool all_done = true;
+    for (size_t w = 0; w < workers; ++w) {
+      if (state[w].phase != Phase::Done) all_done = false;
+      if (state[w].phase == Phase::Compute) {
+        ++computing[w % sms];
+        ++active;
+      }
+      if (state[w].phase == Phase::Transfer) {
+        ++transferring[w % sms];
+        ++moving;
+      }
+    }
+    if (all_done) break;
+    double step = std::numeric_limits<double>::infinity();
+    for (size_t w = 0; w < workers; ++w) {
+      const StreamKWorkerState& s = state[w];
+      if (s.phase == Phase::Start || s.phase == Phase::Latency) step = std::min(step, s.until - now);
+      if (s.phase == Phase::Compute) {
+        rate[w] = 1.0 / round(computing[w % sms], active);  // iterations per cycle
+        step = std::min(step, s.remaining / rate[w]);
+      }
+      if (s.phase == Phase::Transfer) {
+        rate[w] =
+            std::min(costs.l2_per_clock / static_cast<double>(moving),
+                     costs.sm_per_clock / static_cast<double>(transferring[w % sms]));  // bytes per cycle
+        step = std::min(step, s.remaining / rate[w]);
+      }
+    }
+    internal_check(std::isfinite(step), "the Stream-K model's plan waits for a partial sum nobody publishes");
+    for (size_t w = 0; w < workers; ++w)
+      if (state[w].phase == Phase::Compute || state[w].phase == Phase::Transfer) {
+        state[w].remaining -= step * rate[w];
+        state[w].own += step;
+      }
+    now += step;
+  }
+  *busiest = 0;
+  for (const StreamKWorkerState& s : state) *busiest = std::max(*busiest, s.own);
+  return now;
+}
+
+}  // namespace detail
+
+LOOM_DECL StreamKPrediction predict_streamk_gemm(const StreamKGemm& g, const GpuPerfSpec& spec,
+                                                 const GpuGemmResources& resources) {
+  if (!g.config.tensor_cores)
+    throw Error(
+        cat("predict_streamk_gemm: the model describes the tensor-core main loop only; this kernel "
+            "runs the SIMT one (set StreamKConfig::tensor_cores to model it)"));
+  const GpuGemm problem =
+      gpu_gemm(g.shape.m, g.shape.n, g.shape.k, g.input, *g.config.tensor_cores, g.a_layout, g.b_layout);
+  StreamKPrediction p;
+  p.device = spec.name;
+  p.arch = spec.arch;
+  p.main_loop = predict_gpu_gemm(problem, spec, resources);  // throws when no block fits
+  p.workers = static_cast<int64_t>(g.plan.workers.size());
+  const int sms = spec.device.sms;
+  p.blocks_per_sm = static_cast<int>((p.workers + sms - 1) / sms);
+  const int holds = p.main_loop.occupancy.blocks_per_sm;
+  if (p.blocks_per_sm > holds)
+    throw Error(cat("predict_streamk_gemm: the grid's ", p.workers, " blocks need ", p.blocks_per_sm,
+                    " per SM of ", spec.name, " (", sms, " SMs), which holds ", holds, " (",
+                    p.main_loop.occupancy.str(),
+                    "); the model assumes the whole persistent grid resident: "
+                    "use StreamKConfig::blocks_per_sm = ",
+                    holds, " or fewer"));
+  p.split_tiles = g.plan.split_tiles();
+  for (const auto& w : g.plan.workers) p.units += static_cast<int64_t>(w.size());
+
+  const double l2_per_clock = spec.l2_tbps * 1e12 / (spec.clock_ghz * 1e9);
+  const double dram_per_clock = spec.dram_tbps * 1e12 / (spec.clock_ghz * 1e9);
+  const GpuGemmConfig& cfg = problem.config;
+  const int eb = g.input.bytes();
+  const double tile_bytes = static_cast<double>(cfg.block_m + cfg.block_n) * cfg.block_k * eb;
+  const int64_t sms_busy = std::min<int64_t>(sms, p.workers);
+  detail::StreamKPlayCosts costs;
+  costs.sms = sms;
+  costs.start_cycles = p.unit_start_cycles =
+      spec.l2_latency + p.blocks_per_sm * tile_bytes / (l2_per_clock / static_cast<double>(sms_busy));
+  costs.l2_latency = spec.l2_latency;
+  costs.tile_bytes = static_cast<double>(cfg.block_m) * cfg.block_n * 4;
+  costs.l2_per_clock = l2_per_clock;
+  costs.sm_per_clock = detail::kSmL2BytesPerClock;
+  // For the summary: one tile moved with every block of the grid moving one.
+  p.tile_transfer_cycles =
+      spec.l2_latency + costs.tile_bytes / std::min(l2_per_clock / static_cast<double>(p.workers),
+                                                    costs.sm_per_clock / p.blocks_per_sm);
+  p.full_round_cycles = gpu_gemm_round_cycles(problem, spec, p.main_loop, p.blocks_per_sm, p.workers);
+
+  std::map<std::pair<int, int64_t>, double> rounds;
+  auto round = [&](int blocks, int64_t active) {
+    auto [it, fresh] = rounds.try_emplace({blocks, active}, 0.0);
+    if (fresh) it->second = gpu_gemm_round_cycles(problem, spec, p.main_loop, blocks, active);
+    return it->second;
+  };
+  p.makespan_cycles =
+      detail::play_streamk_plan(g.plan, costs, round, &p.busiest_worker_cycles, &p.longest_wait_cycles);
+  const double operand_bytes = (static_cast<double>(g.shape.m) + static_cast<double>(g.shape.n)) *
+                                   static_cast<double>(g.shape.k) * eb +
+                               static_cast<double>(g.shape.m) * static_cast<double>(g.shape.n) * 4;
+  p.dram_cycles = spec.dram_latency + operand_bytes / dram_per_clock;
+  p.limiter = p.dram_cycles > p.makespan_cycles ? "dram" : "compute";
+  p.seconds = std::max(p.makespan_cycles, p.dram_cycles) / (spec.clock_ghz * 1e9);
+  p.tflops = 2.0 * static_cast<double>(g.shape.m) * static_cast<double>(g.shape.n) *
+             static_cast<double>(g.shape.k) / p.seconds / 1e12;
+  p.peak_tflops = spec.dense_tflops(g.input);
+  p.fraction_of_peak = p.tflops / p.peak_tflops;
+  return p;
+}
+
+LOOM_DECL StreamKPrediction predict_streamk_gemm(const StreamKGemm& g, const std::string& arch) {
+  const GpuPerfSpec spec = GpuPerfSpec::for_arch(arch);
+  if (!g.config.tensor_cores) return predict_streamk_gemm(g, spec, GpuGemmResources{});  // its refusal
+  GpuGemmResources resources = gpu_gemm_resources(
+      gpu_gemm(g.shape.m, g.shape.n, g.shape.k, g.input, *g.config.tensor_cores, g.a_layout, g.b_layout),
+      arch);
+  resources.registers = std::max(resources.registers, g.residency.registers_per_thread);
+  return predict_streamk_gemm(g, spec, resources);
+}
+
+LOOM_DECL std::string StreamKPrediction::str() const {
+  auto fixed = [](double x) { return cat(static_cast<int64_t>(std::llround(x))); };
+  std::ostringstream os;
+  os.precision(3);
+  os << device << " (" << arch << "): " << workers << " blocks (" << blocks_per_sm << " per SM), " << units
+     << " work units, " << split_tiles << " split tiles; a full round " << fixed(full_round_cycles)
+     << " cycles (" << main_loop.limiter << "), a unit's start " << fixed(unit_start_cycles)
+     << ", a tile of floats moved " << fixed(tile_transfer_cycles) << "; busiest block "
+     << fixed(busiest_worker_cycles) << " cycles of its own, longest wait " << fixed(longest_wait_cycles)
+     << ", makespan " << fixed(makespan_cycles) << ", DRAM floor " << fixed(dram_cycles) << " (" << limiter
+     << "): " << seconds * 1e3 << " ms, " << tflops << " TFLOP/s, " << fraction_of_peak << " of "
+     << peak_tflops;
+  return os.str();
+}
+
+}  // namespace loom::lib

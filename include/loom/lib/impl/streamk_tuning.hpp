@@ -1,0 +1,293 @@
+// The definitions of lib/streamk_tuning.hpp: the workload key and knobs of the tensor-core Stream-K
+// GEMM's records, the exhaustive loop over candidate configurations that its model predicts, and
+// the lookup of the best recorded one.
+#pragma once
+
+#include "loom/support/config.hpp"
+LOOM_IMPLEMENTATION_FILE("loom/lib/streamk_tuning.hpp");
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "loom/lib/gpu_gemm_tuning.hpp"
+#include "loom/lib/streamk_tuning.hpp"
+#include "loom/tune/database.hpp"
+#include "loom/tune/tune.hpp"
+
+namespace loom::lib {
+
+namespace detail {
+
+/// The knob `name` of a record, when present and within [low, high].
+inline std::optional<int> streamk_knob(const tune::Assignment& knobs, const char* name, int64_t low,
+                                       int64_t high) {
+  auto it = knobs.find(name);
+  if (it == knobs.end() || it->second < low || it->second > high) return std::nullopt;
+  return static_cast<int>(it->second);
+}
+
+/// The configuration a record's knobs hold, for `arch`; nothing when a knob is missing or out of
+/// range (a record of another search space, or of lib::gpu_gemm's).
+inline std::optional<StreamKConfig> streamk_config_from_knobs(const tune::Assignment& knobs,
+                                                              const std::string& arch) {
+  const auto d = streamk_knob(knobs, "decomposition", 0, static_cast<int>(Decomposition::StreamKHybrid));
+  const auto split = streamk_knob(knobs, "split_k", 0, 1024);
+  const auto per_sm = streamk_knob(knobs, "blocks_per_sm", 1, 64);
+  if (!d || !split || !per_sm) return std::nullopt;
+  GpuGemmConfig tile;
+  for (auto [name, field] : {std::pair{"block_m", &tile.block_m}, std::pair{"block_n", &tile.block_n},
+                             std::pair{"block_k", &tile.block_k}, std::pair{"warp_m", &tile.warp_m},
+                             std::pair{"warp_n", &tile.warp_n}, std::pair{"stages", &tile.stages}}) {
+    const auto v = streamk_knob(knobs, name, 1, 1024);
+    if (!v) return std::nullopt;
+    *field = *v;
+  }
+  StreamKConfig c;
+  c.tensor_cores = tile;
+  c.decomposition = static_cast<Decomposition>(*d);
+  c.split_k = *split;
+  c.blocks_per_sm = *per_sm;
+  c.arch = arch;
+  return c;
+}
+
+/// A candidate built and predicted with its main loop's `resources`, or the reason it is skipped.
+inline StreamKTuneCandidate predict_streamk_candidate(const GemmShape& s, DType input, Layout a_layout,
+                                                      Layout b_layout, const StreamKConfig& config,
+                                                      const GpuPerfSpec& spec,
+                                                      const GpuGemmResources& resources) {
+  StreamKTuneCandidate c;
+  c.config = config;
+  StreamKGemm g;
+  try {
+    g = streamk_gemm(s.m, s.n, s.k, input, config, a_layout, b_layout);
+  } catch (const Error& e) {
+    c.skipped = "refused";
+    c.detail = e.what();
+    return c;
+  }
+  c.config = g.config;
+  try {
+    c.prediction = predict_streamk_gemm(g, spec, resources);
+  } catch (const Error& e) {
+    // A valid kernel's one refusal: a block, or the grid, does not fit on the SMs.
+    c.skipped = "does not fit";
+    c.detail = e.what();
+  }
+  return c;
+}
+
+/// The resources of the main loop of `config` (tensor_cores set) for the problem: the
+/// data-parallel kernel's (ptxas or the estimate), registers raised to the Stream-K kernel's own
+/// when its residency found more. Computed once per tile: ptxas takes a second or more.
+inline GpuGemmResources streamk_main_loop_resources(const StreamKGemm& probe, const GpuPerfSpec& spec) {
+  GpuGemmResources r =
+      gpu_gemm_resources(gpu_gemm(probe.shape.m, probe.shape.n, probe.shape.k, probe.input,
+                                  *probe.config.tensor_cores, probe.a_layout, probe.b_layout),
+                         spec.arch);
+  r.registers = std::max(r.registers, probe.residency.registers_per_thread);
+  return r;
+}
+
+/// `values` without repeats; refuses an empty list or a value below `low`.
+inline std::vector<int> streamk_candidate_values(const char* field, const std::vector<int>& values, int low) {
+  std::vector<int> out;
+  for (int v : values) {
+    if (v < low)
+      throw Error(cat("StreamKTuneOptions::", field, " holds ", v, "; give values of ", low, " or more"));
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  }
+  return out;
+}
+
+/// The default's configuration for the modelled GPU: the hybrid on gpu_gemm's default tile, with the
+/// grid left to the kernel's residency.
+inline StreamKConfig streamk_default_config(const GpuPerfSpec& spec) {
+  StreamKConfig c;
+  c.tensor_cores = GpuGemmConfig{};
+  c.sms = spec.device.sms;
+  c.arch = spec.arch;
+  return c;
+}
+
+}  // namespace detail
+
+LOOM_DECL std::string streamk_gemm_workload_key(int64_t m, int64_t n, int64_t k, DType input,
+                                                const std::string& arch, Layout a_layout, Layout b_layout) {
+  StreamKConfig c = detail::streamk_default_config(GpuPerfSpec::for_arch(arch));
+  c.decomposition = Decomposition::DataParallel;
+  c.blocks_per_sm = 1;
+  return tune::lowered_func_key(streamk_gemm(m, n, k, input, c, a_layout, b_layout).func);
+}
+
+LOOM_DECL tune::Assignment streamk_config_knobs(const StreamKConfig& config) {
+  tune::Assignment knobs = gpu_gemm_config_knobs(config.tensor_cores.value_or(GpuGemmConfig{}));
+  knobs["decomposition"] = static_cast<int64_t>(config.decomposition);
+  knobs["split_k"] = config.split_k;
+  knobs["blocks_per_sm"] = config.blocks_per_sm;
+  return knobs;
+}
+
+LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, DType input,
+                                              const std::string& arch, Layout a_layout, Layout b_layout,
+                                              const StreamKTuneOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const GpuPerfSpec spec = GpuPerfSpec::for_arch(arch);
+  if (options.decompositions.empty())
+    throw Error("StreamKTuneOptions::decompositions is empty; give it at least one decomposition");
+  if (options.tiles.empty())
+    throw Error(
+        "StreamKTuneOptions::tiles is empty; give it at least one GpuGemmConfig (GpuGemmConfig{} is "
+        "gpu_gemm's default)");
+  const std::vector<int> split_factors = detail::streamk_candidate_values("split_k", options.split_k, 2);
+  const std::vector<int> per_sm_given =
+      detail::streamk_candidate_values("blocks_per_sm", options.blocks_per_sm, 1);
+  if (split_factors.empty() &&
+      std::count(options.decompositions.begin(), options.decompositions.end(), Decomposition::SplitK) > 0)
+    throw Error(
+        "StreamKTuneOptions::split_k is empty but decompositions asks for split-K; give factors of 2 or "
+        "more");
+  const GemmShape shape{m, n, k};
+  StreamKTuneResult result;
+  result.target = gpu_gemm_model_target(arch);
+  result.workload = streamk_gemm_workload_key(m, n, k, input, arch, a_layout, b_layout);
+  std::vector<StreamKTuneCandidate> skipped;
+  auto add = [&](StreamKTuneCandidate c) {
+    if (c.skipped.empty()) {
+      ++result.ranked;
+      result.candidates.push_back(std::move(c));
+      return;
+    }
+    ++(c.skipped == "refused" ? result.refused : result.does_not_fit);
+    skipped.push_back(std::move(c));
+  };
+  bool default_predicted = false;
+  for (const GpuGemmConfig& tile : options.tiles) {
+    // The tile's kernel with the grid its residency sizes: the candidates' resources, what an SM
+    // holds, and (for gpu_gemm's default tile) the default's prediction.
+    StreamKConfig base = detail::streamk_default_config(spec);
+    base.tensor_cores = tile;
+    StreamKGemm probe;
+    try {
+      probe = streamk_gemm(m, n, k, input, base, a_layout, b_layout);
+    } catch (const Error& e) {
+      StreamKTuneCandidate c;
+      c.config = base;
+      c.skipped = "refused";
+      c.detail = e.what();
+      add(std::move(c));
+      continue;
+    }
+    const GpuGemmResources resources = detail::streamk_main_loop_resources(probe, spec);
+    const StreamKTuneCandidate grid =
+        detail::predict_streamk_candidate(shape, input, a_layout, b_layout, base, spec, resources);
+    if (!grid.skipped.empty()) {
+      add(grid);
+      continue;
+    }
+    if (!default_predicted &&
+        probe.config.tensor_cores->str() ==
+            gpu_gemm(m, n, k, input, GpuGemmConfig{}, a_layout, b_layout).config.str()) {
+      result.default_prediction = grid.prediction;
+      default_predicted = true;
+    }
+    std::vector<int> per_sm = per_sm_given;
+    if (per_sm.empty())
+      for (int b = 1; b <= grid.prediction.main_loop.occupancy.blocks_per_sm; ++b) per_sm.push_back(b);
+    for (int b : per_sm)
+      for (Decomposition d : options.decompositions) {
+        StreamKConfig config = base;
+        config.blocks_per_sm = b;
+        config.decomposition = d;
+        if (d != Decomposition::SplitK) {
+          add(detail::predict_streamk_candidate(shape, input, a_layout, b_layout, config, spec, resources));
+          continue;
+        }
+        for (int s : split_factors) {
+          config.split_k = s;
+          add(detail::predict_streamk_candidate(shape, input, a_layout, b_layout, config, spec, resources));
+        }
+      }
+  }
+  if (!default_predicted) {
+    // gpu_gemm's default tile was not among the candidates: predict it on its own.
+    try {
+      StreamKGemm d = streamk_gemm(m, n, k, input, detail::streamk_default_config(spec), a_layout, b_layout);
+      result.default_prediction = predict_streamk_gemm(d, spec, detail::streamk_main_loop_resources(d, spec));
+    } catch (const Error&) {
+      // Refused, or does not fit: default_prediction stays all zero, as its comment says.
+    }
+  }
+  if (result.candidates.empty())
+    throw Error(cat("tune_streamk_gemm: none of the ", skipped.size(), " candidate configurations of ", m,
+                    "x", n, "x", k, " ", input.str(), " can be ranked on ", spec.name, " (", result.refused,
+                    " refused, ", result.does_not_fit,
+                    " do not fit); give StreamKTuneOptions smaller tiles or fewer blocks per "
+                    "SM",
+                    skipped.empty() ? "" : cat(". The first: ", skipped.front().detail)));
+  std::stable_sort(result.candidates.begin(), result.candidates.end(),
+                   [](const StreamKTuneCandidate& a, const StreamKTuneCandidate& b) {
+                     return a.prediction.seconds < b.prediction.seconds;
+                   });
+  result.best = result.candidates.front().config;
+  result.best_prediction = result.candidates.front().prediction;
+
+  if (options.database != "off") {
+    const tune::Database db(options.database);
+    const std::string name = cat("lib::streamk_gemm ", m, "x", n, "x", k, " ", input.str(), " A ",
+                                 a_layout == Layout::RowMajor ? "row" : "col", "-major, B ",
+                                 b_layout == Layout::RowMajor ? "row" : "col",
+                                 "-major, tensor cores: predicted by the performance model, not measured");
+    for (const StreamKTuneCandidate& c : result.candidates) {
+      tune::Record r;
+      r.workload = result.workload;
+      r.name = name;
+      r.target = result.target;
+      r.cpu = tune::cpu_model();  // where it was predicted; the lookup ignores it
+      r.knobs = streamk_config_knobs(c.config);
+      r.ms = c.prediction.seconds * 1e3;
+      db.append(r);
+    }
+  }
+  for (StreamKTuneCandidate& c : skipped) result.candidates.push_back(std::move(c));
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+LOOM_DECL StreamKConfig tuned_streamk_config(int64_t m, int64_t n, int64_t k, DType input,
+                                             const std::string& arch, Layout a_layout, Layout b_layout,
+                                             const StreamKTuneOptions& options) {
+  const std::string target = gpu_gemm_model_target(arch);  // refuses an unknown architecture first
+  StreamKConfig fallback;
+  fallback.tensor_cores = GpuGemmConfig{};
+  const bool asked = tune::tuning_requested();
+  const bool off = options.database == "off";
+  const tune::Database db(off ? std::string() : options.database);
+  std::error_code ec;
+  const bool readable = !off && !db.path().empty() && std::filesystem::exists(db.path(), ec);
+  if (!asked && !readable) return fallback;
+  const std::string key = streamk_gemm_workload_key(m, n, k, input, arch, a_layout, b_layout);
+  std::optional<tune::Record> best;
+  if (readable)
+    for (tune::Record& r : db.read())
+      if (r.workload == key && r.target == target && detail::streamk_config_from_knobs(r.knobs, arch) &&
+          (!best || r.ms < best->ms))
+        best = std::move(r);
+  StreamKConfig chosen;
+  if (best)
+    chosen = *detail::streamk_config_from_knobs(best->knobs, arch);
+  else if (asked)
+    chosen = tune_streamk_gemm(m, n, k, input, arch, a_layout, b_layout, options).best;
+  else
+    return fallback;
+  chosen.sms = 0;  // the GPU's, where one runs it; the modelled GPU's SMs otherwise
+  chosen.arch = arch;
+  return chosen;
+}
+
+}  // namespace loom::lib

@@ -1,0 +1,119 @@
+// The tensor-core Stream-K GEMM's decomposition and grid chosen by its performance model:
+// tune_streamk_gemm predicts every candidate StreamKConfig of one problem (decomposition, split-K
+// factor, blocks per SM, tensor-core tile) with lib::predict_streamk_gemm on an A100 (sm_80) or an
+// H100 (sm_90), skips (and counts) those streamk_gemm refuses and those whose grid the GPU cannot
+// hold at once, ranks the rest by predicted time and appends them to the tuning database
+// (tune/database.hpp); tuned_streamk_config reads the best of them back in a later process. The
+// times are the model's predictions, not measurements: the records' target says so, as
+// lib::tune_gpu_gemm's do ("cuda -arch=sm_90 model:H100-SXM5").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "loom/lib/gpu_gemm.hpp"
+#include "loom/lib/matrix_layout.hpp"
+#include "loom/lib/streamk_decomposition.hpp"
+#include "loom/lib/streamk_gemm.hpp"
+#include "loom/lib/streamk_model.hpp"
+#include "loom/support/config.hpp"
+#include "loom/tune/config.hpp"
+
+namespace loom::lib {
+
+/// The candidates tune_streamk_gemm predicts: every tile, with every number of blocks per SM, with
+/// every decomposition (split-K once per factor), and where it records them.
+struct StreamKTuneOptions {
+  /// The decompositions tried. Decomposition::StreamKHybrid is the default's own choice among
+  /// data-parallel and Stream-K phases (by the plan's iteration-count model).
+  std::vector<Decomposition> decompositions = {Decomposition::DataParallel, Decomposition::SplitK,
+                                               Decomposition::StreamK, Decomposition::StreamKHybrid};
+  /// Split-K factors (for Decomposition::SplitK); a factor above a tile's k-steps is refused by
+  /// streamk_gemm and counted.
+  std::vector<int> split_k = {2, 4, 8};
+  /// Blocks of the persistent grid per SM; empty: every count from 1 to what an SM holds.
+  std::vector<int> blocks_per_sm;
+  /// The tensor-core main loop's configurations (block tile, warp tile, stages; block_k 0 is
+  /// gpu_gemm's default).
+  std::vector<GpuGemmConfig> tiles = {GpuGemmConfig{}};
+  /// The tuning database file ("": the default, LOOM_CACHE_DIR/tuning.jsonl; "off": record nothing).
+  std::string database;
+};
+
+/// One candidate and what the model made of it.
+struct StreamKTuneCandidate {
+  /// The configuration (tensor_cores resolved, sms the modelled GPU's, blocks_per_sm given).
+  StreamKConfig config;
+  /// Why it was skipped: "refused" (streamk_gemm threw a loom::Error), "does not fit" (no block
+  /// fits on an SM, or the grid needs more blocks per SM than it holds); empty when ranked.
+  /// `detail` holds the error message.
+  /// @{
+  std::string skipped, detail;
+  /// @}
+  /// The model's prediction (when ranked).
+  StreamKPrediction prediction;
+};
+
+/// What tune_streamk_gemm found.
+struct StreamKTuneResult {
+  /// The key the records are filed under (streamk_gemm_workload_key) and their target
+  /// (gpu_gemm_model_target).
+  /// @{
+  std::string workload, target;
+  /// @}
+  /// Every distinct candidate: the ranked ones fastest first, then the skipped ones in the order
+  /// they were tried.
+  std::vector<StreamKTuneCandidate> candidates;
+  /// Candidates ranked, refused, not fitting.
+  /// @{
+  int ranked = 0, refused = 0, does_not_fit = 0;
+  /// @}
+  /// The fastest ranked configuration and its prediction.
+  /// @{
+  StreamKConfig best;
+  StreamKPrediction best_prediction;
+  /// @}
+  /// The prediction of streamk_gemm's default for the problem (the hybrid on the first tile, the
+  /// grid as many blocks per SM as the kernel's residency finds); all zero when the default is
+  /// refused or does not fit on this GPU.
+  StreamKPrediction default_prediction;
+  /// Wall time of the whole search, in seconds.
+  double seconds = 0;
+};
+
+/// The database key of the problem's tensor-core Stream-K GEMM on `arch`: a structural hash of the
+/// data-parallel kernel with gpu_gemm's default tile and one block per SM of the modelled GPU, as
+/// 16 hex digits (a change to the kernel's code files its problems under new keys).
+LOOM_DECL std::string streamk_gemm_workload_key(int64_t m, int64_t n, int64_t k, DType input,
+                                                const std::string& arch, Layout a_layout = Layout::RowMajor,
+                                                Layout b_layout = Layout::RowMajor);
+
+/// A configuration as database knobs: decomposition (its enum's value), split_k, blocks_per_sm and
+/// the tensor-core tile's six (gpu_gemm_config_knobs).
+LOOM_DECL tune::Assignment streamk_config_knobs(const StreamKConfig& config);
+
+/// Predicts every candidate of `options` for the problem on `arch` ("sm_80": A100, "sm_90": H100),
+/// ranks them and appends one record per ranked candidate (its predicted milliseconds) to the
+/// database. Throws loom::Error for an architecture the model has no GPU for, for options with an
+/// empty list or a value out of range, or when no candidate can be ranked.
+LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, DType input,
+                                              const std::string& arch, Layout a_layout = Layout::RowMajor,
+                                              Layout b_layout = Layout::RowMajor,
+                                              const StreamKTuneOptions& options = StreamKTuneOptions());
+
+/// The configuration recorded with the smallest predicted time for the problem on `arch` in the
+/// database of `options` (its tensor_cores, decomposition, split_k and blocks_per_sm; `arch` set;
+/// sms 0, the GPU's), or streamk_gemm's default with tensor cores (StreamKConfig with
+/// tensor_cores = GpuGemmConfig{}) when there is none; with LOOM_TUNE=1 and none recorded, tunes
+/// `options`' candidates first (and records them). Throws loom::Error where tune_streamk_gemm does.
+LOOM_DECL StreamKConfig tuned_streamk_config(int64_t m, int64_t n, int64_t k, DType input,
+                                             const std::string& arch, Layout a_layout = Layout::RowMajor,
+                                             Layout b_layout = Layout::RowMajor,
+                                             const StreamKTuneOptions& options = StreamKTuneOptions());
+
+}  // namespace loom::lib
+
+#if LOOM_HEADER_ONLY
+#include "loom/lib/impl/streamk_tuning.hpp"
+#endif

@@ -1,0 +1,214 @@
+// The tensor-core Stream-K GEMM's decomposition and grid tuned by its model (lib/streamk_tuning.hpp):
+// candidates predicted or skipped and counted, ranked by predicted time and recorded in a temporary
+// tuning database; the lookup reads the best record back without tuning, ignores records of other
+// architectures and problems, gives the default without a record, and tunes first under LOOM_TUNE=1.
+// Small candidate spaces, so that the file runs in seconds with ptxas as well as without it.
+#include <loom/lib/streamk_gemm.hpp>
+#include <loom/lib/streamk_tuning.hpp>
+#include <loom/tune/database.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace loom;
+using namespace loom::lib;
+
+namespace {
+
+/// A fresh directory for one test's database, removed afterwards.
+struct StreamKTuneDir {
+  std::string path;
+  StreamKTuneDir() {
+    char tmpl[] = "/tmp/loom-streamk-tune-test-XXXXXX";
+    const char* made = ::mkdtemp(tmpl);
+    REQUIRE(made != nullptr);
+    path = made;
+  }
+  ~StreamKTuneDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  StreamKTuneDir(const StreamKTuneDir&) = delete;
+  StreamKTuneDir& operator=(const StreamKTuneDir&) = delete;
+};
+
+/// Sets LOOM_TUNE for one scope, then restores what it was.
+struct StreamKTuneEnv {
+  std::optional<std::string> previous;
+  explicit StreamKTuneEnv(const char* value) {
+    if (const char* p = std::getenv("LOOM_TUNE")) previous = p;
+    if (value)
+      ::setenv("LOOM_TUNE", value, 1);
+    else
+      ::unsetenv("LOOM_TUNE");
+  }
+  ~StreamKTuneEnv() {
+    if (previous)
+      ::setenv("LOOM_TUNE", previous->c_str(), 1);
+    else
+      ::unsetenv("LOOM_TUNE");
+  }
+  StreamKTuneEnv(const StreamKTuneEnv&) = delete;
+  StreamKTuneEnv& operator=(const StreamKTuneEnv&) = delete;
+};
+
+int streamk_tune_lines(const std::string& path) {
+  std::ifstream in(path);
+  int n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
+/// Data-parallel and Stream-K on one and two blocks per SM: four candidates.
+StreamKTuneOptions four_candidates(const std::string& database) {
+  StreamKTuneOptions o;
+  o.decompositions = {Decomposition::DataParallel, Decomposition::StreamK};
+  o.blocks_per_sm = {1, 2};
+  o.database = database;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("streamk tuning: candidates ranked by predicted time, recorded, and read back without tuning") {
+  StreamKTuneDir dir;
+  const std::string db = dir.path + "/tuning.jsonl";
+  StreamKTuneEnv no_tune(nullptr);
+  const StreamKTuneResult r = tune_streamk_gemm(1024, 1024, 8192, f16, "sm_90", Layout::RowMajor,
+                                                Layout::RowMajor, four_candidates(db));
+  CHECK(r.ranked == 4);
+  CHECK(r.refused == 0);
+  CHECK(r.does_not_fit == 0);
+  REQUIRE(r.candidates.size() == 4);
+  for (size_t i = 1; i < r.candidates.size(); ++i)
+    CHECK(r.candidates[i - 1].prediction.seconds <= r.candidates[i].prediction.seconds);
+  CHECK(r.target == "cuda -arch=sm_90 model:H100-SXM5");
+  CHECK(r.workload == streamk_gemm_workload_key(1024, 1024, 8192, f16, "sm_90"));
+  CHECK(r.best.decomposition == r.candidates.front().config.decomposition);
+  CHECK(r.best_prediction.seconds == r.candidates.front().prediction.seconds);
+  CHECK(r.default_prediction.seconds > 0);
+  CHECK(r.default_prediction.blocks_per_sm >= 1);
+  // Every candidate is predicted on the grid it names: 132 or 264 blocks.
+  for (const StreamKTuneCandidate& c : r.candidates) {
+    CHECK(c.config.sms == 132);
+    CHECK(c.prediction.workers == 132 * c.config.blocks_per_sm);
+    REQUIRE(c.config.tensor_cores);
+    CHECK(c.config.tensor_cores->block_k == 64);  // resolved
+  }
+  CHECK(streamk_tune_lines(db) == 4);
+
+  // A later process: the best record, with no search (the database keeps its four lines).
+  StreamKTuneOptions lookup;
+  lookup.database = db;
+  const StreamKConfig best =
+      tuned_streamk_config(1024, 1024, 8192, f16, "sm_90", Layout::RowMajor, Layout::RowMajor, lookup);
+  CHECK(best.decomposition == r.best.decomposition);
+  CHECK(best.blocks_per_sm == r.best.blocks_per_sm);
+  CHECK(best.split_k == r.best.split_k);
+  REQUIRE(best.tensor_cores);
+  CHECK(best.tensor_cores->str() == r.best.tensor_cores->str());
+  CHECK(best.arch == "sm_90");
+  CHECK(best.sms == 0);
+  CHECK(streamk_tune_lines(db) == 4);
+  // It builds: the kernel the record describes.
+  const StreamKGemm g = streamk_gemm(1024, 1024, 8192, f16, best);
+  CHECK(g.config.blocks_per_sm == r.best.blocks_per_sm);
+
+  // Records of another architecture or problem are not used: the default comes back.
+  const StreamKConfig other_arch =
+      tuned_streamk_config(1024, 1024, 8192, f16, "sm_80", Layout::RowMajor, Layout::RowMajor, lookup);
+  CHECK(other_arch.decomposition == Decomposition::StreamKHybrid);
+  CHECK(other_arch.blocks_per_sm == 0);
+  REQUIRE(other_arch.tensor_cores);
+  const StreamKConfig other_shape =
+      tuned_streamk_config(1024, 1024, 4096, f16, "sm_90", Layout::RowMajor, Layout::RowMajor, lookup);
+  CHECK(other_shape.decomposition == Decomposition::StreamKHybrid);
+  CHECK(other_shape.blocks_per_sm == 0);
+  CHECK(streamk_tune_lines(db) == 4);
+}
+
+TEST_CASE("streamk tuning: LOOM_TUNE=1 tunes a problem without records, and 'off' records nothing") {
+  StreamKTuneDir dir;
+  const std::string db = dir.path + "/tuning.jsonl";
+  {
+    StreamKTuneEnv tune("1");
+    const StreamKConfig c = tuned_streamk_config(1024, 1024, 8192, f16, "sm_90", Layout::RowMajor,
+                                                 Layout::RowMajor, four_candidates(db));
+    CHECK(streamk_tune_lines(db) == 4);
+    CHECK(c.blocks_per_sm >= 1);
+  }
+  StreamKTuneEnv no_tune(nullptr);
+  StreamKTuneOptions off = four_candidates("off");
+  const StreamKTuneResult r =
+      tune_streamk_gemm(1024, 1024, 8192, f16, "sm_90", Layout::RowMajor, Layout::RowMajor, off);
+  CHECK(r.ranked == 4);
+  CHECK(streamk_tune_lines(db) == 4);
+  const StreamKConfig none =
+      tuned_streamk_config(1024, 1024, 8192, f16, "sm_90", Layout::RowMajor, Layout::RowMajor, off);
+  CHECK(none.decomposition == Decomposition::StreamKHybrid);
+  CHECK(none.blocks_per_sm == 0);
+}
+
+TEST_CASE("streamk tuning: refused and crowded candidates are counted and skipped") {
+  StreamKTuneEnv no_tune(nullptr);
+  StreamKTuneOptions o;
+  o.database = "off";
+  // K of 64 is one k-step: split-K in 2 is refused; three blocks per SM do not fit (two do).
+  o.decompositions = {Decomposition::DataParallel, Decomposition::SplitK};
+  o.split_k = {2};
+  o.blocks_per_sm = {1, 3};
+  const StreamKTuneResult r =
+      tune_streamk_gemm(2048, 2048, 64, f16, "sm_90", Layout::RowMajor, Layout::RowMajor, o);
+  CHECK(r.ranked == 1);
+  CHECK(r.refused == 2);
+  CHECK(r.does_not_fit == 1);
+  REQUIRE(r.candidates.size() == 4);
+  CHECK(r.candidates.front().skipped.empty());
+  CHECK(r.candidates.front().config.blocks_per_sm == 1);
+  int refused_split = 0, crowded = 0;
+  for (const StreamKTuneCandidate& c : r.candidates) {
+    if (c.skipped == "refused" &&
+        c.detail.find("split_k 2 exceeds the 1 iterations of a tile") != std::string::npos)
+      ++refused_split;
+    if (c.skipped == "does not fit" && c.detail.find("which holds 2") != std::string::npos) ++crowded;
+  }
+  CHECK(refused_split == 2);
+  CHECK(crowded == 1);
+}
+
+TEST_CASE("streamk tuning: options it refuses, and an architecture the model has no GPU for") {
+  StreamKTuneEnv no_tune(nullptr);
+  StreamKTuneOptions o;
+  o.database = "off";
+  o.decompositions = {};
+  CHECK_THROWS_WITH(tune_streamk_gemm(512, 512, 512, f16, "sm_90", Layout::RowMajor, Layout::RowMajor, o),
+                    doctest::Contains("StreamKTuneOptions::decompositions is empty"));
+  o = StreamKTuneOptions();
+  o.database = "off";
+  o.split_k = {1};
+  CHECK_THROWS_WITH(tune_streamk_gemm(512, 512, 512, f16, "sm_90", Layout::RowMajor, Layout::RowMajor, o),
+                    doctest::Contains("StreamKTuneOptions::split_k holds 1; give values of 2 or more"));
+  o = StreamKTuneOptions();
+  o.database = "off";
+  o.blocks_per_sm = {0};
+  CHECK_THROWS_WITH(tune_streamk_gemm(512, 512, 512, f16, "sm_90", Layout::RowMajor, Layout::RowMajor, o),
+                    doctest::Contains("StreamKTuneOptions::blocks_per_sm holds 0; give values of 1 or more"));
+  o = StreamKTuneOptions();
+  o.database = "off";
+  o.tiles = {};
+  CHECK_THROWS_WITH(tune_streamk_gemm(512, 512, 512, f16, "sm_90", Layout::RowMajor, Layout::RowMajor, o),
+                    doctest::Contains("StreamKTuneOptions::tiles is empty"));
+  o = StreamKTuneOptions();
+  o.database = "off";
+  o.blocks_per_sm = {5};
+  CHECK_THROWS_WITH(tune_streamk_gemm(512, 512, 512, f16, "sm_90", Layout::RowMajor, Layout::RowMajor, o),
+                    doctest::Contains("none of the 6 candidate configurations"));
+  CHECK_THROWS_WITH(tune_streamk_gemm(512, 512, 512, f16, "sm_75"), doctest::Contains("'sm_75'"));
+  CHECK_THROWS_WITH(tuned_streamk_config(512, 512, 512, f16, "sm_75"), doctest::Contains("'sm_75'"));
+}
