@@ -65,11 +65,14 @@ int streamk_tune_lines(const std::string& path) {
   return n;
 }
 
-/// Data-parallel and Stream-K on one and two blocks per SM: four candidates.
+/// Data-parallel and Stream-K on one and two blocks per SM of the default tile: four candidates,
+/// all ranked.
 StreamKTuneOptions four_candidates(const std::string& database) {
   StreamKTuneOptions o;
   o.decompositions = {Decomposition::DataParallel, Decomposition::StreamK};
   o.blocks_per_sm = {1, 2};
+  o.tiles = {GpuGemmConfig{}};
+  o.min_blocks_per_sm = 1;
   o.database = database;
   return o;
 }
@@ -155,31 +158,42 @@ TEST_CASE("streamk tuning: LOOM_TUNE=1 tunes a problem without records, and 'off
   CHECK(none.blocks_per_sm == 0);
 }
 
-TEST_CASE("streamk tuning: refused and crowded candidates are counted and skipped") {
+TEST_CASE("streamk tuning: refused, crowded and one-block candidates are counted and skipped") {
   StreamKTuneEnv no_tune(nullptr);
   StreamKTuneOptions o;
   o.database = "off";
-  // K of 64 is one k-step: split-K in 2 is refused; three blocks per SM do not fit (two do).
+  // K of 64 is one k-step: split-K in 2 is refused; three blocks per SM do not fit (two do); one
+  // block per SM is predicted but not ranked (min_blocks_per_sm 2, the default).
   o.decompositions = {Decomposition::DataParallel, Decomposition::SplitK};
   o.split_k = {2};
-  o.blocks_per_sm = {1, 3};
+  o.blocks_per_sm = {1, 2, 3};
+  o.tiles = {GpuGemmConfig{}};
   const StreamKTuneResult r =
       tune_streamk_gemm(2048, 2048, 64, f16, "sm_90", Layout::RowMajor, Layout::RowMajor, o);
   CHECK(r.ranked == 1);
-  CHECK(r.refused == 2);
+  CHECK(r.refused == 3);
   CHECK(r.does_not_fit == 1);
-  REQUIRE(r.candidates.size() == 4);
+  CHECK(r.few_blocks == 1);
+  REQUIRE(r.candidates.size() == 6);
   CHECK(r.candidates.front().skipped.empty());
-  CHECK(r.candidates.front().config.blocks_per_sm == 1);
-  int refused_split = 0, crowded = 0;
+  CHECK(r.candidates.front().config.blocks_per_sm == 2);
+  CHECK(r.best.blocks_per_sm == 2);
+  int refused_split = 0, crowded = 0, one_block = 0;
   for (const StreamKTuneCandidate& c : r.candidates) {
     if (c.skipped == "refused" &&
         c.detail.find("split_k 2 exceeds the 1 iterations of a tile") != std::string::npos)
       ++refused_split;
     if (c.skipped == "does not fit" && c.detail.find("which holds 2") != std::string::npos) ++crowded;
+    if (c.skipped == "few blocks") {
+      ++one_block;
+      CHECK(c.config.blocks_per_sm == 1);
+      CHECK(c.prediction.seconds > 0);
+      CHECK(c.detail == "1 blocks per SM; the model is trusted from 2");
+    }
   }
-  CHECK(refused_split == 2);
+  CHECK(refused_split == 3);
   CHECK(crowded == 1);
+  CHECK(one_block == 1);
 }
 
 TEST_CASE("streamk tuning: options it refuses, and an architecture the model has no GPU for") {
@@ -206,6 +220,12 @@ TEST_CASE("streamk tuning: options it refuses, and an architecture the model has
                     doctest::Contains("StreamKTuneOptions::tiles is empty"));
   o = StreamKTuneOptions();
   o.database = "off";
+  o.min_blocks_per_sm = 0;
+  CHECK_THROWS_WITH(tune_streamk_gemm(512, 512, 512, f16, "sm_90", Layout::RowMajor, Layout::RowMajor, o),
+                    doctest::Contains("StreamKTuneOptions::min_blocks_per_sm = 0 must be at least 1"));
+  o = StreamKTuneOptions();
+  o.database = "off";
+  o.tiles = {GpuGemmConfig{}};
   o.blocks_per_sm = {5};
   CHECK_THROWS_WITH(tune_streamk_gemm(512, 512, 512, f16, "sm_90", Layout::RowMajor, Layout::RowMajor, o),
                     doctest::Contains("none of the 6 candidate configurations"));

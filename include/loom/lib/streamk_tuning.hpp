@@ -35,8 +35,13 @@ struct StreamKTuneOptions {
   /// Blocks of the persistent grid per SM; empty: every count from 1 to what an SM holds.
   std::vector<int> blocks_per_sm;
   /// The tensor-core main loop's configurations (block tile, warp tile, stages; block_k 0 is
-  /// gpu_gemm's default).
-  std::vector<GpuGemmConfig> tiles = {GpuGemmConfig{}};
+  /// gpu_gemm's default): the default, and block_k 32, whose stages take half the shared memory
+  /// (two or more blocks per SM of an A100, where the default fits one).
+  std::vector<GpuGemmConfig> tiles = {GpuGemmConfig{}, GpuGemmConfig{128, 128, 32, 64, 64, 3}};
+  /// Candidates with fewer blocks per SM are predicted but not ranked or recorded: with one block per
+  /// SM the tensor-core GEMM's model was 1.18-1.56x optimistic against the H100 and H200
+  /// (lib::GpuGemmTuneOptions::min_blocks_per_sm says more). 1: rank every prediction.
+  int min_blocks_per_sm = 2;
   /// The tuning database file ("": the default, LOOM_CACHE_DIR/tuning.jsonl; "off": record nothing).
   std::string database;
 };
@@ -46,12 +51,13 @@ struct StreamKTuneCandidate {
   /// The configuration (tensor_cores resolved, sms the modelled GPU's, blocks_per_sm given).
   StreamKConfig config;
   /// Why it was skipped: "refused" (streamk_gemm threw a loom::Error), "does not fit" (no block
-  /// fits on an SM, or the grid needs more blocks per SM than it holds); empty when ranked.
-  /// `detail` holds the error message.
+  /// fits on an SM, or the grid needs more blocks per SM than it holds), "few blocks" (predicted,
+  /// with fewer blocks per SM than min_blocks_per_sm); empty when ranked. `detail` holds the error
+  /// message or the numbers.
   /// @{
   std::string skipped, detail;
   /// @}
-  /// The model's prediction (when ranked).
+  /// The model's prediction (when ranked, or skipped for "few blocks").
   StreamKPrediction prediction;
 };
 
@@ -65,9 +71,9 @@ struct StreamKTuneResult {
   /// Every distinct candidate: the ranked ones fastest first, then the skipped ones in the order
   /// they were tried.
   std::vector<StreamKTuneCandidate> candidates;
-  /// Candidates ranked, refused, not fitting.
+  /// Candidates ranked, refused, not fitting, with too few blocks per SM.
   /// @{
-  int ranked = 0, refused = 0, does_not_fit = 0;
+  int ranked = 0, refused = 0, does_not_fit = 0, few_blocks = 0;
   /// @}
   /// The fastest ranked configuration and its prediction.
   /// @{
@@ -94,9 +100,9 @@ LOOM_DECL std::string streamk_gemm_workload_key(int64_t m, int64_t n, int64_t k,
 LOOM_DECL tune::Assignment streamk_config_knobs(const StreamKConfig& config);
 
 /// Predicts every candidate of `options` for the problem on `arch` ("sm_80": A100, "sm_90": H100),
-/// ranks them and appends one record per ranked candidate (its predicted milliseconds) to the
-/// database. Throws loom::Error for an architecture the model has no GPU for, for options with an
-/// empty list or a value out of range, or when no candidate can be ranked.
+/// ranks those with min_blocks_per_sm or more blocks per SM and appends one record per ranked candidate (its
+/// predicted milliseconds) to the database. Throws loom::Error for an architecture the model has no GPU for,
+/// for options with an empty list or a value out of range, or when no candidate can be ranked.
 LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, DType input,
                                               const std::string& arch, Layout a_layout = Layout::RowMajor,
                                               Layout b_layout = Layout::RowMajor,

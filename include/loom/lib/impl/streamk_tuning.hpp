@@ -152,6 +152,9 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
     throw Error(
         "StreamKTuneOptions::split_k is empty but decompositions asks for split-K; give factors of 2 or "
         "more");
+  if (options.min_blocks_per_sm < 1)
+    throw Error(cat("StreamKTuneOptions::min_blocks_per_sm = ", options.min_blocks_per_sm,
+                    " must be at least 1 (1: rank every prediction)"));
   const GemmShape shape{m, n, k};
   StreamKTuneResult result;
   result.target = gpu_gemm_model_target(arch);
@@ -163,8 +166,19 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
       result.candidates.push_back(std::move(c));
       return;
     }
-    ++(c.skipped == "refused" ? result.refused : result.does_not_fit);
+    ++(c.skipped == "refused"      ? result.refused
+       : c.skipped == "few blocks" ? result.few_blocks
+                                   : result.does_not_fit);
     skipped.push_back(std::move(c));
+  };
+  // A prediction in the model's least trusted regime is kept but not ranked.
+  auto rank_or_keep = [&](StreamKTuneCandidate c) {
+    if (c.skipped.empty() && c.prediction.blocks_per_sm < options.min_blocks_per_sm) {
+      c.skipped = "few blocks";
+      c.detail = cat(c.prediction.blocks_per_sm, " blocks per SM; the model is trusted from ",
+                     options.min_blocks_per_sm);
+    }
+    add(std::move(c));
   };
   bool default_predicted = false;
   for (const GpuGemmConfig& tile : options.tiles) {
@@ -205,12 +219,14 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
         config.blocks_per_sm = b;
         config.decomposition = d;
         if (d != Decomposition::SplitK) {
-          add(detail::predict_streamk_candidate(shape, input, a_layout, b_layout, config, spec, resources));
+          rank_or_keep(
+              detail::predict_streamk_candidate(shape, input, a_layout, b_layout, config, spec, resources));
           continue;
         }
         for (int s : split_factors) {
           config.split_k = s;
-          add(detail::predict_streamk_candidate(shape, input, a_layout, b_layout, config, spec, resources));
+          rank_or_keep(
+              detail::predict_streamk_candidate(shape, input, a_layout, b_layout, config, spec, resources));
         }
       }
   }
@@ -224,12 +240,14 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
     }
   }
   if (result.candidates.empty())
-    throw Error(cat("tune_streamk_gemm: none of the ", skipped.size(), " candidate configurations of ", m,
-                    "x", n, "x", k, " ", input.str(), " can be ranked on ", spec.name, " (", result.refused,
-                    " refused, ", result.does_not_fit,
-                    " do not fit); give StreamKTuneOptions smaller tiles or fewer blocks per "
-                    "SM",
-                    skipped.empty() ? "" : cat(". The first: ", skipped.front().detail)));
+    throw Error(
+        cat("tune_streamk_gemm: none of the ", skipped.size(), " candidate configurations of ", m, "x", n,
+            "x", k, " ", input.str(), " can be ranked on ", spec.name, " (", result.refused, " refused, ",
+            result.does_not_fit, " do not fit, ", result.few_blocks,
+            " have fewer than min_blocks_per_sm = ", options.min_blocks_per_sm,
+            " blocks per SM); give StreamKTuneOptions smaller tiles, fewer blocks per SM or a smaller "
+            "min_blocks_per_sm",
+            skipped.empty() ? "" : cat(". The first: ", skipped.front().detail)));
   std::stable_sort(result.candidates.begin(), result.candidates.end(),
                    [](const StreamKTuneCandidate& a, const StreamKTuneCandidate& b) {
                      return a.prediction.seconds < b.prediction.seconds;
