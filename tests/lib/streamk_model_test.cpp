@@ -142,4 +142,12 @@ TEST_CASE("streamk model: refuses the SIMT main loop and a grid the SMs cannot h
   CHECK_THROWS_WITH(predict_streamk_gemm(crowded, spec, r),
                     doctest::Contains("use StreamKConfig::blocks_per_sm = 2 or fewer"));
   CHECK_THROWS_WITH(predict_streamk_gemm(crowded, "sm_75"), doctest::Contains("sm_75"));
+  CHECK_THROWS_WITH(
+      predict_streamk_gemm(crowded, GpuPerfSpec::a100(), r),
+      doctest::Contains("the kernel's grid was sized for 132 SMs and A100-SXM4-80GB has 108; build "
+                        "it with StreamKConfig::sms = 108"));
+  const GpuGemm gg = gpu_gemm(2048, 2048, 2048, f16);
+  const GpuGemmPrediction q = predict_gpu_gemm(gg, spec, r);
+  CHECK_THROWS_WITH(gpu_gemm_round_cycles(gg, spec, q, 3, 2),
+                    doctest::Contains("3 blocks on the SM and 2 on the GPU; give at least one block"));
 }

@@ -3,12 +3,15 @@
 // tuning database; the lookup reads the best record back without tuning, ignores records of other
 // architectures and problems, gives the default without a record, and tunes first under LOOM_TUNE=1.
 // Small candidate spaces, so that the file runs in seconds with ptxas as well as without it.
+#include <loom/backend/cuda/driver.hpp>
 #include <loom/lib/streamk_gemm.hpp>
+#include <loom/lib/streamk_model.hpp>
 #include <loom/lib/streamk_tuning.hpp>
 #include <loom/tune/database.hpp>
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -117,7 +120,7 @@ TEST_CASE("streamk tuning: candidates ranked by predicted time, recorded, and re
   REQUIRE(best.tensor_cores);
   CHECK(best.tensor_cores->str() == r.best.tensor_cores->str());
   CHECK(best.arch == "sm_90");
-  CHECK(best.sms == 0);
+  CHECK(best.sms == (runtime::cuda::driver_available() ? 0 : 132));
   CHECK(streamk_tune_lines(db) == 4);
   // It builds: the kernel the record describes.
   const StreamKGemm g = streamk_gemm(1024, 1024, 8192, f16, best);
@@ -231,4 +234,60 @@ TEST_CASE("streamk tuning: options it refuses, and an architecture the model has
                     doctest::Contains("none of the 6 candidate configurations"));
   CHECK_THROWS_WITH(tune_streamk_gemm(512, 512, 512, f16, "sm_75"), doctest::Contains("'sm_75'"));
   CHECK_THROWS_WITH(tuned_streamk_config(512, 512, 512, f16, "sm_75"), doctest::Contains("'sm_75'"));
+}
+
+TEST_CASE("streamk tuning: the configuration read back builds the kernel that was predicted") {
+  // On an A100 (108 SMs) without a GPU present: the grid of the record, not of an H100's 132 SMs.
+  StreamKTuneDir dir;
+  StreamKTuneEnv no_tune(nullptr);
+  StreamKTuneOptions o;
+  o.database = dir.path + "/tuning.jsonl";
+  o.decompositions = {Decomposition::StreamK, Decomposition::SplitK};
+  o.split_k = {2};
+  const StreamKTuneResult r =
+      tune_streamk_gemm(1024, 1024, 8192, f16, "sm_80", Layout::RowMajor, Layout::RowMajor, o);
+  REQUIRE(r.ranked > 0);
+  const StreamKConfig c =
+      tuned_streamk_config(1024, 1024, 8192, f16, "sm_80", Layout::RowMajor, Layout::RowMajor, o);
+  CHECK(c.decomposition == r.best.decomposition);
+  CHECK(c.split_k == r.best.split_k);
+  REQUIRE(c.tensor_cores);
+  CHECK(c.tensor_cores->str() == r.best.tensor_cores->str());
+  if (!runtime::cuda::driver_available()) {
+    CHECK(c.sms == 108);
+    const StreamKGemm g = streamk_gemm(1024, 1024, 8192, f16, c);
+    CHECK(static_cast<int64_t>(g.plan.workers.size()) == r.best_prediction.workers);
+    CHECK(predict_streamk_gemm(g, "sm_80").seconds == doctest::Approx(r.best_prediction.seconds));
+  }
+}
+
+TEST_CASE("streamk tuning: tiles that resolve alike are tried once, and tf32 truncation is kept") {
+  StreamKTuneDir dir;
+  StreamKTuneEnv no_tune(nullptr);
+  StreamKTuneOptions o;
+  o.database = dir.path + "/tuning.jsonl";
+  o.decompositions = {Decomposition::DataParallel, Decomposition::StreamK};
+  o.min_blocks_per_sm = 1;
+  // For tf32 gpu_gemm's default block_k is 32: the two default tiles are one.
+  const StreamKTuneResult both =
+      tune_streamk_gemm(1024, 1024, 1024, f32, "sm_90", Layout::RowMajor, Layout::RowMajor, [&] {
+        StreamKTuneOptions off = o;
+        off.database = "off";
+        return off;
+      }());
+  std::vector<std::string> seen;
+  for (const StreamKTuneCandidate& c : both.candidates) {
+    const std::string key = cat(c.config.tensor_cores->str(), " ", static_cast<int>(c.config.decomposition),
+                                " ", c.config.blocks_per_sm);
+    CHECK(std::find(seen.begin(), seen.end(), key) == seen.end());
+    seen.push_back(key);
+  }
+  GpuGemmConfig truncated;
+  truncated.tf32_round = false;
+  o.tiles = {truncated};
+  tune_streamk_gemm(1024, 1024, 1024, f32, "sm_90", Layout::RowMajor, Layout::RowMajor, o);
+  const StreamKConfig c =
+      tuned_streamk_config(1024, 1024, 1024, f32, "sm_90", Layout::RowMajor, Layout::RowMajor, o);
+  REQUIRE(c.tensor_cores);
+  CHECK_FALSE(c.tensor_cores->tf32_round);
 }

@@ -74,13 +74,18 @@ struct StreamKPrediction {
 
 /// The model's prediction for `g` on `spec`, with `resources` for its main loop's block (as
 /// gpu_gemm_resources gives them for the data-parallel kernel of the same configuration). Throws
-/// loom::Error when `g` has no tensor-core main loop (the SIMT one is not modelled), when a block
-/// does not fit on an SM of `spec`, or when the grid has more blocks than the GPU holds at once.
+/// loom::Error when `g` has no tensor-core main loop (the SIMT one is not modelled), when its grid
+/// was sized for another number of SMs than `spec`'s, when a block does not fit on an SM of `spec`,
+/// or when the grid has more blocks than the GPU holds at once.
 LOOM_DECL StreamKPrediction predict_streamk_gemm(const StreamKGemm& g, const GpuPerfSpec& spec,
                                                  const GpuGemmResources& resources);
 
-/// The prediction on GpuPerfSpec::for_arch(arch), with the main loop's gpu_gemm_resources for
-/// `arch` (registers raised to the kernel's own when its residency found more).
+/// The resources of `g`'s main loop on `arch`: the data-parallel gpu_gemm's of the same
+/// configuration (ptxas's registers where it is installed, else the estimate), registers raised to
+/// the Stream-K kernel's own when its residency found more. Throws loom::Error without tensor cores.
+LOOM_DECL GpuGemmResources streamk_main_loop_resources(const StreamKGemm& g, const std::string& arch);
+
+/// The prediction on GpuPerfSpec::for_arch(arch) with streamk_main_loop_resources(g, arch).
 LOOM_DECL StreamKPrediction predict_streamk_gemm(const StreamKGemm& g, const std::string& arch);
 
 }  // namespace loom::lib

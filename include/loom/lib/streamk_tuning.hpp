@@ -80,9 +80,9 @@ struct StreamKTuneResult {
   StreamKConfig best;
   StreamKPrediction best_prediction;
   /// @}
-  /// The prediction of streamk_gemm's default for the problem (the hybrid on the first tile, the
-  /// grid as many blocks per SM as the kernel's residency finds); all zero when the default is
-  /// refused or does not fit on this GPU.
+  /// The prediction of streamk_gemm's default for the problem (the hybrid on gpu_gemm's default
+  /// tile, the grid as many blocks per SM as the kernel's residency finds); all zero when the
+  /// default is refused or does not fit on this GPU.
   StreamKPrediction default_prediction;
   /// Wall time of the whole search, in seconds.
   double seconds = 0;
@@ -95,8 +95,8 @@ LOOM_DECL std::string streamk_gemm_workload_key(int64_t m, int64_t n, int64_t k,
                                                 const std::string& arch, Layout a_layout = Layout::RowMajor,
                                                 Layout b_layout = Layout::RowMajor);
 
-/// A configuration as database knobs: decomposition (its enum's value), split_k, blocks_per_sm and
-/// the tensor-core tile's six (gpu_gemm_config_knobs).
+/// A configuration as database knobs: decomposition (its enum's value), split_k, blocks_per_sm, the
+/// tensor-core tile's six (gpu_gemm_config_knobs) and tf32_round (1 or 0).
 LOOM_DECL tune::Assignment streamk_config_knobs(const StreamKConfig& config);
 
 /// Predicts every candidate of `options` for the problem on `arch` ("sm_80": A100, "sm_90": H100),
@@ -110,9 +110,10 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
 
 /// The configuration recorded with the smallest predicted time for the problem on `arch` in the
 /// database of `options` (its tensor_cores, decomposition, split_k and blocks_per_sm; `arch` set;
-/// sms 0, the GPU's), or streamk_gemm's default with tensor cores (StreamKConfig with
-/// tensor_cores = GpuGemmConfig{}) when there is none; with LOOM_TUNE=1 and none recorded, tunes
-/// `options`' candidates first (and records them). Throws loom::Error where tune_streamk_gemm does.
+/// sms 0, the GPU's, where a GPU is present, else the modelled GPU's), or streamk_gemm's default with tensor
+/// cores (StreamKConfig with tensor_cores = GpuGemmConfig{}) when there is none; with LOOM_TUNE=1 and none
+/// recorded, tunes `options`' candidates first (and records them). Throws loom::Error where tune_streamk_gemm
+/// does.
 LOOM_DECL StreamKConfig tuned_streamk_config(int64_t m, int64_t n, int64_t k, DType input,
                                              const std::string& arch, Layout a_layout = Layout::RowMajor,
                                              Layout b_layout = Layout::RowMajor,

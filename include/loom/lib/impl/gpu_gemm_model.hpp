@@ -551,8 +551,9 @@ LOOM_DECL GpuGemmPrediction predict_gpu_gemm(const GpuGemm& g, const std::string
 
 LOOM_DECL double gpu_gemm_round_cycles(const GpuGemm& g, const GpuPerfSpec& spec,
                                        const GpuGemmPrediction& prediction, int64_t blocks, int64_t active) {
-  internal_check(blocks >= 1 && active >= blocks,
-                 "gpu_gemm_round_cycles: blocks must be at least 1 and at most active");
+  if (blocks < 1 || active < blocks)
+    throw Error(cat("gpu_gemm_round_cycles: ", blocks, " blocks on the SM and ", active,
+                    " on the GPU; give at least one block, and no more on the SM than on the GPU"));
   return detail::gpu_gemm_round(detail::gpu_gemm_model_inputs(g, spec, prediction), blocks, active).round;
 }
 

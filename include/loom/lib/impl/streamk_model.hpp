@@ -27,6 +27,14 @@ namespace detail {
 /// floats moved by a few blocks goes at this rate; by many, at their share of the GPU's L2.
 inline constexpr double kSmL2BytesPerClock = 64;
 
+/// Refuses a kernel on the SIMT main loop, which the model does not describe.
+inline void require_tensor_cores(const StreamKGemm& g) {
+  if (!g.config.tensor_cores)
+    throw Error(
+        cat("predict_streamk_gemm: the model describes the tensor-core main loop only; this kernel "
+            "runs the SIMT one (set StreamKConfig::tensor_cores to model it)"));
+}
+
 /// A worker's place in its units: the unit, the phase and what is left of it.
 struct StreamKWorkerState {
   enum class Phase { Start, Compute, Wait, Latency, Transfer, Done };
@@ -185,10 +193,11 @@ double play_streamk_plan(const DecompositionPlan& plan, const StreamKPlayCosts& 
 
 LOOM_DECL StreamKPrediction predict_streamk_gemm(const StreamKGemm& g, const GpuPerfSpec& spec,
                                                  const GpuGemmResources& resources) {
-  if (!g.config.tensor_cores)
-    throw Error(
-        cat("predict_streamk_gemm: the model describes the tensor-core main loop only; this kernel "
-            "runs the SIMT one (set StreamKConfig::tensor_cores to model it)"));
+  detail::require_tensor_cores(g);
+  if (g.config.sms != spec.device.sms)
+    throw Error(cat("predict_streamk_gemm: the kernel's grid was sized for ", g.config.sms, " SMs and ",
+                    spec.name, " has ", spec.device.sms,
+                    "; build it with StreamKConfig::sms = ", spec.device.sms, " to model it there"));
   const GpuGemm problem =
       gpu_gemm(g.shape.m, g.shape.n, g.shape.k, g.input, *g.config.tensor_cores, g.a_layout, g.b_layout);
   StreamKPrediction p;
@@ -250,14 +259,18 @@ LOOM_DECL StreamKPrediction predict_streamk_gemm(const StreamKGemm& g, const Gpu
   return p;
 }
 
-LOOM_DECL StreamKPrediction predict_streamk_gemm(const StreamKGemm& g, const std::string& arch) {
-  const GpuPerfSpec spec = GpuPerfSpec::for_arch(arch);
-  if (!g.config.tensor_cores) return predict_streamk_gemm(g, spec, GpuGemmResources{});  // its refusal
+LOOM_DECL GpuGemmResources streamk_main_loop_resources(const StreamKGemm& g, const std::string& arch) {
+  detail::require_tensor_cores(g);
   GpuGemmResources resources = gpu_gemm_resources(
       gpu_gemm(g.shape.m, g.shape.n, g.shape.k, g.input, *g.config.tensor_cores, g.a_layout, g.b_layout),
       arch);
   resources.registers = std::max(resources.registers, g.residency.registers_per_thread);
-  return predict_streamk_gemm(g, spec, resources);
+  return resources;
+}
+
+LOOM_DECL StreamKPrediction predict_streamk_gemm(const StreamKGemm& g, const std::string& arch) {
+  const GpuPerfSpec spec = GpuPerfSpec::for_arch(arch);
+  return predict_streamk_gemm(g, spec, streamk_main_loop_resources(g, arch));
 }
 
 LOOM_DECL std::string StreamKPrediction::str() const {

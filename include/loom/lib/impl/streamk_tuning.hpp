@@ -14,6 +14,7 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/streamk_tuning.hpp");
 #include <system_error>
 #include <vector>
 
+#include "loom/backend/cuda/driver.hpp"
 #include "loom/lib/gpu_gemm_tuning.hpp"
 #include "loom/lib/streamk_tuning.hpp"
 #include "loom/tune/database.hpp"
@@ -47,6 +48,9 @@ inline std::optional<StreamKConfig> streamk_config_from_knobs(const tune::Assign
     if (!v) return std::nullopt;
     *field = *v;
   }
+  const auto rounded = streamk_knob(knobs, "tf32_round", 0, 1);
+  if (!rounded) return std::nullopt;
+  tile.tf32_round = *rounded == 1;
   StreamKConfig c;
   c.tensor_cores = tile;
   c.decomposition = static_cast<Decomposition>(*d);
@@ -82,19 +86,7 @@ inline StreamKTuneCandidate predict_streamk_candidate(const GemmShape& s, DType 
   return c;
 }
 
-/// The resources of the main loop of `config` (tensor_cores set) for the problem: the
-/// data-parallel kernel's (ptxas or the estimate), registers raised to the Stream-K kernel's own
-/// when its residency found more. Computed once per tile: ptxas takes a second or more.
-inline GpuGemmResources streamk_main_loop_resources(const StreamKGemm& probe, const GpuPerfSpec& spec) {
-  GpuGemmResources r =
-      gpu_gemm_resources(gpu_gemm(probe.shape.m, probe.shape.n, probe.shape.k, probe.input,
-                                  *probe.config.tensor_cores, probe.a_layout, probe.b_layout),
-                         spec.arch);
-  r.registers = std::max(r.registers, probe.residency.registers_per_thread);
-  return r;
-}
-
-/// `values` without repeats; refuses an empty list or a value below `low`.
+/// `values` without repeats; refuses a value below `low`.
 inline std::vector<int> streamk_candidate_values(const char* field, const std::vector<int>& values, int low) {
   std::vector<int> out;
   for (int v : values) {
@@ -130,6 +122,7 @@ LOOM_DECL tune::Assignment streamk_config_knobs(const StreamKConfig& config) {
   knobs["decomposition"] = static_cast<int64_t>(config.decomposition);
   knobs["split_k"] = config.split_k;
   knobs["blocks_per_sm"] = config.blocks_per_sm;
+  knobs["tf32_round"] = config.tensor_cores.value_or(GpuGemmConfig{}).tf32_round ? 1 : 0;
   return knobs;
 }
 
@@ -180,10 +173,13 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
     }
     add(std::move(c));
   };
+  const std::string default_tile = gpu_gemm(m, n, k, input, GpuGemmConfig{}, a_layout, b_layout).config.str();
   bool default_predicted = false;
+  std::vector<std::string> tiles_seen;
   for (const GpuGemmConfig& tile : options.tiles) {
-    // The tile's kernel with the grid its residency sizes: the candidates' resources, what an SM
-    // holds, and (for gpu_gemm's default tile) the default's prediction.
+    // The tile's kernel with the grid its residency sizes: the candidates' resources and, for
+    // gpu_gemm's default tile, the default's prediction. A tile that resolves like an earlier one
+    // (block_k 0 is 32 for tf32) is tried once.
     StreamKConfig base = detail::streamk_default_config(spec);
     base.tensor_cores = tile;
     StreamKGemm probe;
@@ -197,22 +193,35 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
       add(std::move(c));
       continue;
     }
-    const GpuGemmResources resources = detail::streamk_main_loop_resources(probe, spec);
-    const StreamKTuneCandidate grid =
-        detail::predict_streamk_candidate(shape, input, a_layout, b_layout, base, spec, resources);
-    if (!grid.skipped.empty()) {
-      add(grid);
-      continue;
-    }
-    if (!default_predicted &&
-        probe.config.tensor_cores->str() ==
-            gpu_gemm(m, n, k, input, GpuGemmConfig{}, a_layout, b_layout).config.str()) {
-      result.default_prediction = grid.prediction;
+    const std::string resolved = probe.config.tensor_cores->str();
+    if (std::find(tiles_seen.begin(), tiles_seen.end(), resolved) != tiles_seen.end()) continue;
+    tiles_seen.push_back(resolved);
+    const GpuGemmResources resources = streamk_main_loop_resources(probe, spec.arch);
+    if (!default_predicted && resolved == default_tile) {
+      try {
+        result.default_prediction = predict_streamk_gemm(probe, spec, resources);
+      } catch (const Error&) {
+        // Its grid (sized by the GPU present, when one is) does not fit the modelled one: zero.
+      }
       default_predicted = true;
+    }
+    // What an SM of the modelled GPU holds, by the model's occupancy.
+    int holds = 0;
+    try {
+      holds = predict_gpu_gemm(gpu_gemm(m, n, k, input, *probe.config.tensor_cores, a_layout, b_layout), spec,
+                               resources)
+                  .occupancy.blocks_per_sm;
+    } catch (const Error& e) {
+      StreamKTuneCandidate c;
+      c.config = probe.config;
+      c.skipped = "does not fit";
+      c.detail = e.what();
+      add(std::move(c));
+      continue;
     }
     std::vector<int> per_sm = per_sm_given;
     if (per_sm.empty())
-      for (int b = 1; b <= grid.prediction.main_loop.occupancy.blocks_per_sm; ++b) per_sm.push_back(b);
+      for (int b = 1; b <= holds; ++b) per_sm.push_back(b);
     for (int b : per_sm)
       for (Decomposition d : options.decompositions) {
         StreamKConfig config = base;
@@ -234,7 +243,7 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
     // gpu_gemm's default tile was not among the candidates: predict it on its own.
     try {
       StreamKGemm d = streamk_gemm(m, n, k, input, detail::streamk_default_config(spec), a_layout, b_layout);
-      result.default_prediction = predict_streamk_gemm(d, spec, detail::streamk_main_loop_resources(d, spec));
+      result.default_prediction = predict_streamk_gemm(d, spec, streamk_main_loop_resources(d, spec.arch));
     } catch (const Error&) {
       // Refused, or does not fit: default_prediction stays all zero, as its comment says.
     }
@@ -303,7 +312,9 @@ LOOM_DECL StreamKConfig tuned_streamk_config(int64_t m, int64_t n, int64_t k, DT
     chosen = tune_streamk_gemm(m, n, k, input, arch, a_layout, b_layout, options).best;
   else
     return fallback;
-  chosen.sms = 0;  // the GPU's, where one runs it; the modelled GPU's SMs otherwise
+  // The GPU's SMs where one runs it (its own count, which may differ from the model's); without one,
+  // the modelled GPU's, so that the kernel built is the one predicted.
+  chosen.sms = runtime::cuda::driver_available() ? 0 : GpuPerfSpec::for_arch(arch).device.sms;
   chosen.arch = arch;
   return chosen;
 }
