@@ -11,8 +11,9 @@
 //            the number of blocks computing on its SM and on the GPU at that moment (so a block
 //            alone on its SM at the end runs faster, as the data-parallel model's last wave does);
 //   finish:  C's tile (bm x bn floats) is stored, or, for a unit that leaves its tile unfinished, its
-//            partial sum is written to the workspace and published; the tile's fixup unit waits
-//            until every other unit of the tile has published, reads their partials, then stores C.
+//            partial sum is written to the workspace and published; the tile's fixup unit reads the
+//            other units' partials one by one, in worker order as the kernel does, waiting for each
+//            to be published, then stores C.
 //            Each move takes an L2 latency, then its bytes at the block's share of its SM's port to
 //            L2 (64 bytes per clock, an assumption) or of the GPU's L2 bandwidth, whichever is
 //            smaller, shared among the blocks moving tiles at that moment.

@@ -44,6 +44,7 @@ struct StreamKWorkerState {
   double remaining = 0;  // Compute: iterations left; Transfer: bytes left (fractional while rates change)
   double wait_from = 0;  // Wait: when it began
   double own = 0;        // time spent in its own phases (not waiting)
+  size_t gathered = 0;   // a fixup unit: the other units' partials read so far
 };
 
 /// What the play of a plan needs of the GPU: one iteration's cycles with a blocks computing on the
@@ -63,22 +64,28 @@ double play_streamk_plan(const DecompositionPlan& plan, const StreamKPlayCosts& 
                          double* busiest, double* longest_wait) {
   using Phase = StreamKWorkerState::Phase;
   const size_t workers = plan.workers.size(), sms = static_cast<size_t>(costs.sms);
-  // Each tile's units, and its fixup unit (the last one seen in worker, then unit order).
-  std::vector<int> units_of_tile(static_cast<size_t>(plan.tiles()), 0);
-  std::vector<std::pair<size_t, size_t>> fixup(static_cast<size_t>(plan.tiles()));
-  for (size_t w = 0; w < workers; ++w)
-    for (size_t i = 0; i < plan.workers[w].size(); ++i) {
-      const size_t t = static_cast<size_t>(plan.workers[w][i].tile);
-      ++units_of_tile[t];
-      fixup[t] = {w, i};
-    }
-  std::vector<int> published(static_cast<size_t>(plan.tiles()), 0);
+  // Each tile's units in worker, then unit order: the last is its fixup unit, which reads the
+  // others' partials in that order (the kernel's: consecutive lower-numbered blocks for Stream-K).
+  std::vector<std::vector<std::pair<size_t, size_t>>> units_of(static_cast<size_t>(plan.tiles()));
+  std::vector<std::vector<char>> published(workers);
+  for (size_t w = 0; w < workers; ++w) {
+    published[w].assign(plan.workers[w].size(), 0);
+    for (size_t i = 0; i < plan.workers[w].size(); ++i)
+      units_of[static_cast<size_t>(plan.workers[w][i].tile)].emplace_back(w, i);
+  }
   std::vector<StreamKWorkerState> state(workers);
   double now = 0;
   *longest_wait = 0;
 
   auto tile_of = [&](size_t w) { return static_cast<size_t>(plan.workers[w][state[w].unit].tile); };
-  auto is_fixup = [&](size_t w) { return fixup[tile_of(w)] == std::pair<size_t, size_t>{w, state[w].unit}; };
+  auto split = [&](size_t w) { return units_of[tile_of(w)].size() > 1; };
+  auto is_fixup = [&](size_t w) {
+    return units_of[tile_of(w)].back() == std::pair<size_t, size_t>{w, state[w].unit};
+  };
+  // A fixup unit's partials still to read.
+  auto to_gather = [&](size_t w) {
+    return is_fixup(w) ? units_of[tile_of(w)].size() - 1 - state[w].gathered : 0;
+  };
   auto begin_unit = [&](size_t w) {
     StreamKWorkerState& s = state[w];
     if (s.unit >= plan.workers[w].size()) {
@@ -88,31 +95,34 @@ double play_streamk_plan(const DecompositionPlan& plan, const StreamKPlayCosts& 
     s.phase = Phase::Start;
     s.until = now + costs.start_cycles;
     s.own += costs.start_cycles;
+    s.gathered = 0;
   };
-  // After its iterations: a fixup unit waits for the other units' partials; then every unit moves
-  // its tile of floats (C, or its partial), a fixup unit the others' partials too.
-  auto begin_finish = [&](size_t w) {
+  // After its iterations, a tile of floats moved: a fixup unit first reads the others' partials one
+  // by one, each once it is published, then stores C; any other unit stores C or writes its partial.
+  auto begin_transfer = [&](size_t w) {
     StreamKWorkerState& s = state[w];
-    const size_t t = tile_of(w);
-    const int units = units_of_tile[t];
-    double tiles_moved = 1;
-    if (units > 1 && is_fixup(w)) {
-      if (published[t] < units - 1) {
+    if (to_gather(w) > 0) {
+      const auto [pw, pi] = units_of[tile_of(w)][s.gathered];
+      if (!published[pw][pi]) {
         if (s.phase != Phase::Wait) s.wait_from = now;
         s.phase = Phase::Wait;
         return;
       }
-      *longest_wait = std::max(*longest_wait, s.phase == Phase::Wait ? now - s.wait_from : 0.0);
-      tiles_moved += units - 1;
+      if (s.phase == Phase::Wait) *longest_wait = std::max(*longest_wait, now - s.wait_from);
     }
     s.phase = Phase::Latency;
     s.until = now + costs.l2_latency;
     s.own += costs.l2_latency;
-    s.remaining = tiles_moved * costs.tile_bytes;
+    s.remaining = costs.tile_bytes;
   };
-  auto end_finish = [&](size_t w) {
+  auto end_transfer = [&](size_t w) {
     StreamKWorkerState& s = state[w];
-    if (units_of_tile[tile_of(w)] > 1 && !is_fixup(w)) ++published[tile_of(w)];
+    if (to_gather(w) > 0) {
+      ++s.gathered;
+      begin_transfer(w);
+      return;
+    }
+    if (split(w) && !is_fixup(w)) published[w][s.unit] = 1;
     ++s.unit;
     begin_unit(w);
   };
@@ -133,13 +143,13 @@ double play_streamk_plan(const DecompositionPlan& plan, const StreamKPlayCosts& 
           s.phase = Phase::Compute;
           s.remaining = static_cast<double>(plan.workers[w][s.unit].iterations());
         } else if (s.phase == Phase::Compute && s.remaining <= kEps) {
-          begin_finish(w);
+          begin_transfer(w);
         } else if (s.phase == Phase::Wait) {
-          begin_finish(w);
+          begin_transfer(w);
         } else if (s.phase == Phase::Latency && s.until <= now + kEps) {
           s.phase = Phase::Transfer;
         } else if (s.phase == Phase::Transfer && s.remaining <= kEps) {
-          end_finish(w);
+          end_transfer(w);
         }
         if (s.phase != before) changed = true;
       }
