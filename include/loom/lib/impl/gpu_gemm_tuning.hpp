@@ -8,14 +8,12 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/gpu_gemm_tuning.hpp");
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <optional>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "loom/lib/gpu_gemm_tuning.hpp"
-#include "loom/tune/database.hpp"
+#include "loom/lib/model_records.hpp"
 #include "loom/tune/tune.hpp"
 
 namespace loom::lib {
@@ -188,25 +186,16 @@ LOOM_DECL GpuGemmTuneResult tune_gpu_gemm(int64_t m, int64_t n, int64_t k, DType
   result.best = result.candidates.front().config;
   result.best_prediction = result.candidates.front().prediction;
 
-  if (options.database != "off") {
-    const tune::Database db(options.database);
+  {
     const std::string name = cat("lib::gpu_gemm ", m, "x", n, "x", k, " ", input.str(), " A ",
                                  a_layout == Layout::RowMajor ? "row" : "col", "-major, B ",
                                  b_layout == Layout::RowMajor ? "row" : "col",
                                  "-major: predicted by the performance model, not measured (registers from ",
                                  result.candidates.front().prediction.resources.registers_from, ")");
-    for (const GpuGemmTuneCandidate& c : result.candidates) {
-      tune::Record r;
-      r.workload = result.workload;
-      r.name = name;
-      r.target = result.target;
-      // Where the prediction was computed; the lookup ignores it, as the model's time does not
-      // depend on the CPU. threads, cores and caches stay 0: not recorded.
-      r.cpu = tune::cpu_model();
-      r.knobs = gpu_gemm_config_knobs(c.config);
-      r.ms = c.prediction.seconds * 1e3;
-      db.append(r);
-    }
+    std::vector<std::pair<tune::Assignment, double>> predictions;
+    for (const GpuGemmTuneCandidate& c : result.candidates)
+      predictions.emplace_back(gpu_gemm_config_knobs(c.config), c.prediction.seconds);
+    detail::append_model_predictions(options.database, result.workload, name, result.target, predictions);
   }
   for (GpuGemmTuneCandidate& c : skipped) result.candidates.push_back(std::move(c));
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -217,25 +206,15 @@ LOOM_DECL GpuGemmConfig tuned_gpu_gemm_config(int64_t m, int64_t n, int64_t k, D
                                               const std::string& arch, Layout a_layout, Layout b_layout,
                                               const GpuGemmTuneOptions& options) {
   const std::string target = gpu_gemm_model_target(arch);  // refuses an unknown architecture first
-  const bool asked = tune::tuning_requested();
-  const bool off = options.database == "off";
-  const tune::Database db(off ? std::string() : options.database);
+  const detail::ModelRecordLookup lookup(options.database);
   // Most programs have no database: do not lower anything to look one up.
-  std::error_code ec;
-  const bool readable = !off && !db.path().empty() && std::filesystem::exists(db.path(), ec);
-  if (!asked && !readable) return GpuGemmConfig{};
+  if (!lookup.asked && !lookup.readable) return GpuGemmConfig{};
   const std::string key = gpu_gemm_workload_key(m, n, k, input, a_layout, b_layout);
-  // The smallest predicted time among this problem's records for this GPU. Not
-  // Database::best: that keeps the records of this machine's CPU, which a prediction does not
-  // depend on.
-  std::optional<tune::Record> best;
-  if (readable)
-    for (tune::Record& r : db.read())
-      if (r.workload == key && r.target == target && detail::config_from_knobs(r.knobs) &&
-          (!best || r.ms < best->ms))
-        best = std::move(r);
+  const std::optional<tune::Record> best = lookup.fastest(key, target, [](const tune::Assignment& knobs) {
+    return detail::config_from_knobs(knobs).has_value();
+  });
   if (best) return *detail::config_from_knobs(best->knobs);
-  if (asked) return tune_gpu_gemm(m, n, k, input, arch, a_layout, b_layout, options).best;
+  if (lookup.asked) return tune_gpu_gemm(m, n, k, input, arch, a_layout, b_layout, options).best;
   return GpuGemmConfig{};
 }
 

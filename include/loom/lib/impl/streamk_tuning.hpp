@@ -8,16 +8,14 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/streamk_tuning.hpp");
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <optional>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "loom/backend/cuda/driver.hpp"
 #include "loom/lib/gpu_gemm_tuning.hpp"
+#include "loom/lib/model_records.hpp"
 #include "loom/lib/streamk_tuning.hpp"
-#include "loom/tune/database.hpp"
 #include "loom/tune/tune.hpp"
 
 namespace loom::lib {
@@ -264,22 +262,15 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
   result.best = result.candidates.front().config;
   result.best_prediction = result.candidates.front().prediction;
 
-  if (options.database != "off") {
-    const tune::Database db(options.database);
+  {
     const std::string name = cat("lib::streamk_gemm ", m, "x", n, "x", k, " ", input.str(), " A ",
                                  a_layout == Layout::RowMajor ? "row" : "col", "-major, B ",
                                  b_layout == Layout::RowMajor ? "row" : "col",
                                  "-major, tensor cores: predicted by the performance model, not measured");
-    for (const StreamKTuneCandidate& c : result.candidates) {
-      tune::Record r;
-      r.workload = result.workload;
-      r.name = name;
-      r.target = result.target;
-      r.cpu = tune::cpu_model();  // where it was predicted; the lookup ignores it
-      r.knobs = streamk_config_knobs(c.config);
-      r.ms = c.prediction.seconds * 1e3;
-      db.append(r);
-    }
+    std::vector<std::pair<tune::Assignment, double>> predictions;
+    for (const StreamKTuneCandidate& c : result.candidates)
+      predictions.emplace_back(streamk_config_knobs(c.config), c.prediction.seconds);
+    detail::append_model_predictions(options.database, result.workload, name, result.target, predictions);
   }
   for (StreamKTuneCandidate& c : skipped) result.candidates.push_back(std::move(c));
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -292,23 +283,16 @@ LOOM_DECL StreamKConfig tuned_streamk_config(int64_t m, int64_t n, int64_t k, DT
   const std::string target = gpu_gemm_model_target(arch);  // refuses an unknown architecture first
   StreamKConfig fallback;
   fallback.tensor_cores = GpuGemmConfig{};
-  const bool asked = tune::tuning_requested();
-  const bool off = options.database == "off";
-  const tune::Database db(off ? std::string() : options.database);
-  std::error_code ec;
-  const bool readable = !off && !db.path().empty() && std::filesystem::exists(db.path(), ec);
-  if (!asked && !readable) return fallback;
+  const detail::ModelRecordLookup lookup(options.database);
+  if (!lookup.asked && !lookup.readable) return fallback;
   const std::string key = streamk_gemm_workload_key(m, n, k, input, arch, a_layout, b_layout);
-  std::optional<tune::Record> best;
-  if (readable)
-    for (tune::Record& r : db.read())
-      if (r.workload == key && r.target == target && detail::streamk_config_from_knobs(r.knobs, arch) &&
-          (!best || r.ms < best->ms))
-        best = std::move(r);
+  const std::optional<tune::Record> best = lookup.fastest(key, target, [&](const tune::Assignment& knobs) {
+    return detail::streamk_config_from_knobs(knobs, arch).has_value();
+  });
   StreamKConfig chosen;
   if (best)
     chosen = *detail::streamk_config_from_knobs(best->knobs, arch);
-  else if (asked)
+  else if (lookup.asked)
     chosen = tune_streamk_gemm(m, n, k, input, arch, a_layout, b_layout, options).best;
   else
     return fallback;
