@@ -8,15 +8,17 @@
 // times it. Prints, per workload:
 //   loom-bench tune workload= threads= strategy= space= candidates= measured= invalid= wrong=
 //     crashed= timed_out= tuning_s= build_s= measure_s= default_ms= tuned_ms= second_process_ms=
-//     kept_default= model_rank_corr= best={knobs} peer=loom-default-schedule speedup= ratio=<default/tuned>
+//     kept_default= cost_model=<ridge|boosted_trees> model_rank_corr= best={knobs} peer=loom-default-schedule
+//     speedup= ratio=<default/tuned>
 // model_rank_corr: Spearman's correlation of the cost model's predictions with the measured times
 // of the configurations it ranked.
 // LOOM_BENCH_QUICK=1 (the ctest smoke run): small sizes, 4 trials. LOOM_BENCH_ONLY=<prefix>: only
 // the workloads whose name begins with it. LOOM_TUNE_NO_IR_FEATURES=1: the cost model sees the knobs
-// only.
+// only. LOOM_TUNE_COST_MODEL=ridge or trees: its learner (tune/cost_model.hpp).
 #include <loom/lib/gemm_tuning.hpp>
 #include <loom/loom.hpp>
 #include <loom/runtime/thread_pool.hpp>
+#include <loom/tune/cost_model.hpp>
 #include <loom/tune/tune.hpp>
 
 #include <unistd.h>
@@ -332,16 +334,20 @@ int main(int argc, char** argv) {
       ::pclose(p);
     }
     const std::string knobs = tune::knobs_text(r.best);
+    const std::string learner =
+        tune::CostModel({}).learner() == tune::CostLearner::Ridge ? "ridge" : "boosted_trees";
     std::printf(
         "loom-bench tune workload=%s threads=%d strategy=%s space=%lld candidates=%zu measured=%d invalid=%d "
         "wrong=%d crashed=%d timed_out=%d tuning_s=%.1f build_s=%.1f measure_s=%.1f default_ms=%.3f "
         "tuned_ms=%.3f second_process_ms=%.3f "
-        "kept_default=%d model_rank_corr=%.2f best={%s} peer=loom-default-schedule speedup=%.3f ratio=%.3f\n",
+        "kept_default=%d cost_model=%s model_rank_corr=%.2f best={%s} peer=loom-default-schedule "
+        "speedup=%.3f "
+        "ratio=%.3f\n",
         w.name.c_str(), runtime::ThreadPool::global().num_threads(), tune::strategy_name(r.strategy).c_str(),
         static_cast<long long>(r.space_size), r.trials.size(), r.measured, r.invalid, r.wrong, r.crashed,
         r.timed_out, r.seconds, r.build_seconds, r.measure_seconds, default_ms, tuned_ms, second_ms,
-        kept_default ? 1 : 0, model_rank_correlation(r), knobs.c_str(), default_ms / tuned_ms,
-        default_ms / tuned_ms);
+        kept_default ? 1 : 0, learner.c_str(), model_rank_correlation(r), knobs.c_str(),
+        default_ms / tuned_ms, default_ms / tuned_ms);
     std::fflush(stdout);
   }
   std::filesystem::remove_all(dir);

@@ -20,7 +20,7 @@ set(LOOM_PUBLIC_HEADERS
   loom/runtime/sim_report.hpp
   loom/sim/interpreter.hpp loom/sim/simulator.hpp
   loom/backend/build.hpp loom/backend/lint.hpp
-  loom/tune/cache_traffic.hpp loom/tune/config.hpp loom/tune/cost_model.hpp loom/tune/database.hpp loom/tune/ir_features.hpp loom/tune/measure.hpp
+  loom/tune/boosted_trees.hpp loom/tune/cache_traffic.hpp loom/tune/config.hpp loom/tune/cost_model.hpp loom/tune/database.hpp loom/tune/ir_features.hpp loom/tune/measure.hpp
   loom/tune/mpi.hpp loom/tune/search.hpp loom/tune/tune.hpp
   loom/lib/gemm.hpp loom/lib/gemm_config.hpp loom/lib/gemm_epilogue.hpp loom/lib/gemm_tuning.hpp
   loom/lib/gpu_gemm.hpp loom/lib/gpu_gemm_model.hpp loom/lib/gpu_gemm_tuning.hpp loom/lib/matrix_layout.hpp

@@ -4,7 +4,7 @@
 # more packages to install the same way (scripts/mpi-check.sh adds Open MPI).
 set -euo pipefail
 
-PACKAGES=(g++ cmake make ccache doctest-dev llvm-19-dev libbenchmark-dev libopenblas-dev libdlpack-dev "$@")
+PACKAGES=(g++ cmake make ccache doctest-dev llvm-19-dev libbenchmark-dev libopenblas-dev libdlpack-dev libxgboost0 "$@")
 
 if [[ "${LOOM_SKIP_DEPS:-0}" == "1" ]]; then
   echo "install-deps: LOOM_SKIP_DEPS=1, not checking packages"

@@ -5,6 +5,7 @@
 // exception, a crash and a hang each come back as what they are, and the caller survives), and the
 // counts the cost model takes from a lowered function (IrFeatures).
 #include <loom/core.hpp>
+#include <loom/tune/boosted_trees.hpp>
 #include <loom/tune/ir_features.hpp>
 #include <loom/tune/tune.hpp>
 
@@ -14,6 +15,7 @@
 
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -107,6 +109,31 @@ TEST_CASE("tune search: the evolutionary search beats a random sample of the sam
   CHECK(evolutionary < 1.6);
 }
 
+TEST_CASE("tune search: boosted trees find better configurations than ridge where knobs interact") {
+  // The landscape's a x b product is an interaction a sum of per-knob effects cannot rank by.
+  std::string why;
+  if (!boosted_trees_available(&why)) {
+    MESSAGE("XGBoost is not available, so the learners are not compared: ", why);
+    return;
+  }
+  auto mean_best = [](const char* learner) {
+    const char* before = std::getenv("LOOM_TUNE_COST_MODEL");
+    const std::string saved = before ? before : "";
+    ::setenv("LOOM_TUNE_COST_MODEL", learner, 1);
+    double mean = 0;
+    for (uint32_t seed = 1; seed <= 10; ++seed) mean += search_best(Strategy::Evolutionary, 64, seed) / 10;
+    if (before)
+      ::setenv("LOOM_TUNE_COST_MODEL", saved.c_str(), 1);
+    else
+      ::unsetenv("LOOM_TUNE_COST_MODEL");
+    return mean;
+  };
+  const double ridge = mean_best("ridge"), trees = mean_best("trees");
+  MESSAGE("mean best of 64 trials (the optimum is 1 ms): ridge ", ridge, " ms, boosted trees ", trees, " ms");
+  CHECK(trees < ridge);
+  CHECK(trees - 1.0 < 0.75 * (ridge - 1.0));
+}
+
 TEST_CASE("tune cost model: an additive landscape is learned from a few measurements") {
   std::vector<Knob> space{{"tile", {8, 16, 32, 64}}, {"vec", {0, 1}}, {"order", {0, 1, 2}}};
   // log(ms) = log 2 + 0.5 log2(tile / 8) - 0.7 vec + (order == 2 ? 0.3 : 0).
@@ -114,7 +141,7 @@ TEST_CASE("tune cost model: an additive landscape is learned from a few measurem
     return 2.0 * std::exp(0.5 * std::log2(static_cast<double>(x.at("tile")) / 8) -
                           0.7 * static_cast<double>(x.at("vec")) + (x.at("order") == 2 ? 0.3 : 0.0));
   };
-  CostModel model(space, 1e-6);
+  CostModel model(space, 1e-6, CostLearner::Ridge);
   CHECK(model.predict_ms({{"tile", 8}, {"vec", 0}, {"order", 0}}) ==
         doctest::Approx(1.0));  // nothing learned
   // 12 of the 24 configurations: vec alternates with the tile, so no knob stands in for another.
@@ -198,7 +225,7 @@ TEST_CASE("tune measure: the worker process reports a result, an exception, a cr
 
 TEST_CASE("tune cost model: extra features per configuration are learned like knobs") {
   std::vector<Knob> space{{"unused", {0, 1}}};
-  CostModel model(space, 1e-6);
+  CostModel model(space, 1e-6, CostLearner::Ridge);
   // log(ms) = 0.5 + 0.25 * extra: the knob says nothing, the feature everything.
   for (double f : {0.0, 1.0, 2.0, 4.0, 8.0}) model.add({{"unused", 0}}, std::exp(0.5 + 0.25 * f), {f});
   CHECK(model.predict_ms({{"unused", 0}}, {6.0}) == doctest::Approx(std::exp(0.5 + 1.5)).epsilon(1e-3));

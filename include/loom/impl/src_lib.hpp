@@ -14,6 +14,7 @@
 #include "loom/lib/impl/streamk_gemm.hpp"
 #include "loom/lib/impl/streamk_model.hpp"
 #include "loom/lib/impl/streamk_tuning.hpp"
+#include "loom/tune/impl/boosted_trees.hpp"
 #include "loom/tune/impl/cache_traffic.hpp"
 #include "loom/tune/impl/cost_model.hpp"
 #include "loom/tune/impl/database.hpp"

@@ -1,14 +1,17 @@
 // A model of a configuration's time, learned from the configurations measured so far, that the
 // evolutionary search uses to rank its proposals before measuring any (measuring is what costs:
-// a build and many calls; scoring a proposal is a dot product). Ridge regression of log(time) on
-// each knob's main effects (one indicator per option other than the first) and, for knobs whose
-// options are all positive, log2 of the value: a trend that reaches options not yet measured. It
-// has no interactions between knobs, so it ranks; it never replaces a measurement. A caller may add
-// numbers of its own per configuration (tune/ir_features.hpp: counts from the lowered function),
-// which enter the regression as further features.
+// a build and many calls; scoring a proposal is cheap). Its features: each knob's main effects (one
+// indicator per option other than the first) and, for knobs whose options are all positive, log2 of
+// the value (a trend that reaches options not yet measured); a caller may add numbers of its own
+// per configuration (tune/ir_features.hpp: counts from the lowered function). The learner: ridge
+// regression of log(time) on them, which has no interactions between knobs; or, once eight
+// configurations are measured and XGBoost can be loaded (tune/boosted_trees.hpp), gradient-boosted
+// trees on the same features, which have. Either only ranks; it never replaces a measurement.
 #pragma once
 
 #include <cstddef>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "loom/support/config.hpp"
@@ -16,11 +19,20 @@
 
 namespace loom::tune {
 
+class BoostedTrees;
+
+/// How a CostModel learns. Auto: LOOM_TUNE_COST_MODEL's choice ("ridge", "trees" or "auto"), and
+/// with "auto" or none, boosted trees where XGBoost can be loaded, else ridge.
+enum class CostLearner { Auto, Ridge, BoostedTrees };
+
 /// Predicts a configuration's time from the measured ones.
 class CostModel {
  public:
   /// A model over the knobs of `space`, with no measurement yet (it then predicts 1 ms for all).
-  LOOM_DECL explicit CostModel(std::vector<Knob> space, double ridge = 0.1);
+  /// Throws loom::Error for BoostedTrees (asked, or by LOOM_TUNE_COST_MODEL=trees) without XGBoost,
+  /// and for a LOOM_TUNE_COST_MODEL that is none of the three.
+  LOOM_DECL explicit CostModel(std::vector<Knob> space, double ridge = 0.1,
+                               CostLearner learner = CostLearner::Auto);
 
   /// Adds a measured configuration (ms > 0), with its extra features (the same count for every
   /// configuration; missing ones count as 0).
@@ -29,6 +41,12 @@ class CostModel {
   LOOM_DECL double predict_ms(const Assignment& knobs, const std::vector<double>& extra = {}) const;
   /// Measurements added so far.
   size_t observations() const { return ys_.size(); }
+  /// The learner in use (never Auto). Boosted trees predict from kTreesFrom measurements on; with
+  /// fewer, the ridge fit does.
+  CostLearner learner() const { return learner_; }
+  /// "ridge", or "boosted trees (XGBoost 1.7.4)".
+  LOOM_DECL std::string learner_name() const;
+  static constexpr size_t kTreesFrom = 8;
 
  private:
   std::vector<double> features(const Assignment& knobs, const std::vector<double>& extra) const;
@@ -39,7 +57,10 @@ class CostModel {
   size_t extra_count_ = 0;               // extra features per configuration, from the first add()
   std::vector<std::vector<double>> xs_;  // features of each measurement
   std::vector<double> ys_;               // log(ms) of each
-  mutable std::vector<double> weights_;  // refit when stale
+  CostLearner learner_;
+  mutable std::vector<double> weights_;          // refit when stale
+  mutable std::shared_ptr<BoostedTrees> trees_;  // the trees' fit, when they predict (copies share
+                                                 // a fit until one refits: fit() makes a new one)
   mutable bool stale_ = true;
 };
 

@@ -1,5 +1,6 @@
-// The definitions of tune/cost_model.hpp: the feature vector of a configuration, and the ridge
-// fit solved from its normal equations (a few dozen features: Gaussian elimination suffices).
+// The definitions of tune/cost_model.hpp: the learner's choice, the feature vector of a
+// configuration, the ridge fit solved from its normal equations (a few dozen features: Gaussian
+// elimination suffices), and the boosted trees' fit on the same features.
 #pragma once
 
 #include "loom/support/config.hpp"
@@ -7,13 +8,46 @@ LOOM_IMPLEMENTATION_FILE("loom/tune/cost_model.hpp");
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <string>
 
+#include "loom/support/error.hpp"
+#include "loom/tune/boosted_trees.hpp"
 #include "loom/tune/cost_model.hpp"
 
 namespace loom::tune {
 
-LOOM_DECL CostModel::CostModel(std::vector<Knob> space, double ridge)
-    : space_(std::move(space)), ridge_(ridge) {}
+namespace detail {
+
+/// The learner `asked` resolves to, with LOOM_TUNE_COST_MODEL and XGBoost's presence.
+inline CostLearner resolve_learner(CostLearner asked) {
+  if (asked == CostLearner::Auto) {
+    const char* env = std::getenv("LOOM_TUNE_COST_MODEL");
+    const std::string choice = env ? env : "";
+    if (choice == "ridge") return CostLearner::Ridge;
+    if (choice == "trees")
+      asked = CostLearner::BoostedTrees;
+    else if (choice.empty() || choice == "auto")
+      return boosted_trees_available() ? CostLearner::BoostedTrees : CostLearner::Ridge;
+    else
+      throw Error(cat("LOOM_TUNE_COST_MODEL='", choice, "' is not a cost model; use ridge, trees or auto"));
+  }
+  std::string why;
+  if (asked == CostLearner::BoostedTrees && !boosted_trees_available(&why))
+    throw Error(cat("the tuner's cost model: boosted trees were asked for, but ", why));
+  return asked;
+}
+
+}  // namespace detail
+
+LOOM_DECL CostModel::CostModel(std::vector<Knob> space, double ridge, CostLearner learner)
+    : space_(std::move(space)), ridge_(ridge), learner_(detail::resolve_learner(learner)) {}
+
+LOOM_DECL std::string CostModel::learner_name() const {
+  return learner_ == CostLearner::Ridge ? "ridge"
+                                        : cat("boosted trees (XGBoost ", boosted_trees_version(), ")");
+}
 
 LOOM_DECL std::vector<double> CostModel::features(const Assignment& knobs,
                                                   const std::vector<double>& extra) const {
@@ -64,12 +98,19 @@ LOOM_DECL void CostModel::fit() const {
   weights_.assign(n, 0.0);
   for (size_t i = 0; i < n; ++i)
     if (std::abs(a[i][i]) >= 1e-12) weights_[i] = a[i][n] / a[i][i];
+  trees_.reset();
+  if (learner_ == CostLearner::BoostedTrees && ys_.size() >= kTreesFrom) {
+    auto trees = std::make_shared<BoostedTrees>();
+    trees->fit(xs_, ys_);
+    trees_ = std::move(trees);
+  }
   stale_ = false;
 }
 
 LOOM_DECL double CostModel::predict_ms(const Assignment& knobs, const std::vector<double>& extra) const {
   if (stale_) fit();
   const std::vector<double> x = features(knobs, extra);
+  if (trees_) return std::exp(trees_->predict({x}).front());
   double log_ms = 0;
   for (size_t i = 0; i < x.size(); ++i) log_ms += weights_[i] * x[i];
   return std::exp(log_ms);
