@@ -8,7 +8,8 @@
 // times it. Prints, per workload:
 //   loom-bench tune workload= threads= strategy= space= candidates= measured= invalid= wrong=
 //     crashed= timed_out= tuning_s= build_s= measure_s= default_ms= tuned_ms= second_process_ms=
-//     kept_default= cost_model=<ridge|boosted_trees> model_rank_corr= best={knobs} peer=loom-default-schedule
+//     kept_default= cost_model=<ridge|boosted_trees: the learner, which ranks from 8 measurements on>
+//     model_rank_corr= best={knobs} peer=loom-default-schedule
 //     speedup= ratio=<default/tuned>
 // model_rank_corr: Spearman's correlation of the cost model's predictions with the measured times
 // of the configurations it ranked.

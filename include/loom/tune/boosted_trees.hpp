@@ -1,9 +1,9 @@
 // Gradient-boosted regression trees from XGBoost (the learner TVM's AutoTVM ranks schedules with),
-// through its C API, loaded at run time: libxgboost.so.0 from Debian's libxgboost0, or the file
-// LOOM_XGBOOST_LIBRARY names. Loom builds, links and tunes without it; the cost model
-// (tune/cost_model.hpp) then fits its ridge regression only. Trees learn what a linear model of the
-// knobs cannot: interactions (a tile size that pays only with vectorization on), thresholds (a
-// block that stops fitting a cache).
+// through its C API, loaded at run time: libxgboost.so.0 from Debian's libxgboost0 (else
+// libxgboost.so, as upstream builds name it), or the file LOOM_XGBOOST_LIBRARY names. Loom builds, links and
+// tunes without it; the cost model (tune/cost_model.hpp) then fits its ridge regression only. Trees learn
+// what a linear model of the knobs cannot: interactions (a tile size that pays only with vectorization on),
+// thresholds (a block that stops fitting a cache).
 #pragma once
 
 #include <cstddef>
@@ -28,6 +28,7 @@ class BoostedTrees {
  public:
   /// The trees' shape. Throws loom::Error when XGBoost is not available (boosted_trees_available).
   LOOM_DECL explicit BoostedTrees(int rounds = 60, int max_depth = 4);
+  /// Frees the fitted trees.
   LOOM_DECL ~BoostedTrees();
   BoostedTrees(const BoostedTrees&) = delete;
   BoostedTrees& operator=(const BoostedTrees&) = delete;

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,27 +26,38 @@ class BoostedTrees;
 /// with "auto" or none, boosted trees where XGBoost can be loaded, else ridge.
 enum class CostLearner { Auto, Ridge, BoostedTrees };
 
+/// What CostLearner::Auto resolves to on this machine, as a line that never throws: "ridge",
+/// "boosted trees (XGBoost 1.7.4)", or what is wrong ("LOOM_TUNE_COST_MODEL='x' (not a cost
+/// model)", "boosted trees (XGBoost unavailable)"). Distributed tuning compares it between
+/// processes: they must rank alike to follow the same search.
+LOOM_DECL std::string cost_learner_setting();
+
 /// Predicts a configuration's time from the measured ones.
 class CostModel {
  public:
   /// A model over the knobs of `space`, with no measurement yet (it then predicts 1 ms for all).
-  /// Throws loom::Error for BoostedTrees (asked, or by LOOM_TUNE_COST_MODEL=trees) without XGBoost,
-  /// and for a LOOM_TUNE_COST_MODEL that is none of the three.
+  /// The learner is resolved when first needed (learner(), the first prediction), so that a search
+  /// that never ranks does not load XGBoost.
   LOOM_DECL explicit CostModel(std::vector<Knob> space, double ridge = 0.1,
                                CostLearner learner = CostLearner::Auto);
 
   /// Adds a measured configuration (ms > 0), with its extra features (the same count for every
   /// configuration; missing ones count as 0).
   LOOM_DECL void add(const Assignment& knobs, double ms, const std::vector<double>& extra = {});
-  /// The predicted time of `knobs` (with its extra features), in milliseconds.
+  /// The predicted time of `knobs` (with its extra features), in milliseconds. Throws where
+  /// learner() does. Should XGBoost fail to fit, the model warns once on stderr and goes on with
+  /// ridge (it only ranks proposals: a tuning run does not end for it).
   LOOM_DECL double predict_ms(const Assignment& knobs, const std::vector<double>& extra = {}) const;
   /// Measurements added so far.
   size_t observations() const { return ys_.size(); }
   /// The learner in use (never Auto). Boosted trees predict from kTreesFrom measurements on; with
-  /// fewer, the ridge fit does.
-  CostLearner learner() const { return learner_; }
+  /// fewer, the ridge fit does. Throws loom::Error for BoostedTrees (asked, or by
+  /// LOOM_TUNE_COST_MODEL=trees) without XGBoost, and for a LOOM_TUNE_COST_MODEL that is none of
+  /// ridge, trees and auto.
+  LOOM_DECL CostLearner learner() const;
   /// "ridge", or "boosted trees (XGBoost 1.7.4)".
   LOOM_DECL std::string learner_name() const;
+  /// Measurements from which boosted trees predict (trees of a handful of points would be noise).
   static constexpr size_t kTreesFrom = 8;
 
  private:
@@ -57,7 +69,8 @@ class CostModel {
   size_t extra_count_ = 0;               // extra features per configuration, from the first add()
   std::vector<std::vector<double>> xs_;  // features of each measurement
   std::vector<double> ys_;               // log(ms) of each
-  CostLearner learner_;
+  CostLearner asked_;
+  mutable std::optional<CostLearner> learner_;   // resolved by learner()
   mutable std::vector<double> weights_;          // refit when stale
   mutable std::shared_ptr<BoostedTrees> trees_;  // the trees' fit, when they predict (copies share
                                                  // a fit until one refits: fit() makes a new one)

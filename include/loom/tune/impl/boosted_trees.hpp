@@ -47,6 +47,7 @@ inline const XgboostApi& xgboost_api() {
     const char* named = std::getenv("LOOM_XGBOOST_LIBRARY");
     const std::string path = named && *named ? named : "libxgboost.so.0";
     void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h && !(named && *named)) h = dlopen("libxgboost.so", RTLD_NOW | RTLD_LOCAL);  // an upstream build
     if (!h) {
       const char* e = dlerror();
       a.error = cat("XGBoost could not be loaded from '", path, "' (", e ? e : "dlopen failed",
@@ -75,6 +76,7 @@ inline const XgboostApi& xgboost_api() {
     get(a.booster_predict, "XGBoosterPredict");
     if (missing) {
       a.error = cat("'", path, "' has no function ", which, ": not an XGBoost C API library (1.x)");
+      dlclose(h);
       return a;
     }
     a.loaded = true;
@@ -98,7 +100,8 @@ struct XgboostMatrix {
     flat.reserve(xs.size() * columns);
     for (const auto& row : xs) {
       if (row.size() != columns)
-        throw Error(cat("BoostedTrees: a row has ", row.size(), " values where the others have ", columns));
+        throw Error(cat("BoostedTrees: a row has ", row.size(), " values where ", columns,
+                        " are expected (the first row's, or the fitted trees')"));
       for (double v : row) flat.push_back(static_cast<float>(v));
     }
     // NaN marks a missing value; every value here is present.

@@ -8,6 +8,7 @@ LOOM_IMPLEMENTATION_FILE("loom/tune/cost_model.hpp");
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -41,12 +42,30 @@ inline CostLearner resolve_learner(CostLearner asked) {
 
 }  // namespace detail
 
+LOOM_DECL std::string cost_learner_setting() {
+  try {
+    return detail::resolve_learner(CostLearner::Auto) == CostLearner::Ridge
+               ? "ridge"
+               : cat("boosted trees (XGBoost ", boosted_trees_version(), ")");
+  } catch (const Error&) {
+    const char* env = std::getenv("LOOM_TUNE_COST_MODEL");
+    const std::string choice = env ? env : "";
+    return choice == "trees" ? "boosted trees (XGBoost unavailable)"
+                             : cat("LOOM_TUNE_COST_MODEL='", choice, "' (not a cost model)");
+  }
+}
+
 LOOM_DECL CostModel::CostModel(std::vector<Knob> space, double ridge, CostLearner learner)
-    : space_(std::move(space)), ridge_(ridge), learner_(detail::resolve_learner(learner)) {}
+    : space_(std::move(space)), ridge_(ridge), asked_(learner) {}
+
+LOOM_DECL CostLearner CostModel::learner() const {
+  if (!learner_) learner_ = detail::resolve_learner(asked_);
+  return *learner_;
+}
 
 LOOM_DECL std::string CostModel::learner_name() const {
-  return learner_ == CostLearner::Ridge ? "ridge"
-                                        : cat("boosted trees (XGBoost ", boosted_trees_version(), ")");
+  return learner() == CostLearner::Ridge ? "ridge"
+                                         : cat("boosted trees (XGBoost ", boosted_trees_version(), ")");
 }
 
 LOOM_DECL std::vector<double> CostModel::features(const Assignment& knobs,
@@ -99,10 +118,17 @@ LOOM_DECL void CostModel::fit() const {
   for (size_t i = 0; i < n; ++i)
     if (std::abs(a[i][i]) >= 1e-12) weights_[i] = a[i][n] / a[i][i];
   trees_.reset();
-  if (learner_ == CostLearner::BoostedTrees && ys_.size() >= kTreesFrom) {
-    auto trees = std::make_shared<BoostedTrees>();
-    trees->fit(xs_, ys_);
-    trees_ = std::move(trees);
+  if (learner() == CostLearner::BoostedTrees && ys_.size() >= kTreesFrom) {
+    try {
+      auto trees = std::make_shared<BoostedTrees>();
+      trees->fit(xs_, ys_);
+      trees_ = std::move(trees);
+    } catch (const Error& e) {
+      // The model only ranks proposals: ridge (fitted above) goes on ranking them.
+      std::fprintf(stderr, "loom::tune: the cost model's boosted trees failed (%s); ranking with ridge\n",
+                   e.what());
+      learner_ = CostLearner::Ridge;
+    }
   }
   stale_ = false;
 }

@@ -29,6 +29,7 @@ LOOM_IMPLEMENTATION_FILE("loom/tune/tune.hpp");
 #include "loom/ir/structural_hash.hpp"
 #include "loom/runtime/thread_pool.hpp"
 #include "loom/support/cpu_info.hpp"
+#include "loom/tune/cost_model.hpp"
 #include "loom/tune/ir_features.hpp"
 #include "loom/tune/tune.hpp"
 
@@ -514,7 +515,8 @@ LOOM_DECL Result tune(const CandidateFunction& candidate, const Options& options
     }
     const std::string fingerprint =
         cat(result.workload, " ", space, " ", strategy_name(options.strategy), " ", options.max_trials, " ",
-            options.seed, " ", options.finalists, " ", options.final_rounds, " ", options.min_gain);
+            options.seed, " ", options.finalists, " ", options.final_rounds, " ", options.min_gain, " ",
+            cost_learner_setting());
     // The features the search ranks by count process 0's threads, whatever this machine has.
     const std::vector<std::string> all =
         dist.all_gather(cat(batch_size, " ", pool_threads, " ", fingerprint));
