@@ -270,8 +270,10 @@ inline const WarpIntrinsic* find_warp_intrinsic(const std::string& name) {
   return WarpIntrinsicRegistry::global().find(name);
 }
 
-/// The statement that runs warp intrinsic `name` on `operands` (in its operand order). Every
-/// lane of the warp must execute it together, as PTX's .sync.aligned instructions require.
+/// The statement that runs warp intrinsic `name` on `operands` (in its operand order). A collective
+/// intrinsic (WarpIntrinsic::collective: mma, ldmatrix) must be executed by every lane of the warp
+/// together, as PTX's .sync.aligned instructions require; a per-thread one (cp.async, cvt.rna.tf32)
+/// by whichever lanes reach it.
 inline Stmt warp_intrinsic_call(const std::string& name, const std::vector<WarpOperand>& operands) {
   const WarpIntrinsic* w = find_warp_intrinsic(name);
   if (!w) {
