@@ -90,6 +90,11 @@ struct GpuPerfSpec {
   LOOM_DECL static GpuPerfSpec for_arch(const std::string& arch);
   /// The dense peak for inputs of `input` (f16, bf16: 16-bit; f32: tf32), TFLOP/s.
   LOOM_DECL double dense_tflops(DType input) const;
+  /// The sustained L2 and the DRAM bandwidth in bytes per SM clock (the models' unit of time).
+  /// @{
+  double l2_bytes_per_clock() const { return l2_tbps * 1e12 / (clock_ghz * 1e9); }
+  double dram_bytes_per_clock() const { return dram_tbps * 1e12 / (clock_ghz * 1e9); }
+  /// @}
 };
 
 /// What one warp executes in one k-step of the kernel's main loop, counted in the lowered IR (a

@@ -447,8 +447,8 @@ inline GpuGemmModelInputs gpu_gemm_model_inputs(const GpuGemm& g, const GpuPerfS
       spec.dense_tflops(g.input) * 1e12 / (spec.device.sms * spec.clock_ghz * 1e9);
   const double mma_rate = peak_per_sm_clock * spec.mma_sync_fraction / spec.device.sub_partitions;
   in.m = static_cast<double>(p.per_warp.mma) * gpu_gemm_mma_flops(g) / mma_rate;
-  in.l2_per_clock = spec.l2_tbps * 1e12 / (spec.clock_ghz * 1e9);
-  in.dram_per_clock = spec.dram_tbps * 1e12 / (spec.clock_ghz * 1e9);
+  in.l2_per_clock = spec.l2_bytes_per_clock();
+  in.dram_per_clock = spec.dram_bytes_per_clock();
   return in;
 }
 

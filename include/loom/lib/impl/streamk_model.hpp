@@ -228,8 +228,7 @@ LOOM_DECL StreamKPrediction predict_streamk_gemm(const StreamKGemm& g, const Gpu
   p.split_tiles = g.plan.split_tiles();
   for (const auto& w : g.plan.workers) p.units += static_cast<int64_t>(w.size());
 
-  const double l2_per_clock = spec.l2_tbps * 1e12 / (spec.clock_ghz * 1e9);
-  const double dram_per_clock = spec.dram_tbps * 1e12 / (spec.clock_ghz * 1e9);
+  const double l2_per_clock = spec.l2_bytes_per_clock();
   const GpuGemmConfig& cfg = problem.config;
   const int eb = g.input.bytes();
   const double tile_bytes = static_cast<double>(cfg.block_m + cfg.block_n) * cfg.block_k * eb;
@@ -259,7 +258,7 @@ LOOM_DECL StreamKPrediction predict_streamk_gemm(const StreamKGemm& g, const Gpu
   const double operand_bytes = (static_cast<double>(g.shape.m) + static_cast<double>(g.shape.n)) *
                                    static_cast<double>(g.shape.k) * eb +
                                static_cast<double>(g.shape.m) * static_cast<double>(g.shape.n) * 4;
-  p.dram_cycles = spec.dram_latency + operand_bytes / dram_per_clock;
+  p.dram_cycles = spec.dram_latency + operand_bytes / spec.dram_bytes_per_clock();
   p.limiter = p.dram_cycles > p.makespan_cycles ? "dram" : "compute";
   p.seconds = std::max(p.makespan_cycles, p.dram_cycles) / (spec.clock_ghz * 1e9);
   p.tflops = 2.0 * static_cast<double>(g.shape.m) * static_cast<double>(g.shape.n) *
