@@ -6,8 +6,9 @@
 // square and skinny shapes (LOOM_GPU_GEMM_SWEEP=1: a sweep of mid-size f32 shapes over every
 // decomposition, with the occupancy grid and one block per SM; LOOM_GPU_GEMM_ONLY=f16, tf32 or
 // layouts: only the f16, the tf32 or the column-major tensor-core shapes; tc_sweep: tile choices;
-// tuned: the model's tuned tiles against the default; streamk_tuned: tensor-core Stream-K's
-// decomposition and grid tuned by its model against the default; profile: lib::gpu_gemm at 4096^3 f16 alone,
+// tuned: the tiles lib::tune_gpu_gemm chooses (the model's best predictions, timed on the GPU)
+// against the default; streamk_tuned: tensor-core Stream-K's decomposition and grid tuned the same
+// way against the default; profile: lib::gpu_gemm at 4096^3 f16 alone,
 // for a profiler). Prints
 //   loom-bench gpu_mma_peak dtype=f16 device= ... tflops= peak_dense_tflops= ratio=<of that peak>
 // first: what mma.sync m16n8k16 (Loom's warp intrinsic) reaches when nothing but it runs, the
@@ -424,28 +425,43 @@ int main() {
     return 0;
   }
   if (only && std::string(only) == "tuned") {
-    // The model's tuned configuration (lib::tune_gpu_gemm: predictions, no GPU) against the default
-    // at the tuner table's shapes (docs/gpu-gemm-model.md), so that the prediction can be checked.
-    // The tuner runs here, with ptxas: about 45 s per shape.
+    // lib::tune_gpu_gemm at the tuner table's shapes (docs/gpu-gemm-model.md): the model ranks every
+    // candidate, the GPU times its best 8 and the default (when the GPU is an sm_80 or sm_90). The
+    // line names the model's choice and the measured one; then both are timed against the default and
+    // cuBLAS. The tuner runs here, with ptxas: about 45 s per shape, plus the measurements.
     lib::GpuGemmTuneOptions options;
     options.database = "off";
     const std::string arch = d.arch() == "sm_80" ? "sm_80" : "sm_90";  // the GPUs the model knows
     for (const Shape s : {Shape{4096, 4096, 4096}, Shape{1024, 1024, 1024}, Shape{4096, 4096, 512},
                           Shape{8192, 8192, 1024}}) {
-      const lib::GpuGemmConfig tuned = lib::tune_gpu_gemm(s.m, s.n, s.k, f16, arch, s.a, s.b, options).best;
-      std::printf("loom-bench gpu_gemm_tuned m=%lld n=%lld k=%lld arch=%s tuned_config=%s\n",
-                  static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k),
-                  arch.c_str(), tuned.str().c_str());
+      const lib::GpuGemmTuneResult r = lib::tune_gpu_gemm(s.m, s.n, s.k, f16, arch, s.a, s.b, options);
+      const lib::GpuGemmTuneCandidate* predicted = nullptr;  // the model's first choice
+      double best_measured_ms = 0;
+      for (const lib::GpuGemmTuneCandidate& c : r.candidates) {
+        if (!c.skipped.empty()) continue;
+        if (!predicted || c.prediction.seconds < predicted->prediction.seconds) predicted = &c;
+        if (c.measured_ms > 0 && (best_measured_ms == 0 || c.measured_ms < best_measured_ms))
+          best_measured_ms = c.measured_ms;
+      }
+      std::printf(
+          "loom-bench gpu_gemm_tuned m=%lld n=%lld k=%lld arch=%s device=%s predicted_config=%s "
+          "tuned_config=%s measured=%d default_measured_ms=%.4f best_measured_ms=%.4f "
+          "predicted_default_ms=%.4f predicted_tuned_ms=%.4f measure_failure=\"%s\"\n",
+          static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k), arch.c_str(),
+          r.device.c_str(), predicted ? predicted->config.str().c_str() : "", r.best.str().c_str(),
+          r.measured, r.default_measured_ms, best_measured_ms, r.default_prediction.seconds * 1e3,
+          predicted ? predicted->prediction.seconds * 1e3 : 0.0, r.measure_failure.c_str());
       std::vector<Variant> variants = {{Decomposition::DataParallel, 0, false, true}};
-      variants.push_back({Decomposition::DataParallel, 0, false, true, tuned});
+      if (predicted) variants.push_back({Decomposition::DataParallel, 0, false, true, predicted->config});
+      variants.push_back({Decomposition::DataParallel, 0, false, true, r.best});
       bench_shape<half>(d, cublas, s, variants);
     }
     return 0;
   }
   if (only && std::string(only) == "streamk_tuned") {
-    // Tensor-core Stream-K's decomposition and grid as its model tunes them (lib::tune_streamk_gemm:
-    // predictions, no GPU) against the default (the hybrid on the occupancy grid) and gpu_gemm, at
-    // the shapes of bench_streamk_tune, so that the predictions can be checked.
+    // Tensor-core Stream-K's decomposition and grid as lib::tune_streamk_gemm chooses them (the model
+    // ranks, the GPU times the best 8 and the default) against the default (the hybrid on the
+    // occupancy grid) and gpu_gemm, at the shapes of bench_streamk_tune.
     lib::StreamKTuneOptions options;
     options.database = "off";
     const std::string arch = d.arch() == "sm_80" ? "sm_80" : "sm_90";
@@ -453,11 +469,13 @@ int main() {
                           Shape{3072, 3072, 4096}, Shape{4096, 4096, 4096}, Shape{1000, 999, 37}}) {
       const lib::StreamKTuneResult r = lib::tune_streamk_gemm(s.m, s.n, s.k, f16, arch, s.a, s.b, options);
       std::printf(
-          "loom-bench streamk_tuned m=%lld n=%lld k=%lld arch=%s tuned=%s split_k=%d blocks_per_sm=%d "
-          "predicted_default_ms=%.4f predicted_tuned_ms=%.4f\n",
+          "loom-bench streamk_tuned m=%lld n=%lld k=%lld arch=%s device=%s tuned=%s split_k=%d "
+          "blocks_per_sm=%d measured=%d default_measured_ms=%.4f predicted_default_ms=%.4f "
+          "predicted_tuned_ms=%.4f measure_failure=\"%s\"\n",
           static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k), arch.c_str(),
-          lib::decomposition_name(r.best.decomposition), r.best.split_k, r.best.blocks_per_sm,
-          r.default_prediction.seconds * 1e3, r.best_prediction.seconds * 1e3);
+          r.device.c_str(), lib::decomposition_name(r.best.decomposition), r.best.split_k,
+          r.best.blocks_per_sm, r.measured, r.default_measured_ms, r.default_prediction.seconds * 1e3,
+          r.best_prediction.seconds * 1e3, r.measure_failure.c_str());
       Variant standard{Decomposition::StreamKHybrid};
       standard.streamk_tensor_cores = true;
       Variant tuned{r.best.decomposition, r.best.blocks_per_sm};

@@ -99,6 +99,7 @@ int main() {
   const bool quick = std::getenv("LOOM_BENCH_QUICK") && std::string(std::getenv("LOOM_BENCH_QUICK")) != "0";
   lib::StreamKTuneOptions options;
   options.database = "off";
+  options.measure_top = 0;  // the model's predictions only (bench_gpu_gemm's "streamk_tuned" mode measures)
   if (quick) {
     report("sm_90", {1024, 1024, 1024}, options);
     model_line({2048, 2048, 2048});

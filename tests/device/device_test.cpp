@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
+#include <string>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -21,8 +23,11 @@
 
 #include <loom/backend/cuda/driver.hpp>
 #include <loom/lib/gpu_gemm.hpp>
+#include <loom/lib/gpu_gemm_tuning.hpp>
 #include <loom/lib/gpu_tensorized_gemm.hpp>
 #include <loom/lib/streamk_gemm.hpp>
+#include <loom/lib/streamk_tuning.hpp>
+#include <loom/tune/database.hpp>
 
 using namespace loom;
 using namespace loom::cuda_test;
@@ -315,6 +320,59 @@ TEST_CASE("device: the tensor-core GEMM (lib::gpu_gemm), f16, bf16 and tf32, eve
   lib::GpuGemmConfig truncating;
   truncating.tf32_round = false;
   CHECK(gpu_gemm_error<float>(lib::gpu_gemm(1000, 1100, 776, f32, truncating)) <= 1e-3);
+}
+
+TEST_CASE("device: lib's GPU tuners measure their best predictions on the GPU and record the times") {
+  const std::string arch = runtime::cuda::driver().arch();
+  if (arch != "sm_80" && arch != "sm_90") {
+    MESSAGE("the performance model knows sm_80 and sm_90 only; this GPU is " << arch);
+    return;
+  }
+  char tmpl[] = "/tmp/loom-device-tune-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl) != nullptr);
+  const std::string database = std::string(tmpl) + "/tuning.jsonl";
+  lib::GpuGemmTuneOptions o;
+  o.block_m = {64, 128};
+  o.block_n = {128};
+  o.block_k = {0, 32};
+  o.warp_m = {64};
+  o.warp_n = {64};
+  o.stages = {2, 3};
+  o.measure_top = 4;
+  o.database = database;
+  const lib::GpuGemmTuneResult r =
+      lib::tune_gpu_gemm(1000, 1100, 776, f16, arch, lib::Layout::RowMajor, lib::Layout::RowMajor, o);
+  CAPTURE(r.measure_failure);
+  CHECK(!r.device.empty());
+  CHECK(r.default_measured_ms > 0);
+  CHECK(r.measured >= 1);
+  for (const lib::GpuGemmTuneCandidate& c : r.candidates) {
+    CAPTURE(c.config.str());
+    CHECK(c.measure_failure.empty());  // every candidate computes the default's C bit for bit
+  }
+  int measured_records = 0;
+  for (const tune::Record& rec : tune::Database(database).read())
+    measured_records += rec.target == lib::measured_gpu_target(arch, r.device) ? 1 : 0;
+  CHECK(measured_records == r.measured + 1);  // the candidates timed and the default
+  // The tuned configuration's kernel is right, and a later lookup returns it.
+  CHECK(gpu_gemm_error<half>(lib::gpu_gemm(1000, 1100, 776, f16, r.best)) <= 1e-3);
+  CHECK(
+      lib::tuned_gpu_gemm_config(1000, 1100, 776, f16, arch, lib::Layout::RowMajor, lib::Layout::RowMajor, o)
+          .str() == r.best.str());
+
+  lib::StreamKTuneOptions so;
+  so.measure_top = 4;
+  so.database = database;
+  const lib::StreamKTuneResult sk =
+      lib::tune_streamk_gemm(1000, 1100, 776, f16, arch, lib::Layout::RowMajor, lib::Layout::RowMajor, so);
+  CAPTURE(sk.measure_failure);
+  CHECK(sk.default_measured_ms > 0);
+  CHECK(sk.measured >= 1);
+  const lib::StreamKConfig tuned =
+      lib::tuned_streamk_config(1000, 1100, 776, f16, arch, lib::Layout::RowMajor, lib::Layout::RowMajor, so);
+  CHECK(tuned.decomposition == sk.best.decomposition);
+  CHECK(tuned.blocks_per_sm == sk.best.blocks_per_sm);
+  std::filesystem::remove_all(tmpl);
 }
 
 TEST_CASE("device: the TE GEMM tensorized onto tensor cores (lib::gpu_tensorized_gemm)") {

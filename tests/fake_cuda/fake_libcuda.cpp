@@ -56,6 +56,10 @@ CUresult cuDeviceGetAttribute(int* v, int attribute, int) {
   }
   return 0;
 }
+CUresult cuDeviceGetName(char* name, int length, int) {
+  std::strncpy(name, "Fake A100", static_cast<size_t>(length));
+  return 0;
+}
 CUresult cuDevicePrimaryCtxRetain(void** ctx, int) {
   static int context;
   *ctx = &context;

@@ -3,9 +3,11 @@
 // (sm_90), skips (and counts) those gpu_gemm refuses, that do not fit on an SM, that spill, or that
 // run one block per SM (where the model is least trusted), ranks the rest by predicted time and
 // appends them to the tuning database (tune/database.hpp);
-// tuned_gpu_gemm_config reads the best of them back in a later process. The times are the model's
-// predictions, not measurements (no GPU runs anything): the records' target says so,
-// "cuda -arch=sm_80 model:A100-SXM4-80GB". docs/gpu-gemm-model.md says how far the model is trusted.
+// tuned_gpu_gemm_config reads the best of them back in a later process. Without a GPU the times are
+// the model's predictions, and the records' target says so, "cuda -arch=sm_80 model:A100-SXM4-80GB";
+// where a GPU of the architecture is present, the best predicted candidates are also measured on it
+// and recorded as measured ("cuda -arch=sm_90 device:NVIDIA H100 80GB HBM3"), and those records come
+// first. docs/gpu-gemm-model.md says how far the model is trusted.
 #pragma once
 
 #include <cstdint>
@@ -43,11 +45,15 @@ struct GpuGemmTuneOptions {
   /// tiles, which it ranks above the default and which ran slower than it at 4096^3), where with
   /// two or more it was within 0.92-1.19 (docs/gpu-gemm-model.md). 1: rank every prediction.
   int min_blocks_per_sm = 2;
+  /// Where a GPU of the architecture is present (the driver's device 0), how many of the best
+  /// predicted candidates are also built, checked against the default configuration's C and timed
+  /// on it (the default too); they are then ranked by their measured times. 0: predictions only.
+  int measure_top = 8;
   /// The tuning database file ("": the default, LOOM_CACHE_DIR/tuning.jsonl; "off": record nothing).
   std::string database;
 };
 
-/// One candidate configuration and what the model made of it.
+/// One candidate configuration and what the model (and the GPU, where one measured it) made of it.
 struct GpuGemmTuneCandidate {
   /// The configuration (block_k resolved: never 0).
   GpuGemmConfig config;
@@ -60,6 +66,12 @@ struct GpuGemmTuneCandidate {
   /// @}
   /// The model's prediction (when ranked, or skipped for "few blocks").
   GpuGemmPrediction prediction;
+  /// The median device time measured on the GPU (0: not measured), or why a measurement failed
+  /// (the kernel did not build or run, or its C differs from the default configuration's).
+  /// @{
+  double measured_ms = 0;
+  std::string measure_failure;
+  /// @}
 };
 
 /// What tune_gpu_gemm found.
@@ -69,15 +81,17 @@ struct GpuGemmTuneResult {
   /// @{
   std::string workload, target;
   /// @}
-  /// Every distinct candidate: the ranked ones fastest first, then the skipped ones in the order
-  /// they were tried.
+  /// Every distinct candidate: the ranked ones fastest first (the measured ones by their measured
+  /// times, then the others by their predictions), then the skipped ones in the order they were
+  /// tried.
   std::vector<GpuGemmTuneCandidate> candidates;
   /// Candidates ranked; skipped by reason; invalid: refused, not fitting or spilling (all skipped
   /// ones but the "few blocks" ones).
   /// @{
   int ranked = 0, refused = 0, does_not_fit = 0, spills = 0, few_blocks = 0, invalid = 0;
   /// @}
-  /// The fastest ranked configuration and its prediction.
+  /// The fastest ranked configuration and its prediction: the fastest measured one where the GPU
+  /// measured some (the default configuration when it measured faster than all of them).
   /// @{
   GpuGemmConfig best;
   GpuGemmPrediction best_prediction;
@@ -85,6 +99,15 @@ struct GpuGemmTuneResult {
   /// The prediction of the default GpuGemmConfig, whether or not the candidates include it (all
   /// zero when the default is skipped on this GPU).
   GpuGemmPrediction default_prediction;
+  /// The GPU that measured (its name; empty: none of the architecture is present, or measure_top is
+  /// 0), the default configuration's measured time, the candidates it timed, and why it timed none
+  /// where a GPU was present (the default could not be built, run or checked).
+  /// @{
+  std::string device;
+  double default_measured_ms = 0;
+  int measured = 0;
+  std::string measure_failure;
+  /// @}
   /// Wall time of the whole search, in seconds.
   double seconds = 0;
 };
@@ -101,12 +124,18 @@ LOOM_DECL std::string gpu_gemm_workload_key(int64_t m, int64_t n, int64_t k, DTy
 /// Throws loom::Error for an architecture the model has no GPU for.
 LOOM_DECL std::string gpu_gemm_model_target(const std::string& arch);
 
+/// The target that records of times measured on `device`, a GPU of `arch`, carry: "cuda
+/// -arch=sm_90 device:NVIDIA H100 80GB HBM3".
+LOOM_DECL std::string measured_gpu_target(const std::string& arch, const std::string& device);
+
 /// A configuration as database knobs: block_m, block_n, block_k, warp_m, warp_n, stages.
 LOOM_DECL tune::Assignment gpu_gemm_config_knobs(const GpuGemmConfig& config);
 
 /// Predicts every candidate of `options` for the problem on `arch` ("sm_80": A100, "sm_90": H100),
 /// ranks those with min_blocks_per_sm or more blocks per SM and appends one record per ranked
-/// candidate (its predicted milliseconds) to the database. Registers come from ptxas where NVRTC and the CUDA
+/// candidate (its predicted milliseconds) to the database. Where a GPU of `arch` is present, the
+/// best measure_top of them and the default are also timed on it, ranked by those times, and
+/// recorded under the target measured_gpu_target names. Registers come from ptxas where NVRTC and the CUDA
 /// toolkit are installed (then candidates that spill are skipped), else from the model's estimate. Throws
 /// loom::Error for an architecture the model has no GPU for, for options with an empty list or a value that
 /// is no size, when the default configuration is refused, or when no candidate can be ranked.
@@ -115,10 +144,12 @@ LOOM_DECL GpuGemmTuneResult tune_gpu_gemm(int64_t m, int64_t n, int64_t k, DType
                                           Layout b_layout = Layout::RowMajor,
                                           const GpuGemmTuneOptions& options = GpuGemmTuneOptions());
 
-/// The configuration recorded with the smallest predicted time for the problem on `arch` in the
-/// database of `options` (records of other architectures, problems or kernel code are not used),
-/// or the default GpuGemmConfig when there is none; with LOOM_TUNE=1 and none recorded, tunes
-/// `options`' candidates first (and records them). Throws loom::Error for an architecture the
+/// The configuration recorded with the smallest time for the problem on `arch` in the database of
+/// `options` (records of other architectures, problems or kernel code are not used), or the default
+/// GpuGemmConfig when there is none. Where a GPU of `arch` is present, the times measured on it are
+/// read first; with LOOM_TUNE=1 and none recorded for it, tunes `options`' candidates (measuring them)
+/// rather than reading the model's predictions. Without one, the predictions are read; with
+/// LOOM_TUNE=1 and none recorded, tunes first (and records them). Throws loom::Error for an architecture the
 /// model has no GPU for, and where tune_gpu_gemm does.
 LOOM_DECL GpuGemmConfig tuned_gpu_gemm_config(int64_t m, int64_t n, int64_t k, DType input,
                                               const std::string& arch, Layout a_layout, Layout b_layout,

@@ -3,9 +3,10 @@
 // factor, blocks per SM, tensor-core tile) with lib::predict_streamk_gemm on an A100 (sm_80) or an
 // H100 (sm_90), skips (and counts) those streamk_gemm refuses and those whose grid the GPU cannot
 // hold at once, ranks the rest by predicted time and appends them to the tuning database
-// (tune/database.hpp); tuned_streamk_config reads the best of them back in a later process. The
-// times are the model's predictions, not measurements: the records' target says so, as
-// lib::tune_gpu_gemm's do ("cuda -arch=sm_90 model:H100-SXM5").
+// (tune/database.hpp); tuned_streamk_config reads the best of them back in a later process. Without
+// a GPU the times are the model's predictions, and the records' target says so, as lib::tune_gpu_gemm's
+// do ("cuda -arch=sm_90 model:H100-SXM5"); where a GPU of the architecture is present, the best
+// predicted candidates are also measured on it and those records ("device:") come first.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +43,11 @@ struct StreamKTuneOptions {
   /// SM the tensor-core GEMM's model was 1.18-1.56x optimistic against the H100 and H200
   /// (lib::GpuGemmTuneOptions::min_blocks_per_sm says more). 1: rank every prediction.
   int min_blocks_per_sm = 2;
+  /// Where a GPU of the architecture is present, how many of the best predicted candidates are also
+  /// built (their grid on the GPU's own SMs), checked against the default's C and timed on it (the
+  /// default too), and then ranked by their measured times, as lib::GpuGemmTuneOptions::measure_top.
+  /// 0: predictions only.
+  int measure_top = 8;
   /// The tuning database file ("": the default, LOOM_CACHE_DIR/tuning.jsonl; "off": record nothing).
   std::string database;
 };
@@ -59,6 +65,11 @@ struct StreamKTuneCandidate {
   /// @}
   /// The model's prediction (when ranked, or skipped for "few blocks").
   StreamKPrediction prediction;
+  /// The median device time measured on the GPU (0: not measured), or why a measurement failed.
+  /// @{
+  double measured_ms = 0;
+  std::string measure_failure;
+  /// @}
 };
 
 /// What tune_streamk_gemm found.
@@ -68,14 +79,16 @@ struct StreamKTuneResult {
   /// @{
   std::string workload, target;
   /// @}
-  /// Every distinct candidate: the ranked ones fastest first, then the skipped ones in the order
-  /// they were tried.
+  /// Every distinct candidate: the ranked ones fastest first (the measured ones by their measured
+  /// times, then the others by their predictions), then the skipped ones in the order they were
+  /// tried.
   std::vector<StreamKTuneCandidate> candidates;
   /// Candidates ranked, refused, not fitting, with too few blocks per SM.
   /// @{
   int ranked = 0, refused = 0, does_not_fit = 0, few_blocks = 0;
   /// @}
-  /// The fastest ranked configuration and its prediction.
+  /// The fastest ranked configuration and its prediction: the fastest measured one where the GPU
+  /// measured some (the default when it measured faster than all of them).
   /// @{
   StreamKConfig best;
   StreamKPrediction best_prediction;
@@ -84,6 +97,14 @@ struct StreamKTuneResult {
   /// tile, the grid as many blocks per SM as the kernel's residency finds); all zero when the
   /// default is refused or does not fit on this GPU.
   StreamKPrediction default_prediction;
+  /// The GPU that measured, the default's measured time, the candidates it timed, and why it timed
+  /// none where a GPU was present (as lib::GpuGemmTuneResult's).
+  /// @{
+  std::string device;
+  double default_measured_ms = 0;
+  int measured = 0;
+  std::string measure_failure;
+  /// @}
   /// Wall time of the whole search, in seconds.
   double seconds = 0;
 };
@@ -101,17 +122,20 @@ LOOM_DECL tune::Assignment streamk_config_knobs(const StreamKConfig& config);
 
 /// Predicts every candidate of `options` for the problem on `arch` ("sm_80": A100, "sm_90": H100),
 /// ranks those with min_blocks_per_sm or more blocks per SM and appends one record per ranked candidate (its
-/// predicted milliseconds) to the database. Throws loom::Error for an architecture the model has no GPU for,
-/// for options with an empty list or a value out of range, or when no candidate can be ranked.
+/// predicted milliseconds) to the database. Where a GPU of `arch` is present, the best measure_top of them
+/// and the default are also timed on it, ranked by those times, and recorded under measured_gpu_target.
+/// Throws loom::Error for an architecture the model has no GPU for, for options with an empty list or a value
+/// out of range, or when no candidate can be ranked.
 LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, DType input,
                                               const std::string& arch, Layout a_layout = Layout::RowMajor,
                                               Layout b_layout = Layout::RowMajor,
                                               const StreamKTuneOptions& options = StreamKTuneOptions());
 
-/// The configuration recorded with the smallest predicted time for the problem on `arch` in the
-/// database of `options` (its tensor_cores, decomposition, split_k and blocks_per_sm; `arch` set;
-/// sms 0, the GPU's, where a GPU is present, else the modelled GPU's), or streamk_gemm's default with tensor
-/// cores (StreamKConfig with tensor_cores = GpuGemmConfig{}) when there is none; with LOOM_TUNE=1 and none
+/// The configuration recorded with the smallest time for the problem on `arch` in the database of
+/// `options` (its tensor_cores, decomposition, split_k and blocks_per_sm; `arch` set; sms 0, the GPU's,
+/// where a GPU is present, else the modelled GPU's), or streamk_gemm's default with tensor cores
+/// (StreamKConfig with tensor_cores = GpuGemmConfig{}) when there is none. Times measured on a GPU of
+/// `arch` that is present are read first, as tuned_gpu_gemm_config does; with LOOM_TUNE=1 and none
 /// recorded, tunes `options`' candidates first (and records them). Throws loom::Error where tune_streamk_gemm
 /// does.
 LOOM_DECL StreamKConfig tuned_streamk_config(int64_t m, int64_t n, int64_t k, DType input,

@@ -31,6 +31,7 @@ struct Driver {
   Result (*device_get_count)(int*) = nullptr;
   Result (*device_get)(Device*, int) = nullptr;
   Result (*device_get_attribute)(int*, int, Device) = nullptr;
+  Result (*device_get_name)(char*, int, Device) = nullptr;
   Result (*primary_ctx_retain)(Context*, Device) = nullptr;
   Result (*ctx_set_current)(Context) = nullptr;
   Result (*ctx_synchronize)() = nullptr;
@@ -72,6 +73,7 @@ struct Driver {
   int cc_major = 0, cc_minor = 0;
   int max_shared_optin = 0;
   int multiprocessors = 0;  // SMs of the device (Stream-K sizes its persistent grid by them)
+  std::string name;         // the device's name ("NVIDIA H100 80GB HBM3"): measured tuning records carry it
 
   std::string arch() const { return cat("sm_", cc_major, cc_minor); }
 
@@ -162,6 +164,7 @@ inline DriverLoad load_driver() {
   sym(a.device_get_count, "cuDeviceGetCount");
   sym(a.device_get, "cuDeviceGet");
   sym(a.device_get_attribute, "cuDeviceGetAttribute");
+  sym(a.device_get_name, "cuDeviceGetName");
   sym(a.primary_ctx_retain, "cuDevicePrimaryCtxRetain");
   sym(a.ctx_set_current, "cuCtxSetCurrent");
   sym(a.ctx_synchronize, "cuCtxSynchronize");
@@ -208,6 +211,8 @@ inline DriverLoad load_driver() {
   a.device_get_attribute(&a.cc_minor, Driver::kAttrComputeCapabilityMinor, a.device);
   a.device_get_attribute(&a.max_shared_optin, Driver::kAttrMaxSharedPerBlockOptin, a.device);
   a.device_get_attribute(&a.multiprocessors, Driver::kAttrMultiprocessorCount, a.device);
+  char name[256] = {};
+  if (a.device_get_name(name, static_cast<int>(sizeof name) - 1, a.device) == 0) a.name = name;
   if (Driver::Result r = a.primary_ctx_retain(&a.context, a.device); r != 0) {
     out.error = cat("cuDevicePrimaryCtxRetain failed: ", a.error_text(r), hint);
     return out;

@@ -12,8 +12,9 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/gpu_gemm_tuning.hpp");
 #include <string>
 #include <vector>
 
+#include "loom/lib/gemm_device_timer.hpp"
 #include "loom/lib/gpu_gemm_tuning.hpp"
-#include "loom/lib/model_records.hpp"
+#include "loom/lib/gpu_tuning_records.hpp"
 #include "loom/tune/tune.hpp"
 
 namespace loom::lib {
@@ -117,6 +118,10 @@ LOOM_DECL std::string gpu_gemm_model_target(const std::string& arch) {
   return cat("cuda -arch=", spec.arch, " model:", spec.name);
 }
 
+LOOM_DECL std::string measured_gpu_target(const std::string& arch, const std::string& device) {
+  return cat("cuda -arch=", arch, " device:", device);
+}
+
 LOOM_DECL tune::Assignment gpu_gemm_config_knobs(const GpuGemmConfig& config) {
   return {{"block_m", config.block_m}, {"block_n", config.block_n}, {"block_k", config.block_k},
           {"warp_m", config.warp_m},   {"warp_n", config.warp_n},   {"stages", config.stages}};
@@ -130,6 +135,9 @@ LOOM_DECL GpuGemmTuneResult tune_gpu_gemm(int64_t m, int64_t n, int64_t k, DType
   if (options.min_blocks_per_sm < 1)
     throw Error(cat("GpuGemmTuneOptions::min_blocks_per_sm = ", options.min_blocks_per_sm,
                     " must be at least 1 (1: rank every prediction)"));
+  if (options.measure_top < 0)
+    throw Error(cat("GpuGemmTuneOptions::measure_top = ", options.measure_top,
+                    " must be 0 or more (0: predictions only, no GPU run)"));
   GpuGemmTuneResult result;
   result.target = gpu_gemm_model_target(arch);
   // The default configuration: the workload's key, the block_k that 0 stands for, and the
@@ -183,19 +191,47 @@ LOOM_DECL GpuGemmTuneResult tune_gpu_gemm(int64_t m, int64_t n, int64_t k, DType
                    [](const GpuGemmTuneCandidate& a, const GpuGemmTuneCandidate& b) {
                      return a.prediction.seconds < b.prediction.seconds;
                    });
-  result.best = result.candidates.front().config;
-  result.best_prediction = result.candidates.front().prediction;
-
+  const std::string problem = cat("lib::gpu_gemm ", m, "x", n, "x", k, " ", input.str(), " A ",
+                                  a_layout == Layout::RowMajor ? "row" : "col", "-major, B ",
+                                  b_layout == Layout::RowMajor ? "row" : "col", "-major");
   {
-    const std::string name = cat("lib::gpu_gemm ", m, "x", n, "x", k, " ", input.str(), " A ",
-                                 a_layout == Layout::RowMajor ? "row" : "col", "-major, B ",
-                                 b_layout == Layout::RowMajor ? "row" : "col",
-                                 "-major: predicted by the performance model, not measured (registers from ",
-                                 result.candidates.front().prediction.resources.registers_from, ")");
     std::vector<std::pair<tune::Assignment, double>> predictions;
     for (const GpuGemmTuneCandidate& c : result.candidates)
       predictions.emplace_back(gpu_gemm_config_knobs(c.config), c.prediction.seconds);
-    detail::append_model_predictions(options.database, result.workload, name, result.target, predictions);
+    detail::append_records(options.database, result.workload,
+                           cat(problem, ": predicted by the performance model, not measured (registers from ",
+                               result.candidates.front().prediction.resources.registers_from, ")"),
+                           result.target, predictions);
+  }
+  result.best = result.candidates.front().config;
+  result.best_prediction = result.candidates.front().prediction;
+  // The GPU, where one of the architecture is present, times the best predictions and the default.
+  const detail::MeasuredRanking measured =
+      detail::measure_ranked(m, n, k, input, a_layout, b_layout, spec.arch, options.measure_top,
+                             default_gemm.func, result.candidates, [&](const GpuGemmTuneCandidate& c) {
+                               return gpu_gemm(m, n, k, input, c.config, a_layout, b_layout).func;
+                             });
+  result.device = measured.device;
+  result.default_measured_ms = measured.default_ms;
+  result.measured = measured.measured;
+  result.measure_failure = measured.failure;
+  if (measured.default_ms > 0) {
+    std::vector<std::pair<tune::Assignment, double>> times = {
+        {gpu_gemm_config_knobs(default_gemm.config), measured.default_ms * 1e-3}};
+    for (const GpuGemmTuneCandidate& c : result.candidates)
+      if (c.measured_ms > 0) times.emplace_back(gpu_gemm_config_knobs(c.config), c.measured_ms * 1e-3);
+    detail::append_records(options.database, result.workload, cat(problem, ": measured on ", measured.device),
+                           measured_gpu_target(spec.arch, measured.device), times);
+    // The fastest measured configuration; the default where it was faster or nothing else ran right
+    // (a candidate that failed is never chosen).
+    const GpuGemmTuneCandidate& first = result.candidates.front();
+    if (first.measured_ms > 0 && first.measured_ms < measured.default_ms) {
+      result.best = first.config;
+      result.best_prediction = first.prediction;
+    } else {
+      result.best = default_gemm.config;
+      result.best_prediction = result.default_prediction;
+    }
   }
   for (GpuGemmTuneCandidate& c : skipped) result.candidates.push_back(std::move(c));
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -206,13 +242,15 @@ LOOM_DECL GpuGemmConfig tuned_gpu_gemm_config(int64_t m, int64_t n, int64_t k, D
                                               const std::string& arch, Layout a_layout, Layout b_layout,
                                               const GpuGemmTuneOptions& options) {
   const std::string target = gpu_gemm_model_target(arch);  // refuses an unknown architecture first
-  const detail::ModelRecordLookup lookup(options.database);
+  const detail::GpuRecordLookup lookup(options.database);
   // Most programs have no database: do not lower anything to look one up.
   if (!lookup.asked && !lookup.readable) return GpuGemmConfig{};
   const std::string key = gpu_gemm_workload_key(m, n, k, input, a_layout, b_layout);
-  const std::optional<tune::Record> best = lookup.fastest(key, target, [](const tune::Assignment& knobs) {
-    return detail::config_from_knobs(knobs).has_value();
-  });
+  auto usable = [](const tune::Assignment& knobs) { return detail::config_from_knobs(knobs).has_value(); };
+  const std::string model_arch = GpuPerfSpec::for_arch(arch).arch;
+  const std::string device = options.measure_top > 0 ? detail::gpu_present_for(model_arch) : "";
+  const std::optional<tune::Record> best =
+      lookup.preferred(key, device.empty() ? "" : measured_gpu_target(model_arch, device), target, usable);
   if (best) return *detail::config_from_knobs(best->knobs);
   if (lookup.asked) return tune_gpu_gemm(m, n, k, input, arch, a_layout, b_layout, options).best;
   return GpuGemmConfig{};

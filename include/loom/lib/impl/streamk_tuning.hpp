@@ -13,8 +13,9 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/streamk_tuning.hpp");
 #include <vector>
 
 #include "loom/backend/cuda/driver.hpp"
+#include "loom/lib/gemm_device_timer.hpp"
 #include "loom/lib/gpu_gemm_tuning.hpp"
-#include "loom/lib/model_records.hpp"
+#include "loom/lib/gpu_tuning_records.hpp"
 #include "loom/lib/streamk_tuning.hpp"
 #include "loom/tune/tune.hpp"
 
@@ -146,6 +147,9 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
   if (options.min_blocks_per_sm < 1)
     throw Error(cat("StreamKTuneOptions::min_blocks_per_sm = ", options.min_blocks_per_sm,
                     " must be at least 1 (1: rank every prediction)"));
+  if (options.measure_top < 0)
+    throw Error(cat("StreamKTuneOptions::measure_top = ", options.measure_top,
+                    " must be 0 or more (0: predictions only, no GPU run)"));
   const GemmShape shape{m, n, k};
   StreamKTuneResult result;
   result.target = gpu_gemm_model_target(arch);
@@ -259,18 +263,62 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
                    [](const StreamKTuneCandidate& a, const StreamKTuneCandidate& b) {
                      return a.prediction.seconds < b.prediction.seconds;
                    });
-  result.best = result.candidates.front().config;
-  result.best_prediction = result.candidates.front().prediction;
-
+  const std::string problem = cat("lib::streamk_gemm ", m, "x", n, "x", k, " ", input.str(), " A ",
+                                  a_layout == Layout::RowMajor ? "row" : "col", "-major, B ",
+                                  b_layout == Layout::RowMajor ? "row" : "col", "-major, tensor cores");
   {
-    const std::string name = cat("lib::streamk_gemm ", m, "x", n, "x", k, " ", input.str(), " A ",
-                                 a_layout == Layout::RowMajor ? "row" : "col", "-major, B ",
-                                 b_layout == Layout::RowMajor ? "row" : "col",
-                                 "-major, tensor cores: predicted by the performance model, not measured");
     std::vector<std::pair<tune::Assignment, double>> predictions;
     for (const StreamKTuneCandidate& c : result.candidates)
       predictions.emplace_back(streamk_config_knobs(c.config), c.prediction.seconds);
-    detail::append_model_predictions(options.database, result.workload, name, result.target, predictions);
+    detail::append_records(options.database, result.workload,
+                           cat(problem, ": predicted by the performance model, not measured"), result.target,
+                           predictions);
+  }
+  result.best = result.candidates.front().config;
+  result.best_prediction = result.candidates.front().prediction;
+  // The GPU, where one of the architecture is present, times the best predictions and the default,
+  // each with its grid on the GPU's own SMs.
+  auto on_gpu = [](StreamKConfig c) {
+    c.sms = 0;
+    return c;
+  };
+  const std::string device = options.measure_top > 0 ? detail::gpu_present_for(spec.arch) : "";
+  detail::MeasuredRanking measured;
+  StreamKConfig default_config;  // as built for the GPU: block_k and blocks_per_sm resolved
+  if (!device.empty()) {
+    try {
+      const StreamKGemm default_gemm =
+          streamk_gemm(m, n, k, input, on_gpu(detail::streamk_default_config(spec)), a_layout, b_layout);
+      default_config = default_gemm.config;
+      measured = detail::measure_ranked(
+          m, n, k, input, a_layout, b_layout, spec.arch, options.measure_top, default_gemm.func,
+          result.candidates, [&](const StreamKTuneCandidate& c) {
+            return streamk_gemm(m, n, k, input, on_gpu(c.config), a_layout, b_layout).func;
+          });
+    } catch (const Error& e) {
+      measured.device = device;
+      measured.failure = cat("the default configuration could not be built: ", e.what());
+    }
+  }
+  result.device = measured.device;
+  result.default_measured_ms = measured.default_ms;
+  result.measured = measured.measured;
+  result.measure_failure = measured.failure;
+  if (measured.default_ms > 0) {
+    std::vector<std::pair<tune::Assignment, double>> times = {
+        {streamk_config_knobs(default_config), measured.default_ms * 1e-3}};
+    for (const StreamKTuneCandidate& c : result.candidates)
+      if (c.measured_ms > 0) times.emplace_back(streamk_config_knobs(c.config), c.measured_ms * 1e-3);
+    detail::append_records(options.database, result.workload, cat(problem, ": measured on ", measured.device),
+                           measured_gpu_target(spec.arch, measured.device), times);
+    const StreamKTuneCandidate& first = result.candidates.front();
+    if (first.measured_ms > 0 && first.measured_ms < measured.default_ms) {
+      result.best = first.config;
+      result.best_prediction = first.prediction;
+    } else {
+      result.best = default_config;
+      result.best_prediction = result.default_prediction;
+    }
   }
   for (StreamKTuneCandidate& c : skipped) result.candidates.push_back(std::move(c));
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -283,12 +331,16 @@ LOOM_DECL StreamKConfig tuned_streamk_config(int64_t m, int64_t n, int64_t k, DT
   const std::string target = gpu_gemm_model_target(arch);  // refuses an unknown architecture first
   StreamKConfig fallback;
   fallback.tensor_cores = GpuGemmConfig{};
-  const detail::ModelRecordLookup lookup(options.database);
+  const detail::GpuRecordLookup lookup(options.database);
   if (!lookup.asked && !lookup.readable) return fallback;
   const std::string key = streamk_gemm_workload_key(m, n, k, input, arch, a_layout, b_layout);
-  const std::optional<tune::Record> best = lookup.fastest(key, target, [&](const tune::Assignment& knobs) {
-    return detail::streamk_config_from_knobs(knobs, arch).has_value();
-  });
+  const std::string model_arch = GpuPerfSpec::for_arch(arch).arch;
+  const std::string device = options.measure_top > 0 ? detail::gpu_present_for(model_arch) : "";
+  const std::optional<tune::Record> best =
+      lookup.preferred(key, device.empty() ? "" : measured_gpu_target(model_arch, device), target,
+                       [&](const tune::Assignment& knobs) {
+                         return detail::streamk_config_from_knobs(knobs, arch).has_value();
+                       });
   StreamKConfig chosen;
   if (best)
     chosen = *detail::streamk_config_from_knobs(best->knobs, arch);

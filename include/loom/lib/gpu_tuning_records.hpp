@@ -1,0 +1,79 @@
+// Records of lib's GPU tuners (lib::tune_gpu_gemm, lib::tune_streamk_gemm) in the tuning database:
+// one record per configuration, its milliseconds as the performance model predicts them (under a
+// `model:` target) or as a GPU measured them (under a `device:` target), and the lookup of the
+// fastest one for a workload, which ignores the CPU the tuner ran on (neither time depends on it).
+// Internal to lib/impl/gpu_gemm_tuning.hpp and lib/impl/streamk_tuning.hpp.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "loom/tune/database.hpp"
+#include "loom/tune/tune.hpp"
+
+namespace loom::lib::detail {
+
+/// Appends one record per configuration (its knobs and seconds, predicted or measured) to `database`
+/// ("off": nothing).
+inline void append_records(const std::string& database, const std::string& workload, const std::string& name,
+                           const std::string& target,
+                           const std::vector<std::pair<tune::Assignment, double>>& times) {
+  if (database == "off") return;
+  const tune::Database db(database);
+  for (const auto& [knobs, seconds] : times) {
+    tune::Record r;
+    r.workload = workload;
+    r.name = name;
+    r.target = target;
+    // Where the tuner ran; the lookup ignores it (the target names the GPU or the model). threads, cores and
+    // caches stay 0: not recorded.
+    r.cpu = tune::cpu_model();
+    r.knobs = knobs;
+    r.ms = seconds * 1e3;
+    db.append(r);
+  }
+}
+
+/// What a tuner's lookup does: read the database (`readable`: it exists), tune (`asked`: LOOM_TUNE=1),
+/// or neither, in which case nothing needs to be lowered to compute the workload's key.
+struct GpuRecordLookup {
+  bool asked = false, readable = false;
+  tune::Database db;
+
+  explicit GpuRecordLookup(const std::string& database)
+      : asked(tune::tuning_requested()), db(database == "off" ? std::string() : database) {
+    std::error_code ec;
+    readable = database != "off" && !db.path().empty() && std::filesystem::exists(db.path(), ec);
+  }
+
+  /// The record of `workload` on `target` with the smallest time among those `usable` accepts (a
+  /// record of another search space is not), if any.
+  template <typename Usable>
+  std::optional<tune::Record> fastest(const std::string& workload, const std::string& target,
+                                      Usable&& usable) const {
+    std::optional<tune::Record> best;
+    if (!readable) return best;
+    for (tune::Record& r : db.read())
+      if (r.workload == workload && r.target == target && usable(r.knobs) && (!best || r.ms < best->ms))
+        best = std::move(r);
+    return best;
+  }
+
+  /// The record a tuner's lookup uses: the fastest under `measured_target` (times measured on the GPU
+  /// present; "": none is), else the fastest under `model_target` (predictions), unless tuning was
+  /// asked for and the GPU can measure.
+  template <typename Usable>
+  std::optional<tune::Record> preferred(const std::string& workload, const std::string& measured_target,
+                                        const std::string& model_target, Usable&& usable) const {
+    std::optional<tune::Record> best;
+    if (!measured_target.empty()) best = fastest(workload, measured_target, usable);
+    if (!best && (measured_target.empty() || !asked)) best = fastest(workload, model_target, usable);
+    return best;
+  }
+};
+
+}  // namespace loom::lib::detail
