@@ -98,10 +98,11 @@ fi
 if [ "${LOOM_GPU_CHECK_SANITIZE:-1}" = 1 ]; then
   sanitizer="$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2> /dev/null | head -n 1 || true)"
   if [ -n "$sanitizer" ]; then
-    # Stream-K at full size under the sanitizer takes minutes: its small case stands in for it.
+    # Stream-K at full size under the sanitizer takes minutes: its small case stands in for it. The
+    # tuners' measurements (dozens of kernels, each timed for 20 ms) run once, above.
     for tool in memcheck racecheck synccheck; do
       step "sanitizer_$tool" "$sanitizer" --tool "$tool" --error-exitcode 1 "$bin/loom_device_tests" \
-        --test-case-exclude='*every decomposition*'
+        --test-case-exclude='*every decomposition*,*tuners measure*'
     done
   else
     echo "== compute-sanitizer is not installed: memcheck, racecheck and synccheck skipped"

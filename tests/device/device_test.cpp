@@ -15,6 +15,7 @@
 #include <limits>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -360,18 +361,38 @@ TEST_CASE("device: lib's GPU tuners measure their best predictions on the GPU an
       lib::tuned_gpu_gemm_config(1000, 1100, 776, f16, arch, lib::Layout::RowMajor, lib::Layout::RowMajor, o)
           .str() == r.best.str());
 
-  lib::StreamKTuneOptions so;
-  so.measure_top = 4;
-  so.database = database;
-  const lib::StreamKTuneResult sk =
-      lib::tune_streamk_gemm(1000, 1100, 776, f16, arch, lib::Layout::RowMajor, lib::Layout::RowMajor, so);
-  CAPTURE(sk.measure_failure);
-  CHECK(sk.default_measured_ms > 0);
-  CHECK(sk.measured >= 1);
-  const lib::StreamKConfig tuned =
-      lib::tuned_streamk_config(1000, 1100, 776, f16, arch, lib::Layout::RowMajor, lib::Layout::RowMajor, so);
-  CHECK(tuned.decomposition == sk.best.decomposition);
-  CHECK(tuned.blocks_per_sm == sk.best.blocks_per_sm);
+  // The measured candidates come first, fastest first; best is the fastest of them or the default.
+  for (size_t i = 1; i < r.candidates.size(); ++i)
+    if (r.candidates[i].measured_ms > 0) CHECK(r.candidates[i - 1].measured_ms > 0);
+  for (size_t i = 1; i < static_cast<size_t>(r.measured); ++i)
+    CHECK(r.candidates[i - 1].measured_ms <= r.candidates[i].measured_ms);
+  CHECK((r.best.str() == r.candidates.front().config.str() ||
+         r.default_measured_ms <= r.candidates.front().measured_ms));
+
+  // Stream-K at a K whose split sums are exact only with the values' fewer bits (K = 16384), and at
+  // an odd shape: every decomposition computes the default's C.
+  for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{128, 128, 16384}, {1000, 1100, 776}}) {
+    CAPTURE(m);
+    CAPTURE(k);
+    lib::StreamKTuneOptions so;
+    so.measure_top = 6;
+    so.database = database;
+    const lib::StreamKTuneResult sk =
+        lib::tune_streamk_gemm(m, n, k, f16, arch, lib::Layout::RowMajor, lib::Layout::RowMajor, so);
+    CAPTURE(sk.measure_failure);
+    CHECK(sk.device == r.device);
+    CHECK(sk.default_measured_ms > 0);
+    CHECK(sk.measured >= 1);
+    for (const lib::StreamKTuneCandidate& c : sk.candidates) {
+      CAPTURE(lib::decomposition_name(c.config.decomposition));
+      CAPTURE(c.config.split_k);
+      CHECK(c.measure_failure.empty());
+    }
+    const lib::StreamKConfig tuned =
+        lib::tuned_streamk_config(m, n, k, f16, arch, lib::Layout::RowMajor, lib::Layout::RowMajor, so);
+    CHECK(tuned.decomposition == sk.best.decomposition);
+    CHECK(tuned.blocks_per_sm == sk.best.blocks_per_sm);
+  }
   std::filesystem::remove_all(tmpl);
 }
 

@@ -80,6 +80,7 @@ bool same_config(const GpuGemmConfig& a, const GpuGemmConfig& b) {
 /// two or more times (ranked, unless ptxas finds one spills). block_k 0 is 64 for f16: one value.
 GpuGemmTuneOptions small_space(const std::string& database) {
   GpuGemmTuneOptions o;
+  o.measure_top = 0;  // the model's path, on any machine
   o.block_m = {64, 128};
   o.block_n = {128};
   o.block_k = {0, 64, 24};
@@ -230,6 +231,7 @@ TEST_CASE(
 TEST_CASE("gpu_gemm tuning: under LOOM_TUNE=1 a problem without a record is tuned first, and recorded") {
   GpuTuneScratchDir dir;
   GpuGemmTuneOptions o;
+  o.measure_top = 0;  // the model's path, on any machine
   o.block_m = {64, 128};
   o.block_n = {128};
   o.block_k = {32};
@@ -262,6 +264,7 @@ TEST_CASE("gpu_gemm tuning: under LOOM_TUNE=1 a problem without a record is tune
 TEST_CASE("gpu_gemm tuning: a configuration of one block per SM is ranked only when min_blocks_per_sm is 1") {
   // 64x128x64 in 5 stages: 120-130 KB of stages (unpadded or padded) fit an A100's SM once.
   GpuGemmTuneOptions o;
+  o.measure_top = 0;  // the model's path, on any machine
   o.block_m = {64};
   o.block_n = {128};
   o.block_k = {64};
@@ -293,6 +296,7 @@ TEST_CASE("gpu_gemm tuning: keys, and refusals") {
   // An architecture the model has no GPU for.
   GpuTuneScratchDir dir;
   GpuGemmTuneOptions o;
+  o.measure_top = 0;  // the model's path, on any machine
   o.database = dir.path + "/tuning.jsonl";
   CHECK_THROWS_WITH_AS(tune_gpu_gemm(256, 256, 256, f16, "sm_75", Layout::RowMajor, Layout::RowMajor, o),
                        doctest::Contains("sm_75"), Error);

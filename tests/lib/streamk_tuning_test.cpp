@@ -72,6 +72,7 @@ int streamk_tune_lines(const std::string& path) {
 /// all ranked.
 StreamKTuneOptions four_candidates(const std::string& database) {
   StreamKTuneOptions o;
+  o.measure_top = 0;  // the model's path, on any machine
   o.decompositions = {Decomposition::DataParallel, Decomposition::StreamK};
   o.blocks_per_sm = {1, 2};
   o.tiles = {GpuGemmConfig{}};
@@ -111,6 +112,7 @@ TEST_CASE("streamk tuning: candidates ranked by predicted time, recorded, and re
 
   // A later process: the best record, with no search (the database keeps its four lines).
   StreamKTuneOptions lookup;
+  lookup.measure_top = 0;  // the model's path, on any machine
   lookup.database = db;
   const StreamKConfig best =
       tuned_streamk_config(1024, 1024, 8192, f16, "sm_90", Layout::RowMajor, Layout::RowMajor, lookup);
@@ -164,6 +166,7 @@ TEST_CASE("streamk tuning: LOOM_TUNE=1 tunes a problem without records, and 'off
 TEST_CASE("streamk tuning: refused, crowded and one-block candidates are counted and skipped") {
   StreamKTuneEnv no_tune(nullptr);
   StreamKTuneOptions o;
+  o.measure_top = 0;  // the model's path, on any machine
   o.database = "off";
   // K of 64 is one k-step: split-K in 2 is refused; three blocks per SM do not fit (two do); one
   // block per SM is predicted but not ranked (min_blocks_per_sm 2, the default).
@@ -202,31 +205,37 @@ TEST_CASE("streamk tuning: refused, crowded and one-block candidates are counted
 TEST_CASE("streamk tuning: options it refuses, and an architecture the model has no GPU for") {
   StreamKTuneEnv no_tune(nullptr);
   StreamKTuneOptions o;
+  o.measure_top = 0;  // the model's path, on any machine
   o.database = "off";
   o.decompositions = {};
   CHECK_THROWS_WITH(tune_streamk_gemm(512, 512, 512, f16, "sm_90", Layout::RowMajor, Layout::RowMajor, o),
                     doctest::Contains("StreamKTuneOptions::decompositions is empty"));
   o = StreamKTuneOptions();
+  o.measure_top = 0;
   o.database = "off";
   o.split_k = {1};
   CHECK_THROWS_WITH(tune_streamk_gemm(512, 512, 512, f16, "sm_90", Layout::RowMajor, Layout::RowMajor, o),
                     doctest::Contains("StreamKTuneOptions::split_k holds 1; give values of 2 or more"));
   o = StreamKTuneOptions();
+  o.measure_top = 0;
   o.database = "off";
   o.blocks_per_sm = {0};
   CHECK_THROWS_WITH(tune_streamk_gemm(512, 512, 512, f16, "sm_90", Layout::RowMajor, Layout::RowMajor, o),
                     doctest::Contains("StreamKTuneOptions::blocks_per_sm holds 0; give values of 1 or more"));
   o = StreamKTuneOptions();
+  o.measure_top = 0;
   o.database = "off";
   o.tiles = {};
   CHECK_THROWS_WITH(tune_streamk_gemm(512, 512, 512, f16, "sm_90", Layout::RowMajor, Layout::RowMajor, o),
                     doctest::Contains("StreamKTuneOptions::tiles is empty"));
   o = StreamKTuneOptions();
+  o.measure_top = 0;
   o.database = "off";
   o.min_blocks_per_sm = 0;
   CHECK_THROWS_WITH(tune_streamk_gemm(512, 512, 512, f16, "sm_90", Layout::RowMajor, Layout::RowMajor, o),
                     doctest::Contains("StreamKTuneOptions::min_blocks_per_sm = 0 must be at least 1"));
   o = StreamKTuneOptions();
+  o.measure_top = 0;
   o.database = "off";
   o.tiles = {GpuGemmConfig{}};
   o.blocks_per_sm = {5};
@@ -241,6 +250,7 @@ TEST_CASE("streamk tuning: the configuration read back builds the kernel that wa
   StreamKTuneDir dir;
   StreamKTuneEnv no_tune(nullptr);
   StreamKTuneOptions o;
+  o.measure_top = 0;  // the model's path, on any machine
   o.database = dir.path + "/tuning.jsonl";
   o.decompositions = {Decomposition::StreamK, Decomposition::SplitK};
   o.split_k = {2};
@@ -265,6 +275,7 @@ TEST_CASE("streamk tuning: tiles that resolve alike are tried once, and tf32 tru
   StreamKTuneDir dir;
   StreamKTuneEnv no_tune(nullptr);
   StreamKTuneOptions o;
+  o.measure_top = 0;  // the model's path, on any machine
   o.database = dir.path + "/tuning.jsonl";
   o.decompositions = {Decomposition::DataParallel, Decomposition::StreamK};
   o.min_blocks_per_sm = 1;

@@ -1,19 +1,23 @@
 // Timing GEMM kernels on the CUDA GPU that is present, for lib's GPU tuners (lib::tune_gpu_gemm,
-// lib::tune_streamk_gemm): A and B are filled once, in device memory, with multiples of 1/64 in
-// [-1, 1]. Every product of two of them is a multiple of 2^-12 held exactly in f32, and so is every
-// partial sum below 4096 in magnitude, so every correct configuration gives the reference's C bit
-// for bit, whatever order it sums in (split-K, Stream-K fixups, other tiles). Each kernel is built
-// for Target::cuda(), run once on a C full of NaN and compared with the reference (the first kernel
-// measured, the default configuration), then timed: the median device time (CUDA events) of
-// several calls. Internal to lib/impl/gpu_gemm_tuning.hpp and lib/impl/streamk_tuning.hpp.
+// lib::tune_streamk_gemm). A and B are filled once, in device memory, with multiples of 2^-q in
+// [-1, 1], q chosen from K (6 up to K = 4096, fewer bits beyond) so that every product is an integer
+// multiple of 2^-2q and every partial sum of K of them stays below 2^24 such units: exact in f32.
+// Every correct configuration then gives the same C as the reference, whatever order it sums in
+// (split-K, Stream-K's fixups, other tiles), up to K = 2^24. The reference is the default
+// configuration's C, itself checked exactly on the host at 256 entries. Each kernel is built for
+// Target::cuda(), run once on a C full of NaN and compared, timed (the median device time of at
+// least five calls and 20 ms, CUDA events behind the launches), and compared again. Internal to
+// lib/impl/gpu_gemm_tuning.hpp and lib/impl/streamk_tuning.hpp.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loom/backend/build.hpp"
@@ -23,6 +27,7 @@
 #include "loom/lower/lowered_func.hpp"
 #include "loom/runtime/buffer.hpp"
 #include "loom/runtime/kernel.hpp"
+#include "loom/tune/config.hpp"
 
 namespace loom::lib::detail {
 
@@ -41,88 +46,183 @@ struct GemmDeviceTiming {
   std::string failure;  // empty when measured
 };
 
+/// Device memory freed when it goes out of scope.
+class DeviceAllocation {
+ public:
+  DeviceAllocation(const runtime::cuda::Driver& d, size_t bytes, const char* what) : driver_(d) {
+    driver_.check(driver_.mem_alloc(&ptr_, bytes), cat("cuMemAlloc of ", what));
+  }
+  ~DeviceAllocation() {
+    if (ptr_) driver_.mem_free(ptr_);
+  }
+  DeviceAllocation(const DeviceAllocation&) = delete;
+  DeviceAllocation& operator=(const DeviceAllocation&) = delete;
+  runtime::cuda::Driver::DevicePtr get() const { return ptr_; }
+
+ private:
+  const runtime::cuda::Driver& driver_;
+  runtime::cuda::Driver::DevicePtr ptr_ = 0;
+};
+
 /// A, B and C of one GEMM problem in the GPU's memory, and the reference C.
 class GemmDeviceTimer {
  public:
   /// A as stored by `a_layout` (m x k or k x m), B by `b_layout` (k x n or n x k), of `input`
   /// (f16, bf16 or f32); C m x n f32.
   GemmDeviceTimer(int64_t m, int64_t n, int64_t k, DType input, Layout a_layout, Layout b_layout)
-      : driver_(runtime::cuda::driver()), input_(input) {
-    shape_a_ = a_layout == Layout::RowMajor ? std::vector<int64_t>{m, k} : std::vector<int64_t>{k, m};
-    shape_b_ = b_layout == Layout::RowMajor ? std::vector<int64_t>{k, n} : std::vector<int64_t>{n, k};
-    shape_c_ = {m, n};
-    c_elements_ = static_cast<size_t>(m * n);
-    a_ = upload(m * k, 1);
-    b_ = upload(k * n, 2);
-    driver_.check(driver_.mem_alloc(&c_, sizeof(float) * c_elements_), "cuMemAlloc of C");
+      : driver_(runtime::cuda::driver()),
+        m_(m),
+        n_(n),
+        k_(k),
+        input_(input),
+        a_layout_(a_layout),
+        b_layout_(b_layout),
+        a_values_(integers(m * k, 1)),
+        b_values_(integers(k * n, 2)),
+        a_(driver_, a_values_.size() * static_cast<size_t>(input.bytes()), "A"),
+        b_(driver_, b_values_.size() * static_cast<size_t>(input.bytes()), "B"),
+        c_(driver_, sizeof(float) * static_cast<size_t>(m * n), "C") {
+    upload(a_values_, a_);
+    upload(b_values_, b_);
   }
-  ~GemmDeviceTimer() {
-    for (runtime::cuda::Driver::DevicePtr p : {a_, b_, c_})
-      if (p) driver_.mem_free(p);
-  }
-  GemmDeviceTimer(const GemmDeviceTimer&) = delete;
-  GemmDeviceTimer& operator=(const GemmDeviceTimer&) = delete;
+
+  /// Whether the sums are exact (K times the largest product stays below 2^24 units): then C must
+  /// equal the reference exactly, else within 1e-5 of its largest magnitude.
+  bool exact() const { return k_ * unit() * unit() <= (int64_t{1} << 24); }
 
   /// Builds `func` (parameters A, B, C as the constructor says), runs it once and compares its C
-  /// with the reference (the first kernel measured gives it, and must give finite values), then
-  /// returns the median device time of `repeats` calls. Never throws: a kernel that does not build,
-  /// fails, or computes another C gets a failure instead of a time.
-  GemmDeviceTiming measure(const LoweredFunc& func, int repeats = 5) {
+  /// with the reference (the first kernel measured gives it, checked on the host), times it, and
+  /// compares C again. Never throws: a kernel that does not build, fails, or computes another C
+  /// gets a failure instead of a time.
+  GemmDeviceTiming measure(const LoweredFunc& func) {
     GemmDeviceTiming t;
     try {
       const Kernel kernel = build(func, Target::cuda());
-      const std::vector<KernelArg> args = {on_device(a_, input_, shape_a_), on_device(b_, input_, shape_b_),
-                                           on_device(c_, f32, shape_c_)};
-      std::vector<float> c(c_elements_, std::numeric_limits<float>::quiet_NaN());
-      driver_.check(driver_.memcpy_htod(c_, c.data(), sizeof(float) * c.size()), "copying C");
+      const std::vector<KernelArg> args = {on_device(a_.get(), input_, a_shape()),
+                                           on_device(b_.get(), input_, b_shape()),
+                                           on_device(c_.get(), f32, {m_, n_})};
+      std::vector<float> c(static_cast<size_t>(m_ * n_), std::numeric_limits<float>::quiet_NaN());
+      driver_.check(driver_.memcpy_htod(c_.get(), c.data(), sizeof(float) * c.size()), "copying C");
       kernel(args);
-      driver_.check(driver_.memcpy_dtoh(c.data(), c_, sizeof(float) * c.size()), "copying C back");
       if (reference_.empty()) {
-        if (!std::all_of(c.begin(), c.end(), [](float v) { return std::isfinite(v); })) {
-          t.failure = "the reference (the first kernel measured) left C with values that are not finite";
-          return t;
-        }
-        reference_ = std::move(c);
-      } else {
-        for (size_t i = 0; i < c.size(); ++i)
-          if (!(c[i] == reference_[i])) {
-            t.failure = cat("wrong result: C[", i / shape_c_[1], "][", i % shape_c_[1], "] = ", c[i],
-                            " where the reference computes ", reference_[i]);
-            return t;
-          }
+        t.failure = adopt_reference();
+        if (!t.failure.empty()) return t;
+      } else if (t.failure = differs_from_reference("its first call"); !t.failure.empty()) {
+        return t;
       }
       std::vector<double> times;
-      for (int r = 0; r < std::max(repeats, 1); ++r) {
+      double total = 0;
+      while (times.size() < 5 || (total < 20 && times.size() < 200)) {
         kernel(args);
         times.push_back(kernel.last_device_ms());
+        total += times.back();
       }
       std::sort(times.begin(), times.end());
       t.ms = times[times.size() / 2];
-    } catch (const Error& e) {
+      t.failure = differs_from_reference("its timed calls");
+      if (!t.failure.empty()) t.ms = 0;
+    } catch (const std::exception& e) {
       t.failure = e.what();
+      t.ms = 0;
     }
     return t;
   }
 
+  /// After a failure: whether the CUDA context is lost (a kernel faulted), so nothing more can run.
+  bool context_lost() const { return driver_.ctx_synchronize() != 0; }
+
  private:
-  /// `count` values (i * 2654435761 + seed) mod 129 - 64, over 64, as `input_`, copied to the GPU.
-  runtime::cuda::Driver::DevicePtr upload(int64_t count, uint32_t seed) {
-    std::vector<float> values(static_cast<size_t>(count));
-    for (size_t i = 0; i < values.size(); ++i)
-      values[i] = static_cast<float>(static_cast<int>((i * 2654435761u + seed) % 129) - 64) / 64.0f;
-    std::vector<unsigned char> bytes(values.size() * static_cast<size_t>(input_.bytes()));
-    for (size_t i = 0; i < values.size(); ++i) {
+  /// 2^q, the values' denominator: the largest power of two up to 64 with K 2^2q <= 2^24.
+  int64_t unit() const {
+    int64_t u = 64;
+    while (u > 1 && k_ * u * u > (int64_t{1} << 24)) u /= 2;
+    return u;
+  }
+
+  /// `count` integers in [-unit, unit], from a hash of their index (values are these over unit).
+  std::vector<int32_t> integers(int64_t count, uint64_t seed) const {
+    std::vector<int32_t> v(static_cast<size_t>(count));
+    const int64_t u = unit();
+    for (size_t i = 0; i < v.size(); ++i) {
+      uint64_t z = (i + 1) * 0x9e3779b97f4a7c15ull + seed;  // splitmix64's finalizer
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      z ^= z >> 31;
+      v[i] = static_cast<int32_t>(static_cast<int64_t>(z % static_cast<uint64_t>(2 * u + 1)) - u);
+    }
+    return v;
+  }
+
+  std::vector<int64_t> a_shape() const {
+    return a_layout_ == Layout::RowMajor ? std::vector<int64_t>{m_, k_} : std::vector<int64_t>{k_, m_};
+  }
+  std::vector<int64_t> b_shape() const {
+    return b_layout_ == Layout::RowMajor ? std::vector<int64_t>{k_, n_} : std::vector<int64_t>{n_, k_};
+  }
+
+  /// The integers as `input_` values (over unit(), exact in f16, bf16 and f32), copied to `to`.
+  void upload(const std::vector<int32_t>& integers, const DeviceAllocation& to) const {
+    const float scale = 1.0f / static_cast<float>(unit());
+    std::vector<unsigned char> bytes(integers.size() * static_cast<size_t>(input_.bytes()));
+    for (size_t i = 0; i < integers.size(); ++i) {
+      const float value = static_cast<float>(integers[i]) * scale;
       if (input_ == f32) {
-        std::memcpy(&bytes[4 * i], &values[i], 4);
+        std::memcpy(&bytes[4 * i], &value, 4);
       } else {
-        const uint16_t bits = input_ == f16 ? half(values[i]).bits : bfloat16(values[i]).bits;
+        const uint16_t bits = input_ == f16 ? half(value).bits : bfloat16(value).bits;
         std::memcpy(&bytes[2 * i], &bits, 2);
       }
     }
-    runtime::cuda::Driver::DevicePtr p = 0;
-    driver_.check(driver_.mem_alloc(&p, bytes.size()), "cuMemAlloc of an operand");
-    driver_.check(driver_.memcpy_htod(p, bytes.data(), bytes.size()), "copying an operand");
-    return p;
+    driver_.check(driver_.memcpy_htod(to.get(), bytes.data(), bytes.size()), "copying an operand");
+  }
+
+  std::vector<float> download_c() const {
+    std::vector<float> c(static_cast<size_t>(m_ * n_));
+    driver_.check(driver_.memcpy_dtoh(c.data(), c_.get(), sizeof(float) * c.size()), "copying C back");
+    return c;
+  }
+
+  /// C[i][j] exactly, from the host's integers.
+  double exact_entry(int64_t i, int64_t j) const {
+    int64_t sum = 0;
+    for (int64_t kk = 0; kk < k_; ++kk) {
+      const int64_t a =
+          a_values_[static_cast<size_t>(a_layout_ == Layout::RowMajor ? i * k_ + kk : kk * m_ + i)];
+      const int64_t b =
+          b_values_[static_cast<size_t>(b_layout_ == Layout::RowMajor ? kk * n_ + j : j * k_ + kk)];
+      sum += a * b;
+    }
+    return static_cast<double>(sum) / static_cast<double>(unit() * unit());
+  }
+
+  /// Takes C as the reference once 256 of its entries (the corners among them) match the host's
+  /// exact values; returns why not otherwise.
+  std::string adopt_reference() {
+    std::vector<float> c = download_c();
+    for (int s = 0; s < 256; ++s) {
+      const int64_t i = s < 2 ? (s == 0 ? 0 : m_ - 1) : (s * 2654435761ll) % m_;
+      const int64_t j = s < 2 ? (s == 0 ? 0 : n_ - 1) : (s * 40503ll + 17) % n_;
+      const double want = exact_entry(i, j), got = c[static_cast<size_t>(i * n_ + j)];
+      if (!(std::fabs(got - want) <= (exact() ? 0.0 : 1e-5 * (1 + std::fabs(want)))))
+        return cat("the reference (the default configuration) computes C[", i, "][", j, "] = ", got,
+                   " where ", want, " is right");
+    }
+    reference_ = std::move(c);
+    scale_ = 0;
+    for (float v : reference_) scale_ = std::max(scale_, static_cast<double>(std::fabs(v)));
+    return "";
+  }
+
+  /// Why C differs from the reference after `when` ("" when it does not).
+  std::string differs_from_reference(const char* when) const {
+    const std::vector<float> c = download_c();
+    const double tolerance = exact() ? 0.0 : 1e-5 * scale_;
+    for (size_t i = 0; i < c.size(); ++i)
+      if (!(std::fabs(static_cast<double>(c[i]) - reference_[i]) <= tolerance))
+        return cat("wrong result after ", when, ": C[", static_cast<int64_t>(i) / n_, "][",
+                   static_cast<int64_t>(i) % n_, "] = ", c[i], " where the reference computes ",
+                   reference_[i]);
+    return "";
   }
 
   static KernelArg on_device(runtime::cuda::Driver::DevicePtr p, DType dtype,
@@ -133,26 +233,67 @@ class GemmDeviceTimer {
   }
 
   const runtime::cuda::Driver& driver_;
+  int64_t m_, n_, k_;
   DType input_;
-  std::vector<int64_t> shape_a_, shape_b_, shape_c_;
-  size_t c_elements_ = 0;
-  runtime::cuda::Driver::DevicePtr a_ = 0, b_ = 0, c_ = 0;
+  Layout a_layout_, b_layout_;
+  std::vector<int32_t> a_values_, b_values_;
+  DeviceAllocation a_, b_, c_;
   std::vector<float> reference_;
+  double scale_ = 0;
 };
 
 /// What measure_ranked did: the device, the default's time, how many candidates it timed.
 struct MeasuredRanking {
   std::string device;     // empty: nothing measured (no GPU of the architecture, or measure_top 0)
   double default_ms = 0;  // the default configuration's median device time
-  std::string failure;    // why nothing was measured although a GPU was present
+  std::string failure;    // why measuring stopped early or never started although a GPU was present
   int measured = 0;       // candidates timed
 };
 
-/// Measures, on the GPU present when it is one of `arch`, the default configuration (`default_func`:
-/// the reference C) and the first `top` of `ranked` (fastest predicted first; `func_of(candidate)`
-/// gives a candidate's kernel), setting each one's measured_ms or measure_failure, then orders
-/// `ranked` by measured time, the measured ones first and the others after them in their predicted
-/// order. With no GPU of `arch`, or `top` 0, changes nothing.
+/// Measures with `timer` (GemmDeviceTimer's interface: measure(func), context_lost()) the default
+/// configuration (`default_func`: the reference) and the first `top` of `ranked` (fastest
+/// predicted first; `func_of(candidate)` gives a candidate's kernel), setting each one's
+/// measured_ms or measure_failure, then orders `ranked` by measured time: the measured ones first,
+/// the others after them in their predicted order. Stops, saying why, when a failure left the CUDA
+/// context unusable.
+template <typename Timer, typename Candidate, typename FuncOf>
+void measure_ranked_with(Timer& timer, int top, const LoweredFunc& default_func,
+                         std::vector<Candidate>& ranked, FuncOf&& func_of, MeasuredRanking& out) {
+  const GemmDeviceTiming reference = timer.measure(default_func);
+  if (!reference.failure.empty()) {
+    out.failure = cat("the default configuration could not be measured: ", reference.failure);
+    return;
+  }
+  out.default_ms = reference.ms;
+  const size_t count = std::min(ranked.size(), static_cast<size_t>(std::max(top, 0)));
+  for (size_t i = 0; i < count; ++i) {
+    Candidate& c = ranked[i];
+    LoweredFunc f;
+    try {
+      f = func_of(c);
+    } catch (const std::exception& e) {
+      c.measure_failure = e.what();
+      continue;
+    }
+    const GemmDeviceTiming t = timer.measure(f);
+    c.measured_ms = t.ms;
+    c.measure_failure = t.failure;
+    out.measured += t.failure.empty() ? 1 : 0;
+    if (!t.failure.empty() && timer.context_lost()) {
+      out.failure = cat("measuring stopped: candidate ", i + 1, " left the CUDA context unusable (",
+                        t.failure, "); this process cannot use the GPU any more");
+      break;
+    }
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Candidate& a, const Candidate& b) {
+    const bool a_timed = a.measured_ms > 0, b_timed = b.measured_ms > 0;
+    if (a_timed != b_timed) return a_timed;
+    return a_timed && a.measured_ms < b.measured_ms;
+  });
+}
+
+/// measure_ranked_with on the GPU present, when it is one of `arch` and `top` is positive (else
+/// nothing is measured and `ranked` is unchanged).
 template <typename Candidate, typename FuncOf>
 MeasuredRanking measure_ranked(int64_t m, int64_t n, int64_t k, DType input, Layout a_layout, Layout b_layout,
                                const std::string& arch, int top, const LoweredFunc& default_func,
@@ -163,37 +304,33 @@ MeasuredRanking measure_ranked(int64_t m, int64_t n, int64_t k, DType input, Lay
   if (out.device.empty()) return out;
   try {
     GemmDeviceTimer timer(m, n, k, input, a_layout, b_layout);
-    const GemmDeviceTiming reference = timer.measure(default_func);
-    if (!reference.failure.empty()) {
-      out.failure = cat("the default configuration could not be measured: ", reference.failure);
-      return out;
-    }
-    out.default_ms = reference.ms;
-    const size_t count = std::min(ranked.size(), static_cast<size_t>(top));
-    for (size_t i = 0; i < count; ++i) {
-      Candidate& c = ranked[i];
-      LoweredFunc f;
-      try {
-        f = func_of(c);
-      } catch (const Error& e) {
-        c.measure_failure = e.what();
-        continue;
-      }
-      const GemmDeviceTiming t = timer.measure(f);
-      c.measured_ms = t.ms;
-      c.measure_failure = t.failure;
-      out.measured += t.failure.empty() ? 1 : 0;
-    }
-  } catch (const Error& e) {
-    out.failure = e.what();  // the operands could not be allocated or copied
-    return out;
+    measure_ranked_with(timer, top, default_func, ranked, func_of, out);
+  } catch (const std::exception& e) {
+    out.failure = cat("the operands could not be placed on the GPU: ", e.what());
   }
-  std::stable_sort(ranked.begin(), ranked.end(), [](const Candidate& a, const Candidate& b) {
-    const bool a_timed = a.measured_ms > 0, b_timed = b.measured_ms > 0;
-    if (a_timed != b_timed) return a_timed;
-    return a_timed && a.measured_ms < b.measured_ms;
-  });
   return out;
+}
+
+/// What the measurements decide: the measured times to record (the default's first, under
+/// `default_knobs`), and which configuration is the fastest: the first of `ranked` when it was
+/// measured faster than the default (`use_first`), else the default (also when every candidate
+/// failed). Nothing to record when the default was not measured.
+struct MeasuredChoice {
+  std::vector<std::pair<tune::Assignment, double>> times;  // knobs, seconds
+  bool use_first = false;
+};
+
+template <typename Candidate, typename KnobsOf>
+MeasuredChoice choose_measured(const MeasuredRanking& measured, const tune::Assignment& default_knobs,
+                               const std::vector<Candidate>& ranked, KnobsOf&& knobs_of) {
+  MeasuredChoice choice;
+  if (measured.default_ms <= 0) return choice;
+  choice.times.emplace_back(default_knobs, measured.default_ms * 1e-3);
+  for (const Candidate& c : ranked)
+    if (c.measured_ms > 0) choice.times.emplace_back(knobs_of(c), c.measured_ms * 1e-3);
+  choice.use_first =
+      !ranked.empty() && ranked.front().measured_ms > 0 && ranked.front().measured_ms < measured.default_ms;
+  return choice;
 }
 
 }  // namespace loom::lib::detail

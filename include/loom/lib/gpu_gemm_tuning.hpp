@@ -47,7 +47,8 @@ struct GpuGemmTuneOptions {
   int min_blocks_per_sm = 2;
   /// Where a GPU of the architecture is present (the driver's device 0), how many of the best
   /// predicted candidates are also built, checked against the default configuration's C and timed
-  /// on it (the default too); they are then ranked by their measured times. 0: predictions only.
+  /// on it (the default too); they are then ranked by their measured times. 0: predictions only,
+  /// in tuning and in tuned_gpu_gemm_config's lookup (which then ignores measured records).
   int measure_top = 8;
   /// The tuning database file ("": the default, LOOM_CACHE_DIR/tuning.jsonl; "off": record nothing).
   std::string database;
@@ -90,8 +91,9 @@ struct GpuGemmTuneResult {
   /// @{
   int ranked = 0, refused = 0, does_not_fit = 0, spills = 0, few_blocks = 0, invalid = 0;
   /// @}
-  /// The fastest ranked configuration and its prediction: the fastest measured one where the GPU
-  /// measured some (the default configuration when it measured faster than all of them).
+  /// The fastest ranked configuration and its prediction. Where the GPU measured the default: the
+  /// fastest measured configuration, the default itself when no candidate ran faster (or every one
+  /// failed). Otherwise the fastest prediction.
   /// @{
   GpuGemmConfig best;
   GpuGemmPrediction best_prediction;
@@ -145,12 +147,11 @@ LOOM_DECL GpuGemmTuneResult tune_gpu_gemm(int64_t m, int64_t n, int64_t k, DType
                                           const GpuGemmTuneOptions& options = GpuGemmTuneOptions());
 
 /// The configuration recorded with the smallest time for the problem on `arch` in the database of
-/// `options` (records of other architectures, problems or kernel code are not used), or the default
-/// GpuGemmConfig when there is none. Where a GPU of `arch` is present, the times measured on it are
-/// read first; with LOOM_TUNE=1 and none recorded for it, tunes `options`' candidates (measuring them)
-/// rather than reading the model's predictions. Without one, the predictions are read; with
-/// LOOM_TUNE=1 and none recorded, tunes first (and records them). Throws loom::Error for an architecture the
-/// model has no GPU for, and where tune_gpu_gemm does.
+/// `options` (records of other architectures, problems or kernel code are not used): where a GPU of
+/// `arch` is present and the database holds times measured on it, the fastest of those; else the
+/// fastest prediction; the default GpuGemmConfig when there is neither, or, with LOOM_TUNE=1,
+/// tune_gpu_gemm's best (which measures where the GPU can, and records). Throws loom::Error for an
+/// architecture the model has no GPU for, and where tune_gpu_gemm does.
 LOOM_DECL GpuGemmConfig tuned_gpu_gemm_config(int64_t m, int64_t n, int64_t k, DType input,
                                               const std::string& arch, Layout a_layout, Layout b_layout,
                                               const GpuGemmTuneOptions& options);

@@ -1,7 +1,8 @@
 // Records of lib's GPU tuners (lib::tune_gpu_gemm, lib::tune_streamk_gemm) in the tuning database:
 // one record per configuration, its milliseconds as the performance model predicts them (under a
 // `model:` target) or as a GPU measured them (under a `device:` target), and the lookup of the
-// fastest one for a workload, which ignores the CPU the tuner ran on (neither time depends on it).
+// fastest one for a workload, which ignores the CPU the tuner ran on (the times are the GPU's, from
+// events behind the launches, or the model's).
 // Internal to lib/impl/gpu_gemm_tuning.hpp and lib/impl/streamk_tuning.hpp.
 #pragma once
 
@@ -63,16 +64,26 @@ struct GpuRecordLookup {
     return best;
   }
 
-  /// The record a tuner's lookup uses: the fastest under `measured_target` (times measured on the GPU
-  /// present; "": none is), else the fastest under `model_target` (predictions), unless tuning was
-  /// asked for and the GPU can measure.
-  template <typename Usable>
-  std::optional<tune::Record> preferred(const std::string& workload, const std::string& measured_target,
-                                        const std::string& model_target, Usable&& usable) const {
-    std::optional<tune::Record> best;
-    if (!measured_target.empty()) best = fastest(workload, measured_target, usable);
-    if (!best && (measured_target.empty() || !asked)) best = fastest(workload, model_target, usable);
-    return best;
+  /// The record a tuner's lookup uses: where the database holds times of `workload` measured on a
+  /// GPU of `arch` and such a GPU is present, the fastest of those measured on it; else the fastest
+  /// of the model's predictions under `model_target`. `device_target()` gives the target of the
+  /// present GPU's records ("" when none of `arch` is present); it is called only when measured
+  /// records exist, so that other lookups never start the CUDA driver.
+  template <typename Usable, typename DeviceTarget>
+  std::optional<tune::Record> preferred(const std::string& workload, const std::string& arch,
+                                        const std::string& model_target, Usable&& usable,
+                                        DeviceTarget&& device_target) const {
+    if (!readable) return std::nullopt;
+    const std::string measured_prefix = "cuda -arch=" + arch + " device:";
+    bool any_measured = false;
+    for (const tune::Record& r : db.read())
+      any_measured = any_measured || (r.workload == workload && r.target.rfind(measured_prefix, 0) == 0);
+    if (any_measured) {
+      const std::string target = device_target();
+      if (!target.empty())
+        if (std::optional<tune::Record> best = fastest(workload, target, usable)) return best;
+    }
+    return fastest(workload, model_target, usable);
   }
 };
 

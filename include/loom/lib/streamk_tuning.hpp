@@ -46,7 +46,7 @@ struct StreamKTuneOptions {
   /// Where a GPU of the architecture is present, how many of the best predicted candidates are also
   /// built (their grid on the GPU's own SMs), checked against the default's C and timed on it (the
   /// default too), and then ranked by their measured times, as lib::GpuGemmTuneOptions::measure_top.
-  /// 0: predictions only.
+  /// 0: predictions only, in tuning and in tuned_streamk_config's lookup.
   int measure_top = 8;
   /// The tuning database file ("": the default, LOOM_CACHE_DIR/tuning.jsonl; "off": record nothing).
   std::string database;
@@ -87,8 +87,8 @@ struct StreamKTuneResult {
   /// @{
   int ranked = 0, refused = 0, does_not_fit = 0, few_blocks = 0;
   /// @}
-  /// The fastest ranked configuration and its prediction: the fastest measured one where the GPU
-  /// measured some (the default when it measured faster than all of them).
+  /// The fastest ranked configuration and its prediction, chosen as lib::GpuGemmTuneResult::best is
+  /// (the default where the GPU measured it and no candidate ran faster).
   /// @{
   StreamKConfig best;
   StreamKPrediction best_prediction;
@@ -135,9 +135,9 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
 /// `options` (its tensor_cores, decomposition, split_k and blocks_per_sm; `arch` set; sms 0, the GPU's,
 /// where a GPU is present, else the modelled GPU's), or streamk_gemm's default with tensor cores
 /// (StreamKConfig with tensor_cores = GpuGemmConfig{}) when there is none. Times measured on a GPU of
-/// `arch` that is present are read first, as tuned_gpu_gemm_config does; with LOOM_TUNE=1 and none
-/// recorded, tunes `options`' candidates first (and records them). Throws loom::Error where tune_streamk_gemm
-/// does.
+/// `arch` that is present come before predictions, as in tuned_gpu_gemm_config; with LOOM_TUNE=1 and
+/// nothing recorded, tunes `options`' candidates first (and records them). Throws loom::Error where
+/// tune_streamk_gemm does.
 LOOM_DECL StreamKConfig tuned_streamk_config(int64_t m, int64_t n, int64_t k, DType input,
                                              const std::string& arch, Layout a_layout = Layout::RowMajor,
                                              Layout b_layout = Layout::RowMajor,

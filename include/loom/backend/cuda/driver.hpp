@@ -106,10 +106,18 @@ class DeviceTimer {
   DeviceTimer(const DeviceTimer&) = delete;
   DeviceTimer& operator=(const DeviceTimer&) = delete;
 
+  /// Records the end on the stream, behind the work queued so far (elapsed_ms() does it when this
+  /// was not called): called right after the launches, the interval is the GPU's time alone, not
+  /// the host's wait for it.
+  void stop() {
+    if (!failed_ && !stopped_) failed_ = drv_.event_record(stop_, stream_) != 0;
+    stopped_ = true;
+  }
+
   std::optional<double> elapsed_ms() {
+    stop();
     float ms = 0;
-    if (failed_ || drv_.event_record(stop_, stream_) != 0 || drv_.event_synchronize(stop_) != 0 ||
-        drv_.event_elapsed_ms(&ms, start_, stop_) != 0)
+    if (failed_ || drv_.event_synchronize(stop_) != 0 || drv_.event_elapsed_ms(&ms, start_, stop_) != 0)
       return std::nullopt;
     return ms;
   }
@@ -118,7 +126,7 @@ class DeviceTimer {
   const Driver& drv_;
   Driver::Stream stream_;
   Driver::Event start_ = nullptr, stop_ = nullptr;
-  bool failed_ = false;
+  bool failed_ = false, stopped_ = false;
 };
 
 namespace detail {

@@ -215,23 +215,16 @@ LOOM_DECL GpuGemmTuneResult tune_gpu_gemm(int64_t m, int64_t n, int64_t k, DType
   result.default_measured_ms = measured.default_ms;
   result.measured = measured.measured;
   result.measure_failure = measured.failure;
-  if (measured.default_ms > 0) {
-    std::vector<std::pair<tune::Assignment, double>> times = {
-        {gpu_gemm_config_knobs(default_gemm.config), measured.default_ms * 1e-3}};
-    for (const GpuGemmTuneCandidate& c : result.candidates)
-      if (c.measured_ms > 0) times.emplace_back(gpu_gemm_config_knobs(c.config), c.measured_ms * 1e-3);
+  const detail::MeasuredChoice choice =
+      detail::choose_measured(measured, gpu_gemm_config_knobs(default_gemm.config), result.candidates,
+                              [](const GpuGemmTuneCandidate& c) { return gpu_gemm_config_knobs(c.config); });
+  if (!choice.times.empty()) {
     detail::append_records(options.database, result.workload, cat(problem, ": measured on ", measured.device),
-                           measured_gpu_target(spec.arch, measured.device), times);
-    // The fastest measured configuration; the default where it was faster or nothing else ran right
-    // (a candidate that failed is never chosen).
-    const GpuGemmTuneCandidate& first = result.candidates.front();
-    if (first.measured_ms > 0 && first.measured_ms < measured.default_ms) {
-      result.best = first.config;
-      result.best_prediction = first.prediction;
-    } else {
-      result.best = default_gemm.config;
-      result.best_prediction = result.default_prediction;
-    }
+                           measured_gpu_target(spec.arch, measured.device), choice.times);
+    // A candidate that failed is never chosen: the default stands where none ran faster.
+    result.best = choice.use_first ? result.candidates.front().config : default_gemm.config;
+    result.best_prediction =
+        choice.use_first ? result.candidates.front().prediction : result.default_prediction;
   }
   for (GpuGemmTuneCandidate& c : skipped) result.candidates.push_back(std::move(c));
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -248,9 +241,10 @@ LOOM_DECL GpuGemmConfig tuned_gpu_gemm_config(int64_t m, int64_t n, int64_t k, D
   const std::string key = gpu_gemm_workload_key(m, n, k, input, a_layout, b_layout);
   auto usable = [](const tune::Assignment& knobs) { return detail::config_from_knobs(knobs).has_value(); };
   const std::string model_arch = GpuPerfSpec::for_arch(arch).arch;
-  const std::string device = options.measure_top > 0 ? detail::gpu_present_for(model_arch) : "";
-  const std::optional<tune::Record> best =
-      lookup.preferred(key, device.empty() ? "" : measured_gpu_target(model_arch, device), target, usable);
+  const std::optional<tune::Record> best = lookup.preferred(key, model_arch, target, usable, [&] {
+    const std::string device = options.measure_top > 0 ? detail::gpu_present_for(model_arch) : "";
+    return device.empty() ? std::string() : measured_gpu_target(model_arch, device);
+  });
   if (best) return *detail::config_from_knobs(best->knobs);
   if (lookup.asked) return tune_gpu_gemm(m, n, k, input, arch, a_layout, b_layout, options).best;
   return GpuGemmConfig{};

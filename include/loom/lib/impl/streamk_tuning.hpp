@@ -296,29 +296,24 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
             return streamk_gemm(m, n, k, input, on_gpu(c.config), a_layout, b_layout).func;
           });
     } catch (const Error& e) {
+      // streamk_gemm refused the default for this GPU (measure_ranked itself does not throw).
       measured.device = device;
-      measured.failure = cat("the default configuration could not be built: ", e.what());
+      measured.failure = cat("the default configuration could not be made for this GPU: ", e.what());
     }
   }
   result.device = measured.device;
   result.default_measured_ms = measured.default_ms;
   result.measured = measured.measured;
   result.measure_failure = measured.failure;
-  if (measured.default_ms > 0) {
-    std::vector<std::pair<tune::Assignment, double>> times = {
-        {streamk_config_knobs(default_config), measured.default_ms * 1e-3}};
-    for (const StreamKTuneCandidate& c : result.candidates)
-      if (c.measured_ms > 0) times.emplace_back(streamk_config_knobs(c.config), c.measured_ms * 1e-3);
+  const detail::MeasuredChoice choice =
+      detail::choose_measured(measured, streamk_config_knobs(default_config), result.candidates,
+                              [](const StreamKTuneCandidate& c) { return streamk_config_knobs(c.config); });
+  if (!choice.times.empty()) {
     detail::append_records(options.database, result.workload, cat(problem, ": measured on ", measured.device),
-                           measured_gpu_target(spec.arch, measured.device), times);
-    const StreamKTuneCandidate& first = result.candidates.front();
-    if (first.measured_ms > 0 && first.measured_ms < measured.default_ms) {
-      result.best = first.config;
-      result.best_prediction = first.prediction;
-    } else {
-      result.best = default_config;
-      result.best_prediction = result.default_prediction;
-    }
+                           measured_gpu_target(spec.arch, measured.device), choice.times);
+    result.best = choice.use_first ? result.candidates.front().config : default_config;
+    result.best_prediction =
+        choice.use_first ? result.candidates.front().prediction : result.default_prediction;
   }
   for (StreamKTuneCandidate& c : skipped) result.candidates.push_back(std::move(c));
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -335,12 +330,15 @@ LOOM_DECL StreamKConfig tuned_streamk_config(int64_t m, int64_t n, int64_t k, DT
   if (!lookup.asked && !lookup.readable) return fallback;
   const std::string key = streamk_gemm_workload_key(m, n, k, input, arch, a_layout, b_layout);
   const std::string model_arch = GpuPerfSpec::for_arch(arch).arch;
-  const std::string device = options.measure_top > 0 ? detail::gpu_present_for(model_arch) : "";
-  const std::optional<tune::Record> best =
-      lookup.preferred(key, device.empty() ? "" : measured_gpu_target(model_arch, device), target,
-                       [&](const tune::Assignment& knobs) {
-                         return detail::streamk_config_from_knobs(knobs, arch).has_value();
-                       });
+  const std::optional<tune::Record> best = lookup.preferred(
+      key, model_arch, target,
+      [&](const tune::Assignment& knobs) {
+        return detail::streamk_config_from_knobs(knobs, arch).has_value();
+      },
+      [&] {
+        const std::string device = options.measure_top > 0 ? detail::gpu_present_for(model_arch) : "";
+        return device.empty() ? std::string() : measured_gpu_target(model_arch, device);
+      });
   StreamKConfig chosen;
   if (best)
     chosen = *detail::streamk_config_from_knobs(best->knobs, arch);

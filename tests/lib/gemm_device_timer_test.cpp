@@ -1,0 +1,161 @@
+// What lib's GPU tuners do with measurements (lib/gemm_device_timer.hpp), with a scripted timer in
+// place of the GPU: the default is measured first and is the reference; the best predictions are
+// timed in order and then ranked by their times ahead of the unmeasured ones; a candidate that
+// fails or computes another C is never chosen; a failure that loses the CUDA context stops the
+// measuring and says so; the default stands where no candidate ran faster; the times recorded are
+// the default's and the measured candidates'.
+#include <doctest/doctest.h>
+
+#include <deque>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <loom/lib/gemm_device_timer.hpp>
+#include <loom/loom.hpp>
+
+using namespace loom;
+using namespace loom::lib::detail;
+
+namespace {
+
+/// A tuner's candidate as measure_ranked_with sees it.
+struct ScriptedCandidate {
+  int id = 0;
+  double measured_ms = 0;
+  std::string measure_failure;
+};
+
+/// Hands out the scripted timings in call order; a failure containing "fault" loses the context.
+struct ScriptedTimer {
+  std::deque<GemmDeviceTiming> script;
+  std::vector<std::string> measured;  // the kernels' names, in the order they were measured
+  bool lost = false;
+
+  GemmDeviceTiming measure(const LoweredFunc& f) {
+    measured.push_back(f.name);
+    REQUIRE(!script.empty());
+    GemmDeviceTiming t = script.front();
+    script.pop_front();
+    lost = lost || t.failure.find("fault") != std::string::npos;
+    return t;
+  }
+  bool context_lost() const { return lost; }
+};
+
+/// A lowered function named `name` (the scripted timer only reads the name).
+LoweredFunc named_func(const std::string& name) {
+  Tensor A = placeholder({4}, f32, "A");
+  Tensor B = compute(
+      {4}, [&](Expr i) { return A(i) + 1.0f; }, "B");
+  return lower(create_schedule(B), {A, B}, name);
+}
+
+std::vector<ScriptedCandidate> four_candidates() {
+  std::vector<ScriptedCandidate> out(4);
+  for (int i = 0; i < 4; ++i) out[i].id = i;
+  return out;
+}
+
+std::vector<int> ids(const std::vector<ScriptedCandidate>& cs) {
+  std::vector<int> out;
+  for (const ScriptedCandidate& c : cs) out.push_back(c.id);
+  return out;
+}
+
+GemmDeviceTiming timed(double ms) { return GemmDeviceTiming{ms, ""}; }
+GemmDeviceTiming failed(const std::string& why) { return GemmDeviceTiming{0, why}; }
+
+tune::Assignment knobs_of(const ScriptedCandidate& c) { return {{"id", c.id}}; }
+
+}  // namespace
+
+TEST_CASE("gpu measurement: the best predictions are timed after the default and ranked by their times") {
+  ScriptedTimer timer;
+  timer.script = {timed(1.0), timed(1.2), timed(0.8), failed("wrong result after its first call: C[0][0]")};
+  std::vector<ScriptedCandidate> ranked = four_candidates();
+  MeasuredRanking out;
+  measure_ranked_with(
+      timer, 3, named_func("default"), ranked,
+      [](const ScriptedCandidate& c) { return named_func("c" + std::to_string(c.id)); }, out);
+  CHECK(timer.measured == std::vector<std::string>{"default", "c0", "c1", "c2"});
+  CHECK(out.default_ms == 1.0);
+  CHECK(out.measured == 2);
+  CHECK(out.failure.empty());
+  // Measured ones by time, then the failed one and the unmeasured one in their predicted order.
+  CHECK(ids(ranked) == std::vector<int>{1, 0, 2, 3});
+  CHECK(ranked[2].measure_failure.find("wrong result") == 0);
+  const MeasuredChoice choice = choose_measured(out, {{"id", -1}}, ranked, knobs_of);
+  CHECK(choice.use_first);  // 0.8 ms against the default's 1.0
+  REQUIRE(choice.times.size() == 3);
+  CHECK(choice.times[0].first.at("id") == -1);
+  CHECK(choice.times[0].second == doctest::Approx(1e-3));
+  CHECK(choice.times[1].first.at("id") == 1);
+  CHECK(choice.times[2].first.at("id") == 0);
+}
+
+TEST_CASE("gpu measurement: the default stands where no candidate ran faster or every one failed") {
+  for (const bool all_fail : {false, true}) {
+    CAPTURE(all_fail);
+    ScriptedTimer timer;
+    timer.script = {timed(1.0)};
+    if (all_fail) {
+      timer.script.push_back(failed("NVRTC refused it"));
+      timer.script.push_back(failed("wrong result"));
+    } else {
+      timer.script.push_back(timed(1.5));
+      timer.script.push_back(timed(1.1));
+    }
+    std::vector<ScriptedCandidate> ranked = four_candidates();
+    MeasuredRanking out;
+    measure_ranked_with(
+        timer, 2, named_func("default"), ranked,
+        [](const ScriptedCandidate& c) { return named_func("c" + std::to_string(c.id)); }, out);
+    const MeasuredChoice choice = choose_measured(out, {{"id", -1}}, ranked, knobs_of);
+    CHECK(!choice.use_first);
+    CHECK(choice.times.size() == (all_fail ? 1u : 3u));
+    CHECK(out.measured == (all_fail ? 0 : 2));
+    if (!all_fail) CHECK(ids(ranked) == std::vector<int>{1, 0, 2, 3});
+  }
+}
+
+TEST_CASE("gpu measurement: a reference that fails, a kernel that cannot be made, a lost context") {
+  {
+    ScriptedTimer timer;
+    timer.script = {
+        failed("the reference (the default configuration) computes C[3][4] = 7 where 8 is right")};
+    std::vector<ScriptedCandidate> ranked = four_candidates();
+    MeasuredRanking out;
+    measure_ranked_with(
+        timer, 4, named_func("default"), ranked,
+        [](const ScriptedCandidate& c) { return named_func("c" + std::to_string(c.id)); }, out);
+    CHECK(out.failure.find("the default configuration could not be measured: the reference") == 0);
+    CHECK(timer.measured.size() == 1);
+    CHECK(ids(ranked) == std::vector<int>{0, 1, 2, 3});
+    CHECK(choose_measured(out, {{"id", -1}}, ranked, knobs_of).times.empty());
+  }
+  {
+    // Candidate 0's kernel cannot be made: it is skipped, not measured; candidate 1 faults and
+    // loses the context: measuring stops before candidate 2.
+    ScriptedTimer timer;
+    timer.script = {timed(1.0), failed("cuLaunchKernel failed: an illegal memory access (fault)")};
+    std::vector<ScriptedCandidate> ranked = four_candidates();
+    MeasuredRanking out;
+    measure_ranked_with(
+        timer, 4, named_func("default"), ranked,
+        [](const ScriptedCandidate& c) {
+          if (c.id == 0) throw Error("streamk_gemm refused it");
+          return named_func("c" + std::to_string(c.id));
+        },
+        out);
+    CHECK(timer.measured == std::vector<std::string>{"default", "c1"});
+    CHECK(ranked[0].measure_failure == "streamk_gemm refused it");
+    CHECK(ranked[1].measure_failure.find("illegal memory access") != std::string::npos);
+    CHECK(ranked[2].measure_failure.empty());
+    CHECK(out.measured == 0);
+    CHECK(out.failure.find("measuring stopped: candidate 2 left the CUDA context unusable") == 0);
+    const MeasuredChoice choice = choose_measured(out, {{"id", -1}}, ranked, knobs_of);
+    CHECK(!choice.use_first);
+    CHECK(choice.times.size() == 1);
+  }
+}
