@@ -1,10 +1,12 @@
-// exp, log, tanh, erf on float vectors: Loom's inline polynomials (codegen/llvm/vector_math.hpp)
-// against glibc's vector math library (libmvec's AVX-512 entry points, loaded with dlopen: the
-// strongest peer on a Linux machine without MKL's VML) and against scalar libm in a loop. One
-// thread each, 2^22 inputs; prints per function
-//   loom-bench vector_math fn=exp ... peer=glibc-<ver>-libmvec:avx512 peer_ms= ratio=
+// exp, log, tanh, erf on float vectors, and exp, log, tanh on double vectors: Loom's inline
+// polynomials (codegen/llvm/vector_math.hpp, vector_math_f64.hpp) against glibc's vector math library
+// (libmvec's AVX-512 entry points, loaded with dlopen: the strongest peer on a Linux machine without
+// MKL's VML) and against scalar libm in a loop. One thread each, 2^22 floats or 2^21 doubles; prints
+// per function
+//   loom-bench vector_math fn=exp dtype=f32 ... peer=glibc-<ver>-libmvec:avx512 peer_ms= ratio=
 //   (ratio = peer time / Loom time), with the largest ulp error of each over a sample of every 257th
-// float bit pattern. LOOM_VECTOR_MATH_EXHAUSTIVE=1 checks Loom on every float, compiled for this CPU
+// float bit pattern (for double: 2^21 inputs spread over each function's interesting ranges, against
+// long double references). LOOM_VECTOR_MATH_EXHAUSTIVE=1 checks Loom on every float, compiled for this CPU
 // and for baseline x86-64 without FMA (libmvec stays on the sample): about 14 minutes on 2 cores.
 #include <loom/loom.hpp>
 #include <loom/tune/measure.hpp>
@@ -131,6 +133,115 @@ void run_libmvec(VectorFn f, const float* x, float* y, int64_t n) {
 }
 #endif
 
+/// Double: the functions with polynomials (erf keeps libm), their long double references, and
+/// libmvec's 8-lane AVX-512 variants.
+struct MathFn64 {
+  const char* name;
+  Expr (*make)(Expr);
+  long double (*reference)(long double);
+  double (*scalar)(double);
+  const char* libmvec_symbol;
+};
+
+const MathFn64 kFns64[] = {
+    {"exp", [](Expr x) { return loom::exp(x); }, [](long double x) { return ::expl(x); },
+     [](double x) { return std::exp(x); }, "_ZGVeN8v_exp"},
+    {"log", [](Expr x) { return loom::log(x); }, [](long double x) { return ::logl(x); },
+     [](double x) { return std::log(x); }, "_ZGVeN8v_log"},
+    {"tanh", [](Expr x) { return loom::tanh(x); }, [](long double x) { return ::tanhl(x); },
+     [](double x) { return std::tanh(x); }, "_ZGVeN8v_tanh"},
+};
+
+/// |got - want| in units of the double spacing at want rounded to double (2^-1074 below DBL_MIN).
+double ulp_error64(double got, long double want) {
+  if (std::isnan(want)) return std::isnan(got) ? 0 : INFINITY;
+  const double rounded = static_cast<double>(want);
+  if (std::isinf(rounded)) return got == rounded ? 0 : INFINITY;
+  const int exponent = rounded == 0 ? -1022 : std::max(std::ilogb(rounded), -1022);
+  return static_cast<double>(std::fabs(static_cast<long double>(got) - want) /
+                             std::ldexp(1.0L, exponent - 52));
+}
+
+/// 2^21 inputs for `fn`: a third uniform over its range, a third over [-1, 1] (log: [0.5, 2]), a
+/// third of magnitudes spread over decades (log: 1 + tiny, and every exponent).
+std::vector<double> inputs64(const std::string& fn, int64_t n) {
+  std::vector<double> x(n);
+  uint64_t state = 12345;
+  auto uniform = [&](double lo, double hi) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return lo + (hi - lo) * static_cast<double>(state >> 11) * 0x1p-53;
+  };
+  for (int64_t i = 0; i < n; ++i) {
+    const int part = static_cast<int>(i % 3);
+    if (fn == "log") {
+      x[i] = part == 0   ? std::pow(10.0, uniform(-307, 308))
+             : part == 1 ? uniform(0.5, 2)
+                         : 1 + std::ldexp(uniform(-1, 1), -static_cast<int>(uniform(0, 50)));
+    } else {
+      const double range = fn == "exp" ? 745 : 20;
+      x[i] = part == 0   ? uniform(-range, range)
+             : part == 1 ? uniform(-1, 1)
+                         : std::ldexp(uniform(-1, 1), -static_cast<int>(uniform(0, 60)));
+    }
+  }
+  return x;
+}
+
+#ifdef __AVX512F__
+using VectorFn64 = __m512d (*)(__m512d);
+void run_libmvec64(VectorFn64 f, const double* x, double* y, int64_t n) {
+  for (int64_t i = 0; i < n; i += 8) _mm512_storeu_pd(y + i, f(_mm512_loadu_pd(x + i)));
+}
+#endif
+
+/// The double functions: time and ulp error of Loom, scalar libm and libmvec on the same inputs.
+void bench_f64(void* libmvec, const std::string& peer, bool quick, int rounds) {
+  const int64_t n = quick ? int64_t{1} << 15 : int64_t{1} << 21;
+  for (const MathFn64& fn : kFns64) {
+    const std::vector<double> x = inputs64(fn.name, n);
+    std::vector<double> y(n);
+    std::vector<long double> want(n);
+    for (int64_t i = 0; i < n; ++i) want[i] = fn.reference(x[i]);
+    auto worst = [&](const std::vector<double>& got) {
+      double w = 0;
+      for (int64_t i = 0; i < n; ++i) w = std::max(w, ulp_error64(got[i], want[i]));
+      return w;
+    };
+    Tensor X = placeholder({n}, f64, "X");
+    Tensor Y = compute(
+        {n}, [&](Expr i) { return fn.make(X(i)); }, "Y");
+    Schedule s = create_schedule(Y);
+    auto [outer, inner] = s[Y].split(Y.axis(0), 8);
+    s[Y].vectorize(inner);
+    Kernel loom = build(s, {X, Y}, Target::cpu(), std::string("bench_f64_") + fn.name);
+    Buffer<double> in({n}), out({n});
+    std::memcpy(in.data(), x.data(), n * sizeof(double));
+    const double loom_ms = tune::best_ms([&] { loom(in, out); }, rounds);
+    std::memcpy(y.data(), out.data(), n * sizeof(double));
+    const double loom_ulp = worst(y);
+    const double scalar_ms = tune::best_ms(
+        [&] {
+          for (int64_t i = 0; i < n; ++i) y[i] = fn.scalar(x[i]);
+        },
+        rounds);
+    const double scalar_ulp = worst(y);
+    std::printf(
+        "loom-bench vector_math fn=%s dtype=f64 n=%lld threads=1 loom_ms=%.3f loom_gelems=%.3f "
+        "loom_max_ulp=%.3f scalar_libm_ms=%.3f scalar_libm_max_ulp=%.3f scalar_ratio=%.3f",
+        fn.name, static_cast<long long>(n), loom_ms, n / loom_ms / 1e6, loom_ulp, scalar_ms, scalar_ulp,
+        scalar_ms / loom_ms);
+#ifdef __AVX512F__
+    if (auto f = libmvec ? reinterpret_cast<VectorFn64>(dlsym(libmvec, fn.libmvec_symbol)) : nullptr) {
+      const double peer_ms = tune::best_ms([&] { run_libmvec64(f, x.data(), y.data(), n); }, rounds);
+      std::printf(" peer=%s peer_ms=%.3f peer_max_ulp=%.3f ratio=%.3f", peer.c_str(), peer_ms, worst(y),
+                  peer_ms / loom_ms);
+    }
+#endif
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -179,7 +290,8 @@ int main() {
     const std::vector<UlpResult> ulp = max_ulp(fn, stride, computes);
 
     std::printf(
-        "loom-bench vector_math fn=%s n=%lld threads=1 inputs=[%g,%g] loom_ms=%.3f loom_gelems=%.3f "
+        "loom-bench vector_math fn=%s dtype=f32 n=%lld threads=1 inputs=[%g,%g] loom_ms=%.3f "
+        "loom_gelems=%.3f "
         "loom_max_ulp=%.3f loom_max_ulp_at=%a",
         fn.name, static_cast<long long>(n), fn.lo, fn.hi, loom_ms, n / loom_ms / 1e6, ulp[0].worst,
         ulp[0].at);
@@ -201,6 +313,7 @@ int main() {
     std::printf("\n");
     std::fflush(stdout);
   }
+  bench_f64(libmvec, peer, quick, rounds);
   if (libmvec) dlclose(libmvec);
   return 0;
 }

@@ -114,8 +114,8 @@ class Linter : public IRVisitor {
                  loop ? cat(" (loop '", loop->loop_var.name(), "')") : std::string(), " runs as ",
                  op->dtype.lanes,
                  " libm calls, one per lane: the CPU backend keeps sqrt, floor, ceil, round, trunc, abs and "
-                 "float32 exp, log, tanh, erf in vector instructions. Compute in float32 where the accuracy "
-                 "allows, or express it with those (exp2(x) = exp(x * ln 2))"));
+                 "float32 exp, log, tanh, erf and float64 exp, log, tanh in vector instructions. Compute in "
+                 "float32 where the accuracy allows, or express it with those (exp2(x) = exp(x * ln 2))"));
     IRVisitor::visit(op);
   }
 

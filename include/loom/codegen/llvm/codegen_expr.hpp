@@ -527,8 +527,8 @@ inline llvm::Value* CodeGenLLVM::emit_math(const CallNode* op) {
   std::vector<llvm::Value*> args;
   for (const Expr& a : op->args) args.push_back(emit(a));
   llvm::Value* r = nullptr;
-  // Float exp, log, tanh, erf: inline polynomials, so that vectors stay vectors (and a loop's
-  // scalar remainder computes what its vector body does).
+  // Float exp, log, tanh, erf and double exp, log, tanh: inline polynomials, so that vectors stay
+  // vectors (and a loop's scalar remainder computes what its vector body does).
   if (VectorMath::handles(op->name, args[0]->getType())) {
     r = VectorMath(builder_, target_.has_avx512_zmm).emit(op->name, args[0]);
   } else if (auto it = intrinsics.find(op->name); it != intrinsics.end()) {

@@ -1,35 +1,38 @@
-// Inline polynomial IR for exp, log, tanh and erf on float (scalar or vector): the CPU backend
-// emits these instead of LLVM's math intrinsics, which a vector lowers to one libm call per lane.
+// Inline polynomial IR for exp, log, tanh and erf on float (scalar or vector), and the entry point
+// for double's exp, log and tanh (vector_math_f64.hpp): the CPU backend emits these instead of
+// LLVM's math intrinsics, which a vector lowers to one libm call per lane.
 // Everything is branch-free (selects, integer bit tricks, fused multiply-adds where the target has
 // them), so a vectorized loop stays vectorized. The coefficients are our own weighted least-squares
 // fits on Chebyshev nodes (near minimax), rounded to float.
 //
 // Accuracy against the correctly rounded result, every float input checked (bench/vector_math.cpp,
 // docs/vector-math.md): exp 1.02 ulp, log 0.94, tanh 1.34, erf 1.30 at most; NaN, +-inf, +-0,
-// subnormal inputs and results behave as libm's. Double keeps libm (one call per lane).
+// subnormal inputs and results behave as libm's.
 #pragma once
 
-#include "loom/codegen/llvm/float_bits.hpp"
-#include "loom/codegen/llvm/llvm_includes.hpp"
 #include "loom/codegen/llvm/math_lanes.hpp"
+#include "loom/codegen/llvm/polynomial_ir.hpp"
+#include "loom/codegen/llvm/vector_math_f64.hpp"
 
 #include <llvm/IR/IntrinsicsX86.h>
 
 #include <cmath>
-#include <initializer_list>
 #include <string>
 
 namespace loom::codegen {
 
-class VectorMath {
+class VectorMath : PolynomialIR {
  public:
   /// has_avx512_zmm: the target has AVX-512F on 512-bit registers, so exp scales 16-lane vectors
   /// with one vscalefps.
-  VectorMath(llvm::IRBuilder<>& b, bool has_avx512_zmm) : b_(b), has_avx512_zmm_(has_avx512_zmm) {}
+  VectorMath(llvm::IRBuilder<>& b, bool has_avx512_zmm) : PolynomialIR(b), has_avx512_zmm_(has_avx512_zmm) {}
 
-  /// Whether `name` has a polynomial version for values of IR type `type`.
+  /// Whether `name` has a polynomial version for values of IR type `type` (float, or double:
+  /// vector_math_f64.hpp).
   static bool handles(const std::string& name, llvm::Type* type) {
-    return type->getScalarType()->isFloatTy() && has_cpu_polynomial(name);
+    llvm::Type* scalar = type->getScalarType();
+    return (scalar->isFloatTy() && has_cpu_polynomial(name, 32)) ||
+           (scalar->isDoubleTy() && has_cpu_polynomial(name, 64));
   }
 
   llvm::Value* emit(const std::string& name, llvm::Value* x) {
@@ -37,6 +40,12 @@ class VectorMath {
     // assumptions about NaN or infinity, whatever the surrounding code's fast-math flags.
     llvm::IRBuilderBase::FastMathFlagGuard keep_flags(b_);
     b_.clearFastMathFlags();
+    if (x->getType()->getScalarType()->isDoubleTy()) {
+      VectorMathF64 f64(b_, has_avx512_zmm_);
+      if (name == "exp") return f64.exp(x);
+      if (name == "log") return f64.log(x);
+      return f64.tanh(x);
+    }
     if (name == "exp") return exp(x);
     if (name == "log") return log(x);
     if (name == "tanh") return tanh(x);
@@ -135,42 +144,11 @@ class VectorMath {
   }
 
  private:
-  llvm::Type* i32(llvm::Value* v) { return like(v, b_.getInt32Ty()); }
-  llvm::Value* c32(llvm::Value* v, uint32_t value) { return llvm::ConstantInt::get(i32(v), value); }
-  llvm::Value* f(llvm::Value* v, float value) { return llvm::ConstantFP::get(v->getType(), value); }
-  llvm::Value* fabs(llvm::Value* v) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v); }
-  llvm::Value* copysign(llvm::Value* magnitude, llvm::Value* sign) {
-    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, magnitude, sign);
-  }
-  /// a * b + c, fused where the target has an FMA instruction.
-  llvm::Value* fma(llvm::Value* a, llvm::Value* b, llvm::Value* c) {
-    return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {a->getType()}, {a, b, c});
-  }
-  llvm::Value* is_nan(llvm::Value* v) { return b_.CreateFCmpUNO(v, v); }
-  /// v limited to [lo, hi]; NaN becomes hi (callers that must return NaN select it back).
-  llvm::Value* clamp(llvm::Value* v, float lo, float hi) {
-    llvm::Value* below_hi = b_.CreateSelect(b_.CreateFCmpOLT(v, f(v, hi)), v, f(v, hi));
-    return b_.CreateSelect(b_.CreateFCmpOGT(below_hi, f(v, lo)), below_hi, f(v, lo));
-  }
-  /// The integer nearest v (ties away from zero), as i32, for |v| < 2^30. Not the shorter
-  /// (v + 1.5 * 2^23) - 1.5 * 2^23: on a fast-math target the code generator may reassociate that
-  /// back to v (LLVM 19 did not in our tests, but nothing forbids it).
-  llvm::Value* round_to_integer(llvm::Value* v) {
-    return b_.CreateFPToSI(b_.CreateFAdd(v, copysign(f(v, 0.5f), v)), i32(v));
-  }
   /// 2^n for integer n in [-126, 127], built from its exponent bits.
   llvm::Value* power_of_two(llvm::Value* n) {
     return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(n, c32(n, 127)), c32(n, 23)), like(n, b_.getFloatTy()));
   }
-  /// c[0] + x (c[1] + x (c[2] + ...)).
-  llvm::Value* horner(llvm::Value* x, std::initializer_list<float> c) {
-    const float* last = c.end() - 1;
-    llvm::Value* p = f(x, *last);
-    for (const float* k = last; k != c.begin();) p = fma(p, x, f(x, *--k));
-    return p;
-  }
 
-  llvm::IRBuilder<>& b_;
   bool has_avx512_zmm_;
 };
 

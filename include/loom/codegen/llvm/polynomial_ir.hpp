@@ -1,0 +1,54 @@
+// The building blocks that the CPU backend's inline math (vector_math.hpp for float,
+// vector_math_f64.hpp for double) is written with: constants of the operand's type and lanes,
+// fused multiply-adds, Horner polynomials, clamps, sign and NaN tests, round to nearest integer.
+// Every one is a plain IR instruction or an LLVM intrinsic that x86 has an instruction for, so a
+// vectorized loop stays vectorized.
+#pragma once
+
+#include "loom/codegen/llvm/float_bits.hpp"
+#include "loom/codegen/llvm/llvm_includes.hpp"
+
+#include <initializer_list>
+
+namespace loom::codegen {
+
+class PolynomialIR {
+ protected:
+  explicit PolynomialIR(llvm::IRBuilder<>& b) : b_(b) {}
+
+  /// The constant `value` in v's floating-point type and lanes (rounded to that type).
+  llvm::Value* f(llvm::Value* v, double value) { return llvm::ConstantFP::get(v->getType(), value); }
+  llvm::Type* i32(llvm::Value* v) { return like(v, b_.getInt32Ty()); }
+  llvm::Value* c32(llvm::Value* v, uint32_t value) { return llvm::ConstantInt::get(i32(v), value); }
+  llvm::Value* fabs(llvm::Value* v) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v); }
+  llvm::Value* copysign(llvm::Value* magnitude, llvm::Value* sign) {
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, magnitude, sign);
+  }
+  /// a * b + c, fused where the target has an FMA instruction.
+  llvm::Value* fma(llvm::Value* a, llvm::Value* b, llvm::Value* c) {
+    return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {a->getType()}, {a, b, c});
+  }
+  llvm::Value* is_nan(llvm::Value* v) { return b_.CreateFCmpUNO(v, v); }
+  /// v limited to [lo, hi]; NaN becomes hi (callers that must return NaN select it back).
+  llvm::Value* clamp(llvm::Value* v, double lo, double hi) {
+    llvm::Value* below_hi = b_.CreateSelect(b_.CreateFCmpOLT(v, f(v, hi)), v, f(v, hi));
+    return b_.CreateSelect(b_.CreateFCmpOGT(below_hi, f(v, lo)), below_hi, f(v, lo));
+  }
+  /// The integer nearest v (ties away from zero), as i32, for |v| < 2^30. Not the shorter
+  /// (v + 1.5 * 2^23) - 1.5 * 2^23: on a fast-math target the code generator may reassociate that
+  /// back to v (LLVM 19 did not in our tests, but nothing forbids it).
+  llvm::Value* round_to_integer(llvm::Value* v) {
+    return b_.CreateFPToSI(b_.CreateFAdd(v, copysign(f(v, 0.5), v)), i32(v));
+  }
+  /// c[0] + x (c[1] + x (c[2] + ...)), each coefficient rounded to x's type.
+  llvm::Value* horner(llvm::Value* x, std::initializer_list<double> c) {
+    const double* last = c.end() - 1;
+    llvm::Value* p = f(x, *last);
+    for (const double* k = last; k != c.begin();) p = fma(p, x, f(x, *--k));
+    return p;
+  }
+
+  llvm::IRBuilder<>& b_;
+};
+
+}  // namespace loom::codegen

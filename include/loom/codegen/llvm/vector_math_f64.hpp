@@ -1,0 +1,136 @@
+// Inline polynomial IR for exp, log and tanh on double (scalar or vector), the double-precision
+// counterpart of vector_math.hpp: branch-free, so a vectorized loop of doubles stays vectorized
+// instead of calling libm once per lane. The coefficients are our own weighted least-squares fits
+// on Chebyshev nodes (near minimax, made with mpmath), rounded to double: their own error is below
+// 0.06 ulp; the rest is the rounding of the last few operations. erf on double keeps libm.
+//
+// Accuracy against the correctly rounded result (tests/jit/vector_math_test.cpp, docs/vector-math.md):
+// exp and log within 1.05 ulp, tanh within 2.5; NaN, +-inf, +-0, subnormal inputs and results behave
+// as libm's.
+#pragma once
+
+#include "loom/codegen/llvm/polynomial_ir.hpp"
+
+#include <llvm/IR/IntrinsicsX86.h>
+
+#include <cmath>
+#include <cstdint>
+
+namespace loom::codegen {
+
+class VectorMathF64 : PolynomialIR {
+ public:
+  /// has_avx512_zmm: the target has AVX-512F on 512-bit registers, so exp scales 8-lane vectors
+  /// with one vscalefpd.
+  VectorMathF64(llvm::IRBuilder<>& b, bool has_avx512_zmm)
+      : PolynomialIR(b), has_avx512_zmm_(has_avx512_zmm) {}
+
+  /// e^x: x = n ln2 + r with |r| <= ln2/2 (ln2 in two parts, so r carries no rounding of n ln2),
+  /// e^r = 1 + r + r^2 Q(r) with Q of degree 9, then times 2^n in two halves, so that subnormal and
+  /// overflowing results round once.
+  llvm::Value* exp(llvm::Value* x) {
+    llvm::Value* xc = clamp(x, -746.0, 710.0);  // e^-746 rounds to 0, e^710 to inf
+    llvm::Value* ni = round_to_integer(b_.CreateFMul(xc, f(x, 1.4426950408889634)));  // in [-1077, 1025]
+    llvm::Value* n = b_.CreateSIToFP(ni, x->getType());
+    llvm::Value* p = b_.CreateFAdd(e_r_minus_1(n, xc), f(x, 1.0));  // e^r, in [0.7, 1.42]
+    auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(x->getType());
+    if (has_avx512_zmm_ && vector && vector->getNumElements() == 8) {
+      llvm::Value* result = b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_scalef_pd_512, {},
+                                               {p, n, llvm::PoisonValue::get(x->getType()), b_.getInt8(0xff),
+                                                b_.getInt32(4 /* the current rounding mode */)});
+      return b_.CreateSelect(is_nan(x), x, result);
+    }
+    llvm::Value* n1 = b_.CreateAShr(ni, c32(x, 1));
+    llvm::Value* n2 = b_.CreateSub(ni, n1);
+    llvm::Value* result = b_.CreateFMul(b_.CreateFMul(p, power_of_two(n1)), power_of_two(n2));
+    return b_.CreateSelect(is_nan(x), x, result);
+  }
+
+  /// log x: x = m 2^e with m in [sqrt(1/2), sqrt(2)), f = m - 1 (exact), s = f / (2 + f), so that
+  /// log(1 + f) = 2 atanh(s) = 2s + s R(s^2) with R of degree 7; written as
+  /// f - (f^2/2 - s (f^2/2 + R)), where the last operation adds a small correction to f, plus e ln2
+  /// in two parts.
+  llvm::Value* log(llvm::Value* x) {
+    // Subnormal x: scale into the normal range first.
+    llvm::Value* tiny = b_.CreateFCmpOLT(x, f(x, 2.2250738585072014e-308));
+    llvm::Value* xs = b_.CreateSelect(tiny, b_.CreateFMul(x, f(x, 18014398509481984.0 /* 2^54 */)), x);
+    llvm::Value* bits = b_.CreateBitCast(xs, i64(x));
+    llvm::Value* e = b_.CreateSIToFP(
+        b_.CreateSub(b_.CreateAnd(b_.CreateLShr(bits, c64(x, 52)), c64(x, 0x7ff)), c64(x, 1023)),
+        x->getType());
+    e = b_.CreateSelect(tiny, b_.CreateFSub(e, f(x, 54.0)), e);
+    llvm::Value* m = b_.CreateBitCast(
+        b_.CreateOr(b_.CreateAnd(bits, c64(x, 0x000fffffffffffffull)), c64(x, 0x3ff0000000000000ull)),
+        x->getType());
+    llvm::Value* above = b_.CreateFCmpOGT(m, f(x, 1.4142135623730951));
+    m = b_.CreateSelect(above, b_.CreateFMul(m, f(x, 0.5)), m);
+    e = b_.CreateSelect(above, b_.CreateFAdd(e, f(x, 1.0)), e);
+    llvm::Value* fr = b_.CreateFSub(m, f(x, 1.0));
+    llvm::Value* s = b_.CreateFDiv(fr, b_.CreateFAdd(fr, f(x, 2.0)));
+    llvm::Value* z = b_.CreateFMul(s, s);
+    llvm::Value* r = b_.CreateFMul(
+        z, horner(z, {0.6666666666666736, 0.3999999999940507, 0.2857142874413889, 0.22222198419192385,
+                      0.1818357138419732, 0.15313888042339555, 0.1479743510950102}));
+    llvm::Value* half_f2 = b_.CreateFMul(b_.CreateFMul(fr, fr), f(x, 0.5));
+    // ln2 = ln2_hi + ln2_lo, ln2_hi with 32 trailing zero bits, so that e ln2_hi is exact.
+    const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+    llvm::Value* correction = fma(s, b_.CreateFAdd(half_f2, r), b_.CreateFMul(e, f(x, ln2_lo)));
+    llvm::Value* log_m = b_.CreateFSub(fr, b_.CreateFSub(half_f2, correction));
+    llvm::Value* result = fma(e, f(x, ln2_hi), log_m);
+    // log 0 = -inf, log inf = inf, log of a negative number is NaN, log NaN is that NaN.
+    result = b_.CreateSelect(b_.CreateFCmpOEQ(x, f(x, 0.0)), f(x, -INFINITY), result);
+    result = b_.CreateSelect(b_.CreateFCmpOEQ(x, f(x, INFINITY)), x, result);
+    result = b_.CreateSelect(b_.CreateFCmpOGE(x, f(x, 0.0)), result, f(x, NAN));
+    return b_.CreateSelect(is_nan(x), x, result);
+  }
+
+  /// tanh x: x + x^3 P(x^2) with P of degree 9 below |x| = 0.5; above, E / (E + 2) with
+  /// E = e^(2|x|) - 1, computed without cancellation (expm1's way), and x's sign; beyond |x| = 20
+  /// the quotient rounds to 1.
+  llvm::Value* tanh(llvm::Value* x) {
+    llvm::Value* x2 = b_.CreateFMul(x, x);
+    llvm::Value* p =
+        horner(x2, {-0.3333333333333316, 0.13333333333299915, -0.05396825394575727, 0.021869487783081135,
+                    -0.00886322099055298, 0.003591953638215406, -0.0014544883916415392, 0.0005832996872409513,
+                    -0.00021783079014437703, 5.6801393819045294e-05});
+    // x + x^3 P rounds -0 to +0: tanh is odd, so take x's sign.
+    llvm::Value* small = copysign(fma(b_.CreateFMul(x2, x), p, x), x);
+    llvm::Value* y = clamp(b_.CreateFMul(fabs(x), f(x, 2.0)), 0.0, 40.0);
+    llvm::Value* ni = round_to_integer(b_.CreateFMul(y, f(x, 1.4426950408889634)));  // in [0, 58]
+    llvm::Value* n = b_.CreateSIToFP(ni, x->getType());
+    // e^y - 1 = 2^n (e^r - 1) + (2^n - 1): the scaling is exact and 2^n - 1 is exact for n <= 53,
+    // so the sum rounds once; for n = 0 it is e^r - 1 itself, accurate near 0.
+    llvm::Value* scale = power_of_two(ni);
+    llvm::Value* em1 = fma(scale, e_r_minus_1(n, y), b_.CreateFSub(scale, f(x, 1.0)));
+    llvm::Value* large = copysign(b_.CreateFDiv(em1, b_.CreateFAdd(em1, f(x, 2.0))), x);
+    llvm::Value* result = b_.CreateSelect(b_.CreateFCmpOLT(fabs(x), f(x, 0.5)), small, large);
+    return b_.CreateSelect(is_nan(x), x, result);
+  }
+
+ private:
+  llvm::Type* i64(llvm::Value* v) { return like(v, b_.getInt64Ty()); }
+  llvm::Value* c64(llvm::Value* v, uint64_t value) { return llvm::ConstantInt::get(i64(v), value); }
+
+  /// e^r - 1 for r = x - n ln2 (ln2 in two parts): r + r^2 Q(r), |r| <= ln2/2.
+  llvm::Value* e_r_minus_1(llvm::Value* n, llvm::Value* x) {
+    // ln2_hi has 32 trailing zero bits: n ln2_hi is exact, and so is x - n ln2_hi (within the FMA).
+    llvm::Value* r = fma(n, f(x, -6.93147180369123816490e-01), x);
+    r = fma(n, f(x, -1.90821492927058770002e-10), r);
+    llvm::Value* q =
+        horner(r, {0.5000000000000012, 0.16666666666666483, 0.04166666666651632, 0.008333333333451433,
+                   0.0013888888946678828, 0.00019841269597118904, 2.480149034623507e-05,
+                   2.755750728541229e-06, 2.7631125446226205e-07, 2.50246452096493e-08});
+    return fma(b_.CreateFMul(r, r), q, r);
+  }
+
+  /// 2^n for integer n (i32) in [-1022, 1023], built from its exponent bits.
+  llvm::Value* power_of_two(llvm::Value* n) {
+    llvm::Value* wide = b_.CreateSExt(n, i64(n));
+    return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(wide, c64(n, 1023)), c64(n, 52)),
+                            like(n, b_.getDoubleTy()));
+  }
+
+  bool has_avx512_zmm_;
+};
+
+}  // namespace loom::codegen

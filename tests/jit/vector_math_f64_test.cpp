@@ -1,0 +1,206 @@
+// The CPU backend's polynomial exp, log and tanh on double (codegen/llvm/vector_math_f64.hpp)
+// against long double references: ulp error over inputs spread across each function's ranges and
+// all exponents, the special values libm defines, the same kernel for baseline x86-64 (no FMA) as
+// for this machine, 8-lane vectors (vscalefpd where the target has 512-bit AVX-512) against 4-lane
+// ones bit for bit, and accuracy on a fast-math target. bench/vector_math.cpp measures the speed.
+#include <doctest/doctest.h>
+
+#include <loom/loom.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+using namespace loom;
+
+namespace {
+
+/// |got - want| in units of the double spacing at want (2^-1074 below DBL_MIN); infinities must
+/// match exactly, and any NaN matches any NaN.
+double ulp_error_f64(double got, long double want) {
+  if (std::isnan(want)) return std::isnan(got) ? 0 : INFINITY;
+  const double rounded = static_cast<double>(want);
+  if (std::isinf(rounded)) return got == rounded ? 0 : INFINITY;
+  const int exponent = rounded == 0 ? -1022 : std::max(std::ilogb(rounded), -1022);
+  return static_cast<double>(std::fabs(static_cast<long double>(got) - want) /
+                             std::ldexp(1.0L, exponent - 52));
+}
+
+struct MathCaseF64 {
+  const char* name;
+  Expr (*make)(Expr);
+  long double (*reference)(long double);
+  double max_ulp;  // docs/vector-math.md's bound, which the largest error seen stays under
+};
+
+const std::vector<MathCaseF64>& cases_f64() {
+  static const std::vector<MathCaseF64> all = {
+      {"exp", [](Expr x) { return loom::exp(x); }, [](long double x) { return ::expl(x); }, 1.05},
+      {"log", [](Expr x) { return loom::log(x); }, [](long double x) { return ::logl(x); }, 0.85},
+      {"tanh", [](Expr x) { return loom::tanh(x); }, [](long double x) { return ::tanhl(x); }, 2.5},
+  };
+  return all;
+}
+
+/// Y = f(X) over n doubles, in vectors of `lanes` with a scalar remainder.
+Kernel build_math_f64(const MathCaseF64& c, int64_t n, const Target& target, int lanes = 8) {
+  Tensor X = placeholder({n}, f64, "X");
+  Tensor Y = compute(
+      {n}, [&](Expr i) { return c.make(X(i)); }, "Y");
+  Schedule s = create_schedule(Y);
+  auto [outer, inner] = s[Y].split(Y.axis(0), lanes);
+  s[Y].vectorize(inner);
+  return build(s, {X, Y}, target, std::string("vector_math_f64_") + c.name + "_" + std::to_string(lanes));
+}
+
+/// 3 x 2^19 + 1 inputs for `fn` (not a multiple of 8): uniform over the range where it is neither
+/// constant nor overflowing, uniform in [-1, 1] (log: [0.5, 2]), and every exponent (log: every
+/// positive double's exponent, and 1 + tiny), then the values it treats specially.
+std::vector<double> inputs_f64(const std::string& fn) {
+  std::vector<double> xs;
+  uint64_t state = 7;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state;
+  };
+  auto uniform = [&](double lo, double hi) {
+    return lo + (hi - lo) * static_cast<double>(next() >> 11) * 0x1p-53;
+  };
+  for (int i = 0; i < (1 << 19); ++i) {
+    if (fn == "log") {
+      uint64_t bits = next() & 0x7fffffffffffffffull;  // any positive double, subnormals included
+      double any;
+      std::memcpy(&any, &bits, sizeof any);
+      xs.push_back(std::isnan(any) ? 1.0 : any);
+      xs.push_back(uniform(0.5, 2));
+      xs.push_back(1 + std::ldexp(uniform(-1, 1), -static_cast<int>(next() % 53)));
+    } else {
+      const double range = fn == "exp" ? 746 : 20;
+      xs.push_back(uniform(-range, range));
+      xs.push_back(uniform(-1, 1));
+      xs.push_back(std::ldexp(uniform(-1, 1), -static_cast<int>(next() % 1070)));
+    }
+  }
+  const double inf = std::numeric_limits<double>::infinity(),
+               denorm = std::numeric_limits<double>::denorm_min();
+  for (double x : {0.0,
+                   -0.0,
+                   inf,
+                   -inf,
+                   std::numeric_limits<double>::quiet_NaN(),
+                   1.0,
+                   -1.0,
+                   denorm,
+                   -denorm,
+                   2.2250738585072014e-308,
+                   1.7976931348623157e308,
+                   709.782712893384,
+                   709.7827128933841,
+                   -708.3964185322641,
+                   -745.1332191019411,
+                   -745.1332191019412,
+                   0.6931471805599453,
+                   19.06,
+                   1.4142135623730951,
+                   0.7071067811865476})
+    xs.push_back(x);
+  xs.push_back(0.5);
+  return xs;
+}
+
+}  // namespace
+
+TEST_CASE("vector math f64: exp, log, tanh within their documented ulp, specials exact") {
+  for (const MathCaseF64& c : cases_f64()) {
+    CAPTURE(std::string(c.name));
+    const std::vector<double> xs = inputs_f64(c.name);
+    const int64_t n = static_cast<int64_t>(xs.size());
+    REQUIRE(n % 8 != 0);
+    std::vector<long double> want(xs.size());
+    for (size_t i = 0; i < xs.size(); ++i) want[i] = c.reference(xs[i]);
+    Buffer<double> in({n}), out({n});
+    std::memcpy(in.data(), xs.data(), xs.size() * sizeof(double));
+    for (const Target& target : {Target::cpu(), Target::cpu("x86-64")}) {
+      CAPTURE(target.str());
+      build_math_f64(c, n, target)(in, out);
+      double worst = 0, worst_at = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const double e = ulp_error_f64(out.at_flat(i), want[i]);
+        if (e > worst) worst = e, worst_at = xs[i];
+      }
+      CAPTURE(worst_at);
+      CHECK(worst <= c.max_ulp);
+    }
+  }
+}
+
+TEST_CASE("vector math f64: the sign of zero, infinities and NaN follow libm") {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> xs = {0.0, -0.0, inf, -inf, nan, -nan, 4.9e-324, -4.9e-324, -1e-300};
+  const int64_t n = static_cast<int64_t>(xs.size());
+  Buffer<double> in({n}), out({n});
+  std::memcpy(in.data(), xs.data(), xs.size() * sizeof(double));
+  for (const MathCaseF64& c : cases_f64()) {
+    CAPTURE(std::string(c.name));
+    build_math_f64(c, n, Target::cpu())(in, out);
+    for (int64_t i = 0; i < n; ++i) {
+      CAPTURE(xs[i]);
+      const double want = static_cast<double>(c.reference(xs[i]));
+      const double got = out.at_flat(i);
+      if (std::isnan(want)) {
+        CHECK(std::isnan(got));
+      } else {
+        CHECK(got == want);
+        CHECK(std::signbit(got) == std::signbit(want));
+      }
+    }
+  }
+}
+
+TEST_CASE("vector math f64: 8-lane vectors (vscalefpd on AVX-512) give the bits of 4-lane vectors") {
+  for (const MathCaseF64& c : cases_f64()) {
+    CAPTURE(std::string(c.name));
+    const std::vector<double> xs = inputs_f64(c.name);
+    const int64_t n = static_cast<int64_t>(xs.size());
+    Buffer<double> in({n}), wide({n}), narrow({n}), no_zmm({n});
+    std::memcpy(in.data(), xs.data(), xs.size() * sizeof(double));
+    build_math_f64(c, n, Target::cpu(), 8)(in, wide);
+    build_math_f64(c, n, Target::cpu(), 4)(in, narrow);
+    build_math_f64(c, n, Target::cpu("host", "-evex512"), 8)(in, no_zmm);
+    int64_t differ_narrow = 0, differ_no_zmm = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      if (std::isnan(wide.at_flat(i))) continue;
+      differ_narrow += std::memcmp(&wide.at_flat(i), &narrow.at_flat(i), sizeof(double)) != 0;
+      differ_no_zmm += std::memcmp(&wide.at_flat(i), &no_zmm.at_flat(i), sizeof(double)) != 0;
+    }
+    CHECK(differ_narrow == 0);
+    CHECK(differ_no_zmm == 0);
+  }
+}
+
+TEST_CASE("vector math f64: with fast math, finite inputs keep their accuracy") {
+  Target fast = Target::cpu();
+  fast.set_fast_math();
+  for (const MathCaseF64& c : cases_f64()) {
+    CAPTURE(std::string(c.name));
+    std::vector<double> xs;
+    for (double x : inputs_f64(c.name))
+      if (std::isfinite(x) && x != 0 && std::isfinite(std::exp(std::fabs(x))) && (c.name[0] != 'l' || x > 0))
+        xs.push_back(x);
+    while (xs.size() % 8 == 0) xs.push_back(0.5);
+    const int64_t n = static_cast<int64_t>(xs.size());
+    Buffer<double> in({n}), out({n});
+    std::memcpy(in.data(), xs.data(), xs.size() * sizeof(double));
+    build_math_f64(c, n, fast)(in, out);
+    double worst = 0, worst_at = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double e = ulp_error_f64(out.at_flat(i), c.reference(xs[i]));
+      if (e > worst) worst = e, worst_at = xs[i];
+    }
+    CAPTURE(worst_at);
+    CHECK(worst <= c.max_ulp + 1.0);
+  }
+}
