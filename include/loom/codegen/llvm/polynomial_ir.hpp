@@ -8,6 +8,8 @@
 #include "loom/codegen/llvm/float_bits.hpp"
 #include "loom/codegen/llvm/llvm_includes.hpp"
 
+#include <llvm/IR/IntrinsicsX86.h>
+
 #include <initializer_list>
 
 namespace loom::codegen {
@@ -39,6 +41,34 @@ class PolynomialIR {
   /// back to v (LLVM 19 did not in our tests, but nothing forbids it).
   llvm::Value* round_to_integer(llvm::Value* v) {
     return b_.CreateFPToSI(b_.CreateFAdd(v, copysign(f(v, 0.5), v)), i32(v));
+  }
+  /// 2^n for integer n (i32 lanes) in the normal exponent range of `scalar` (float or double), built
+  /// from its exponent bits.
+  llvm::Value* power_of_two(llvm::Value* n, llvm::Type* scalar) {
+    if (scalar->isFloatTy())
+      return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(n, c32(n, 127)), c32(n, 23)), like(n, scalar));
+    llvm::Type* i64 = like(n, b_.getInt64Ty());
+    llvm::Value* biased = b_.CreateAdd(b_.CreateSExt(n, i64), llvm::ConstantInt::get(i64, 1023));
+    return b_.CreateBitCast(b_.CreateShl(biased, llvm::ConstantInt::get(i64, 52)), like(n, scalar));
+  }
+  /// p 2^n (n as a float value `n` and as i32 `ni`, its exponent range twice the type's), rounded
+  /// once, subnormal and overflowing results included: one vscalefps/vscalefpd on a 512-bit vector
+  /// where the target has AVX-512 on 512-bit registers, else times two exact powers of two (the
+  /// same bits).
+  llvm::Value* times_power_of_two(llvm::Value* p, llvm::Value* n, llvm::Value* ni, bool has_avx512_zmm) {
+    llvm::Type* scalar = p->getType()->getScalarType();
+    auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(p->getType());
+    const unsigned zmm_lanes = scalar->isFloatTy() ? 16 : 8;
+    if (has_avx512_zmm && vector && vector->getNumElements() == zmm_lanes)
+      return b_.CreateIntrinsic(scalar->isFloatTy() ? llvm::Intrinsic::x86_avx512_mask_scalef_ps_512
+                                                    : llvm::Intrinsic::x86_avx512_mask_scalef_pd_512,
+                                {},
+                                {p, n, llvm::PoisonValue::get(p->getType()),
+                                 scalar->isFloatTy() ? b_.getInt16(0xffff) : b_.getInt8(0xff),
+                                 b_.getInt32(4 /* the current rounding mode */)});
+    llvm::Value* n1 = b_.CreateAShr(ni, c32(ni, 1));
+    llvm::Value* n2 = b_.CreateSub(ni, n1);
+    return b_.CreateFMul(b_.CreateFMul(p, power_of_two(n1, scalar)), power_of_two(n2, scalar));
   }
   /// c[0] + x (c[1] + x (c[2] + ...)), each coefficient rounded to x's type.
   llvm::Value* horner(llvm::Value* x, std::initializer_list<double> c) {

@@ -14,8 +14,6 @@
 #include "loom/codegen/llvm/polynomial_ir.hpp"
 #include "loom/codegen/llvm/vector_math_f64.hpp"
 
-#include <llvm/IR/IntrinsicsX86.h>
-
 #include <cmath>
 #include <string>
 
@@ -64,18 +62,8 @@ class VectorMath : PolynomialIR {
     llvm::Value* p = horner(r, {0.49999988595112802f, 0.16666518459980375f, 0.04166953310922325f,
                                 0.0083689163413751267f, 0.0013751407895822139f});
     p = b_.CreateFAdd(fma(b_.CreateFMul(r, r), p, r), f(x, 1.0f));
-    auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(x->getType());
-    if (has_avx512_zmm_ && vector && vector->getNumElements() == 16) {
-      // p * 2^n rounded once, subnormal and overflowing results included: the same bits as below.
-      llvm::Value* result =
-          b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
-                             {p, n, llvm::PoisonValue::get(x->getType()), b_.getInt16(0xffff),
-                              b_.getInt32(4 /* the current rounding mode */)});
-      return b_.CreateSelect(is_nan(x), x, result);
-    }
-    llvm::Value* n1 = b_.CreateAShr(ni, c32(x, 1));
-    llvm::Value* n2 = b_.CreateSub(ni, n1);
-    llvm::Value* result = b_.CreateFMul(b_.CreateFMul(p, power_of_two(n1)), power_of_two(n2));
+    // p 2^n rounded once (vscalefps on 16 lanes of AVX-512; the same bits otherwise).
+    llvm::Value* result = times_power_of_two(p, n, ni, has_avx512_zmm_);
     return b_.CreateSelect(is_nan(x), x, result);
   }
 
@@ -144,11 +132,6 @@ class VectorMath : PolynomialIR {
   }
 
  private:
-  /// 2^n for integer n in [-126, 127], built from its exponent bits.
-  llvm::Value* power_of_two(llvm::Value* n) {
-    return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(n, c32(n, 127)), c32(n, 23)), like(n, b_.getFloatTy()));
-  }
-
   bool has_avx512_zmm_;
 };
 

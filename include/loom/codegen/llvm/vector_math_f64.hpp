@@ -11,8 +11,6 @@
 
 #include "loom/codegen/llvm/polynomial_ir.hpp"
 
-#include <llvm/IR/IntrinsicsX86.h>
-
 #include <cmath>
 #include <cstdint>
 
@@ -33,16 +31,8 @@ class VectorMathF64 : PolynomialIR {
     llvm::Value* ni = round_to_integer(b_.CreateFMul(xc, f(x, 1.4426950408889634)));  // in [-1077, 1025]
     llvm::Value* n = b_.CreateSIToFP(ni, x->getType());
     llvm::Value* p = b_.CreateFAdd(e_r_minus_1(n, xc), f(x, 1.0));  // e^r, in [0.7, 1.42]
-    auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(x->getType());
-    if (has_avx512_zmm_ && vector && vector->getNumElements() == 8) {
-      llvm::Value* result = b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_scalef_pd_512, {},
-                                               {p, n, llvm::PoisonValue::get(x->getType()), b_.getInt8(0xff),
-                                                b_.getInt32(4 /* the current rounding mode */)});
-      return b_.CreateSelect(is_nan(x), x, result);
-    }
-    llvm::Value* n1 = b_.CreateAShr(ni, c32(x, 1));
-    llvm::Value* n2 = b_.CreateSub(ni, n1);
-    llvm::Value* result = b_.CreateFMul(b_.CreateFMul(p, power_of_two(n1)), power_of_two(n2));
+    // p 2^n rounded once (vscalefpd on 8 lanes of AVX-512; the same bits otherwise).
+    llvm::Value* result = times_power_of_two(p, n, ni, has_avx512_zmm_);
     return b_.CreateSelect(is_nan(x), x, result);
   }
 
@@ -100,7 +90,7 @@ class VectorMathF64 : PolynomialIR {
     llvm::Value* n = b_.CreateSIToFP(ni, x->getType());
     // e^y - 1 = 2^n (e^r - 1) + (2^n - 1): the scaling is exact and 2^n - 1 is exact for n <= 53,
     // so the sum rounds once; for n = 0 it is e^r - 1 itself, accurate near 0.
-    llvm::Value* scale = power_of_two(ni);
+    llvm::Value* scale = power_of_two(ni, b_.getDoubleTy());
     llvm::Value* em1 = fma(scale, e_r_minus_1(n, y), b_.CreateFSub(scale, f(x, 1.0)));
     llvm::Value* large = copysign(b_.CreateFDiv(em1, b_.CreateFAdd(em1, f(x, 2.0))), x);
     llvm::Value* result = b_.CreateSelect(b_.CreateFCmpOLT(fabs(x), f(x, 0.5)), small, large);
@@ -121,13 +111,6 @@ class VectorMathF64 : PolynomialIR {
                    0.0013888888946678828, 0.00019841269597118904, 2.480149034623507e-05,
                    2.755750728541229e-06, 2.7631125446226205e-07, 2.50246452096493e-08});
     return fma(b_.CreateFMul(r, r), q, r);
-  }
-
-  /// 2^n for integer n (i32) in [-1022, 1023], built from its exponent bits.
-  llvm::Value* power_of_two(llvm::Value* n) {
-    llvm::Value* wide = b_.CreateSExt(n, i64(n));
-    return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(wide, c64(n, 1023)), c64(n, 52)),
-                            like(n, b_.getDoubleTy()));
   }
 
   bool has_avx512_zmm_;
