@@ -1,11 +1,11 @@
 // loom::tune on five workloads: two lib::gemm shapes (knobs: the cache blocking and packing), a
 // 3x3 NCHW convolution, a row softmax and a separable 3x3 blur (knobs: register tiles, vector
-// lanes, where intermediate stages are computed, what runs in parallel). Each workload's default
-// configuration is its hand-written schedule (the examples' own, or lib::gemm's cache model); the
-// tuner searches the knobs (LOOM_TUNE_TRIALS per workload, default 32) into a throw-away database,
-// then both configurations are timed again in alternating samples (the fastest of 16 each), and a second
-// process (this program again, with --apply) schedules the workload from the database with no search and
-// times it. Prints, per workload:
+// lanes, where intermediate stages are computed or whether they are inlined, what runs in parallel). Each
+// workload's default configuration is its hand-written schedule (the examples' own, or lib::gemm's cache
+// model); the tuner searches the knobs (LOOM_TUNE_TRIALS per workload, default 32) into a throw-away
+// database, then both configurations are timed again in alternating samples (the fastest of 16 each), and a
+// second process (this program again, with --apply) schedules the workload from the database with no search
+// and times it. Prints, per workload:
 //   loom-bench tune workload= threads= strategy= space= candidates= measured= invalid= wrong=
 //     crashed= timed_out= tuning_s= build_s= measure_s= default_ms= tuned_ms= second_process_ms=
 //     kept_default= cost_model=<ridge|boosted_trees: the learner, which ranks from 8 measurements on>
@@ -162,12 +162,17 @@ Workload blur_workload() {
         "Out");
     const int64_t strip = cfg.choice("strip_rows", {32, 8, 16, 64, 128});
     const int64_t lanes = cfg.choice("lanes", {16, 8, 32});
-    const int64_t bx_at = cfg.choice("bx_at", {1, 0, 2});  // 1: per strip, 0: root, 2: per row
+    // 1: per strip, 0: root, 2: per row, 3: inlined (Out reads In nine times, no buffer)
+    const int64_t bx_at = cfg.choice("bx_at", {1, 0, 2, 3});
     Schedule s = create_schedule(Out);
     auto [yo, yi] = s[Out].split(Out.axis(0), strip);
     auto [xo, xi] = s[Out].split(Out.axis(1), lanes);
     s[Out].parallel(yo);
     s[Out].vectorize(xi);
+    if (bx_at == 3) {
+      s[Bx].compute_inline();
+      return tune::Candidate{s, {In, Out}};
+    }
     if (bx_at == 0) {
       s[Bx].parallel(Bx.axis(0));
     } else {
