@@ -148,7 +148,7 @@ Workload softmax_workload() {
 }
 
 /// Halide's separable 3x3 box blur: Bx = horizontal sums, Out = vertical sums of Bx, divided by 9.
-/// Default: Out in strips of 32 rows in parallel, 16 lanes, Bx computed per strip.
+/// Default: Out in strips of 32 rows in parallel, 16 lanes, Bx computed per strip, one row at a time.
 Workload blur_workload() {
   const int h = quick ? 62 : 2046, wd = quick ? 126 : 3070;
   Workload w;
@@ -162,11 +162,21 @@ Workload blur_workload() {
         "Out");
     const int64_t strip = cfg.choice("strip_rows", {32, 8, 16, 64, 128});
     const int64_t lanes = cfg.choice("lanes", {16, 8, 32});
-    // 1: per strip, 0: root, 2: per row, 3: inlined (Out reads In nine times, no buffer)
+    // 1: per strip, 0: root, 2: per group of rows, 3: inlined (Out reads In nine times, no buffer)
     const int64_t bx_at = cfg.choice("bx_at", {1, 0, 2, 3});
+    // Output rows computed together, unrolled inside the vector loop's iteration: neighbouring rows
+    // read the same rows of In (or Bx), and the unrolled code loads them once.
+    const int64_t rows = cfg.choice("rows_unrolled", {1, 2, 4, 8});
     Schedule s = create_schedule(Out);
     auto [yo, yi] = s[Out].split(Out.axis(0), strip);
     auto [xo, xi] = s[Out].split(Out.axis(1), lanes);
+    IterVar group = yi;
+    if (rows > 1) {
+      auto [g, r] = s[Out].split(yi, rows);
+      s[Out].reorder({yo, g, xo, r, xi});
+      s[Out].unroll(r);
+      group = g;
+    }
     s[Out].parallel(yo);
     s[Out].vectorize(xi);
     if (bx_at == 3) {
@@ -176,7 +186,7 @@ Workload blur_workload() {
     if (bx_at == 0) {
       s[Bx].parallel(Bx.axis(0));
     } else {
-      s[Bx].compute_at(s[Out], bx_at == 1 ? yo : yi);
+      s[Bx].compute_at(s[Out], bx_at == 1 ? yo : group);
     }
     auto [bo, bi] = s[Bx].split(Bx.axis(1), lanes);
     s[Bx].vectorize(bi);
