@@ -157,7 +157,8 @@ double ulp_error64(double got, long double want) {
   if (std::isnan(want)) return std::isnan(got) ? 0 : INFINITY;
   const double rounded = static_cast<double>(want);
   if (std::isinf(rounded)) return got == rounded ? 0 : INFINITY;
-  const int exponent = rounded == 0 ? -1022 : std::max(std::ilogb(rounded), -1022);
+  // The spacing in want's own binade (not in that of want rounded, which may be the next one up).
+  const int exponent = want == 0 ? -1022 : std::max(static_cast<int>(std::ilogb(std::fabs(want))), -1022);
   return static_cast<double>(std::fabs(static_cast<long double>(got) - want) /
                              std::ldexp(1.0L, exponent - 52));
 }

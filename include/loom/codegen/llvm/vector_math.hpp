@@ -34,8 +34,10 @@ class VectorMath : PolynomialIR {
   }
 
   llvm::Value* emit(const std::string& name, llvm::Value* x) {
-    // The reductions below rely on the exact order of their roundings: no reassociation, no
-    // assumptions about NaN or infinity, whatever the surrounding code's fast-math flags.
+    // The reductions below rely on the exact order of their roundings: their own instructions carry
+    // no fast-math flags. On a fast-math target (Target::set_fast_math) NaN and infinite inputs are
+    // outside the contract, as everywhere under fast math (LLVM may drop the NaN selects); finite
+    // inputs keep their accuracy (tests/jit/vector_math_test.cpp, vector_math_f64_test.cpp).
     llvm::IRBuilderBase::FastMathFlagGuard keep_flags(b_);
     b_.clearFastMathFlags();
     if (x->getType()->getScalarType()->isDoubleTy()) {

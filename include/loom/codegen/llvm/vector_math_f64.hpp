@@ -2,11 +2,11 @@
 // counterpart of vector_math.hpp: branch-free, so a vectorized loop of doubles stays vectorized
 // instead of calling libm once per lane. The coefficients are our own weighted least-squares fits
 // on Chebyshev nodes (near minimax, made with mpmath), rounded to double: their own error is below
-// 0.06 ulp; the rest is the rounding of the last few operations. erf on double keeps libm.
+// 0.08 ulp; the rest is the rounding of the last few operations. erf on double keeps libm.
 //
-// Accuracy against the correctly rounded result (tests/jit/vector_math_test.cpp, docs/vector-math.md):
-// exp and log within 1.05 ulp, tanh within 2.5; NaN, +-inf, +-0, subnormal inputs and results behave
-// as libm's.
+// Accuracy against the correctly rounded result (tests/jit/vector_math_f64_test.cpp, docs/vector-math.md):
+// exp within 0.9 ulp, log 0.9, tanh 1.75; NaN, +-inf, +-0, subnormal inputs and results behave as
+// libm's (on targets without fast math).
 #pragma once
 
 #include "loom/codegen/llvm/polynomial_ir.hpp"
@@ -24,13 +24,17 @@ class VectorMathF64 : PolynomialIR {
       : PolynomialIR(b), has_avx512_zmm_(has_avx512_zmm) {}
 
   /// e^x: x = n ln2 + r with |r| <= ln2/2 (ln2 in two parts, so r carries no rounding of n ln2),
-  /// e^r = 1 + r + r^2 Q(r) with Q of degree 9, then times 2^n in two halves, so that subnormal and
-  /// overflowing results round once.
+  /// e^r = 1 + r + r^2 Q(r) with Q of degree 9 (1 + r kept exactly as a sum of two doubles, so that
+  /// only the last addition rounds), then times 2^n, so that subnormal and overflowing results
+  /// round once.
   llvm::Value* exp(llvm::Value* x) {
     llvm::Value* xc = clamp(x, -746.0, 710.0);  // e^-746 rounds to 0, e^710 to inf
     llvm::Value* ni = round_to_integer(b_.CreateFMul(xc, f(x, 1.4426950408889634)));  // in [-1077, 1025]
     llvm::Value* n = b_.CreateSIToFP(ni, x->getType());
-    llvm::Value* p = b_.CreateFAdd(e_r_minus_1(n, xc), f(x, 1.0));  // e^r, in [0.7, 1.42]
+    llvm::Value* r = reduce(n, xc);
+    llvm::Value* one_plus_r = b_.CreateFAdd(f(x, 1.0), r);
+    llvm::Value* rounding = b_.CreateFAdd(b_.CreateFSub(f(x, 1.0), one_plus_r), r);  // exact: |r| < 1
+    llvm::Value* p = b_.CreateFAdd(one_plus_r, fma(b_.CreateFMul(r, r), q_of(r), rounding));  // e^r
     // p 2^n rounded once (vscalefpd on 8 lanes of AVX-512; the same bits otherwise).
     llvm::Value* result = times_power_of_two(p, n, ni, has_avx512_zmm_);
     return b_.CreateSelect(is_nan(x), x, result);
@@ -62,7 +66,7 @@ class VectorMathF64 : PolynomialIR {
         z, horner(z, {0.6666666666666736, 0.3999999999940507, 0.2857142874413889, 0.22222198419192385,
                       0.1818357138419732, 0.15313888042339555, 0.1479743510950102}));
     llvm::Value* half_f2 = b_.CreateFMul(b_.CreateFMul(fr, fr), f(x, 0.5));
-    // ln2 = ln2_hi + ln2_lo, ln2_hi with 32 trailing zero bits, so that e ln2_hi is exact.
+    // ln2 = ln2_hi + ln2_lo, ln2_hi with 21 trailing zero bits, so that e ln2_hi is exact.
     const double ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
     llvm::Value* correction = fma(s, b_.CreateFAdd(half_f2, r), b_.CreateFMul(e, f(x, ln2_lo)));
     llvm::Value* log_m = b_.CreateFSub(fr, b_.CreateFSub(half_f2, correction));
@@ -88,10 +92,12 @@ class VectorMathF64 : PolynomialIR {
     llvm::Value* y = clamp(b_.CreateFMul(fabs(x), f(x, 2.0)), 0.0, 40.0);
     llvm::Value* ni = round_to_integer(b_.CreateFMul(y, f(x, 1.4426950408889634)));  // in [0, 58]
     llvm::Value* n = b_.CreateSIToFP(ni, x->getType());
-    // e^y - 1 = 2^n (e^r - 1) + (2^n - 1): the scaling is exact and 2^n - 1 is exact for n <= 53,
-    // so the sum rounds once; for n = 0 it is e^r - 1 itself, accurate near 0.
+    // e^y - 1 = 2^n (e^r - 1) + (2^n - 1): the scaling is exact and 2^n - 1 is exact for n <= 53
+    // (beyond, its rounding is far below the result's ulp), so the sum rounds once; for n = 0 it is
+    // e^r - 1 itself, accurate near 0.
     llvm::Value* scale = power_of_two(ni, b_.getDoubleTy());
-    llvm::Value* em1 = fma(scale, e_r_minus_1(n, y), b_.CreateFSub(scale, f(x, 1.0)));
+    llvm::Value* r = reduce(n, y);
+    llvm::Value* em1 = fma(scale, fma(b_.CreateFMul(r, r), q_of(r), r), b_.CreateFSub(scale, f(x, 1.0)));
     llvm::Value* large = copysign(b_.CreateFDiv(em1, b_.CreateFAdd(em1, f(x, 2.0))), x);
     llvm::Value* result = b_.CreateSelect(b_.CreateFCmpOLT(fabs(x), f(x, 0.5)), small, large);
     return b_.CreateSelect(is_nan(x), x, result);
@@ -101,16 +107,19 @@ class VectorMathF64 : PolynomialIR {
   llvm::Type* i64(llvm::Value* v) { return like(v, b_.getInt64Ty()); }
   llvm::Value* c64(llvm::Value* v, uint64_t value) { return llvm::ConstantInt::get(i64(v), value); }
 
-  /// e^r - 1 for r = x - n ln2 (ln2 in two parts): r + r^2 Q(r), |r| <= ln2/2.
-  llvm::Value* e_r_minus_1(llvm::Value* n, llvm::Value* x) {
-    // ln2_hi has 32 trailing zero bits: n ln2_hi is exact, and so is x - n ln2_hi (within the FMA).
+  /// r = x - n ln2, |r| <= ln2/2 for n the integer nearest x / ln2. ln2_hi has 32 significant bits
+  /// (21 trailing zeros), so n ln2_hi is exact for |n| < 2^21 and x - n ln2_hi is exact (Sterbenz),
+  /// with or without an FMA; only the ln2_lo term rounds.
+  llvm::Value* reduce(llvm::Value* n, llvm::Value* x) {
     llvm::Value* r = fma(n, f(x, -6.93147180369123816490e-01), x);
-    r = fma(n, f(x, -1.90821492927058770002e-10), r);
-    llvm::Value* q =
-        horner(r, {0.5000000000000012, 0.16666666666666483, 0.04166666666651632, 0.008333333333451433,
-                   0.0013888888946678828, 0.00019841269597118904, 2.480149034623507e-05,
-                   2.755750728541229e-06, 2.7631125446226205e-07, 2.50246452096493e-08});
-    return fma(b_.CreateFMul(r, r), q, r);
+    return fma(n, f(x, -1.90821492927058770002e-10), r);
+  }
+
+  /// Q(r), where e^r = 1 + r + r^2 Q(r) on |r| <= ln2/2.
+  llvm::Value* q_of(llvm::Value* r) {
+    return horner(r, {0.5000000000000012, 0.16666666666666483, 0.04166666666651632, 0.008333333333451433,
+                      0.0013888888946678828, 0.00019841269597118904, 2.480149034623507e-05,
+                      2.755750728541229e-06, 2.7631125446226205e-07, 2.50246452096493e-08});
   }
 
   bool has_avx512_zmm_;
