@@ -10,9 +10,9 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <type_traits>
 
 #include "loom/support/error.hpp"
+#include "loom/support/library_symbols.hpp"
 
 namespace loom::runtime::cuda {
 
@@ -158,15 +158,8 @@ inline DriverLoad load_driver() {
     out.error = cat("no CUDA driver: libcuda could not be loaded (tried ", tried, ")", hint);
     return out;
   }
-  bool missing = false;
-  std::string missing_name;
-  auto sym = [&](auto& fn, const char* name) {
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
-    if (!fn && !missing) {
-      missing = true;
-      missing_name = name;
-    }
-  };
+  LibrarySymbols symbols(handle);
+  auto sym = [&](auto& fn, const char* name) { symbols.resolve(fn, name); };
   Driver& a = out.api;
   sym(a.init, "cuInit");
   sym(a.device_get_count, "cuDeviceGetCount");
@@ -196,8 +189,8 @@ inline DriverLoad load_driver() {
   sym(a.event_synchronize, "cuEventSynchronize");
   sym(a.event_elapsed_ms, "cuEventElapsedTime");
   sym(a.event_destroy, "cuEventDestroy_v2");
-  if (missing) {
-    out.error = cat("the CUDA driver ", a.path, " lacks ", missing_name, hint);
+  if (!symbols.complete()) {
+    out.error = cat("the CUDA driver ", a.path, " lacks ", symbols.first_missing(), hint);
     return out;
   }
   if (Driver::Result r = a.init(0); r != 0) {

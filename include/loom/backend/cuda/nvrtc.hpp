@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "loom/support/error.hpp"
+#include "loom/support/library_symbols.hpp"
 
 namespace loom::runtime::cuda {
 
@@ -84,11 +85,8 @@ inline NvrtcLoad load_nvrtc() {
                     "exactly)");
     return out;
   }
-  bool missing = false;
-  auto sym = [&](auto& fn, const char* name) {
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
-    if (!fn) missing = true;
-  };
+  LibrarySymbols symbols(handle);
+  auto sym = [&](auto& fn, const char* name) { symbols.resolve(fn, name); };
   Nvrtc& a = out.api;
   sym(a.version, "nvrtcVersion");
   sym(a.create_program, "nvrtcCreateProgram");
@@ -101,8 +99,9 @@ inline NvrtcLoad load_nvrtc() {
   sym(a.get_log_size, "nvrtcGetProgramLogSize");
   sym(a.get_log, "nvrtcGetProgramLog");
   sym(a.error_string, "nvrtcGetErrorString");
-  if (missing) {
-    out.error = cat(a.path, " lacks NVRTC functions Loom needs (nvrtcGetCUBIN needs CUDA 11.1 or newer)");
+  if (!symbols.complete()) {
+    out.error = cat(a.path, " lacks ", symbols.first_missing(),
+                    ", an NVRTC function Loom needs (nvrtcGetCUBIN needs CUDA 11.1 or newer)");
     return out;
   }
   a.version(&a.major, &a.minor);

@@ -12,11 +12,11 @@ LOOM_IMPLEMENTATION_FILE("loom/tune/boosted_trees.hpp");
 #include <cstdint>
 #include <cstdlib>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "loom/support/error.hpp"
+#include "loom/support/library_symbols.hpp"
 #include "loom/tune/boosted_trees.hpp"
 
 namespace loom::tune {
@@ -55,15 +55,8 @@ inline const XgboostApi& xgboost_api() {
                     "LOOM_XGBOOST_LIBRARY");
       return a;
     }
-    bool missing = false;
-    std::string which;
-    auto get = [&](auto& fn, const char* name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name));
-      if (!fn) {
-        missing = true;
-        which = name;
-      }
-    };
+    LibrarySymbols symbols(h);
+    auto get = [&](auto& fn, const char* name) { symbols.resolve(fn, name); };
     get(a.version, "XGBoostVersion");
     get(a.last_error, "XGBGetLastError");
     get(a.matrix_from_dense, "XGDMatrixCreateFromMat");
@@ -74,8 +67,9 @@ inline const XgboostApi& xgboost_api() {
     get(a.booster_set_param, "XGBoosterSetParam");
     get(a.booster_update, "XGBoosterUpdateOneIter");
     get(a.booster_predict, "XGBoosterPredict");
-    if (missing) {
-      a.error = cat("'", path, "' has no function ", which, ": not an XGBoost C API library (1.x)");
+    if (!symbols.complete()) {
+      a.error = cat("'", path, "' has no function ", symbols.first_missing(),
+                    ": not an XGBoost C API library (1.x)");
       dlclose(h);
       return a;
     }
