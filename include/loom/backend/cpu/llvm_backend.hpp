@@ -27,8 +27,8 @@ class LlvmCpuBackend final : public runtime::CpuBackend {
   /// Bump when generated code changes for the same IR: it is part of every cache key, so old
   /// entries on disk stop matching instead of running stale code. 2-4: float exp, log, tanh, erf as
   /// inline polynomials; 5: copies of 16-bit floats move their bits; 6: double exp, log, tanh as
-  /// inline polynomials.
-  static constexpr int kCodegenVersion = 6;
+  /// inline polynomials; 7: double erf too.
+  static constexpr int kCodegenVersion = 7;
 
   static LlvmCpuBackend& instance() {
     static LlvmCpuBackend* backend = new LlvmCpuBackend();

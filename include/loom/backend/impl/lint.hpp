@@ -113,9 +113,9 @@ class Linter : public IRVisitor {
              cat(op->name, " on ", op->dtype.element_of().str(), " in vector code",
                  loop ? cat(" (loop '", loop->loop_var.name(), "')") : std::string(), " runs as ",
                  op->dtype.lanes,
-                 " libm calls, one per lane: the CPU backend keeps sqrt, floor, ceil, round, trunc, abs and "
-                 "float32 exp, log, tanh, erf and float64 exp, log, tanh in vector instructions. Compute in "
-                 "float32 where the accuracy allows, or express it with those (exp2(x) = exp(x * ln 2))"));
+                 " libm calls, one per lane: the CPU backend keeps sqrt, floor, ceil, round, trunc, abs, "
+                 "exp, log, tanh and erf in vector instructions; express it with those where you can "
+                 "(exp2(x) = exp(x * ln 2), pow(x, y) = exp(y * log(x)) for x > 0)"));
     IRVisitor::visit(op);
   }
 

@@ -527,7 +527,7 @@ inline llvm::Value* CodeGenLLVM::emit_math(const CallNode* op) {
   std::vector<llvm::Value*> args;
   for (const Expr& a : op->args) args.push_back(emit(a));
   llvm::Value* r = nullptr;
-  // Float exp, log, tanh, erf and double exp, log, tanh: inline polynomials, so that vectors stay
+  // exp, log, tanh and erf of float and double: inline polynomials, so that vectors stay
   // vectors (and a loop's scalar remainder computes what its vector body does).
   if (VectorMath::handles(op->name, args[0]->getType())) {
     r = VectorMath(builder_, target_.has_avx512_zmm).emit(op->name, args[0]);

@@ -18,22 +18,21 @@ inline bool is_math_function(const std::string& name) {
   return false;
 }
 
-/// Whether `name` on floats of `bits` has an inline polynomial: exp, log, tanh and erf of float (and
-/// of 16-bit floats, which the backend computes in float; vector_math.hpp), exp, log and tanh of
-/// double (vector_math_f64.hpp); double erf keeps libm.
-inline bool has_cpu_polynomial(const std::string& name, int bits) {
-  if (bits == 64) return name == "exp" || name == "log" || name == "tanh";
+/// Whether math call `name` has an inline polynomial on every floating-point type: exp, log, tanh
+/// and erf of float (and of 16-bit floats, which the backend computes in float; vector_math.hpp) and
+/// of double (vector_math_f64.hpp).
+inline bool has_cpu_polynomial(const std::string& name) {
   return name == "exp" || name == "log" || name == "tanh" || name == "erf";
 }
 
 /// Whether math call `name` on a vector of `t` stays in vector instructions: the polynomials
 /// above, and the LLVM intrinsics that x86 has instructions for. Everything else (exp2, log2,
-/// log10, sin, cos, tan, pow, and double erf) becomes one libm call per lane.
+/// log10, sin, cos, tan, pow) becomes one libm call per lane.
 inline bool cpu_math_stays_vector(const std::string& name, DType t) {
   if (name == "sqrt" || name == "floor" || name == "ceil" || name == "round" || name == "trunc" ||
       name == "abs")
     return true;
-  return t.is_float() && t.bits <= 64 && has_cpu_polynomial(name, t.bits <= 32 ? 32 : 64);
+  return t.is_float() && t.bits <= 64 && has_cpu_polynomial(name);
 }
 
 }  // namespace loom::codegen

@@ -1,5 +1,5 @@
 // Inline polynomial IR for exp, log, tanh and erf on float (scalar or vector), and the entry point
-// for double's exp, log and tanh (vector_math_f64.hpp): the CPU backend emits these instead of
+// for double's (vector_math_f64.hpp): the CPU backend emits these instead of
 // LLVM's math intrinsics, which a vector lowers to one libm call per lane.
 // Everything is branch-free (selects, integer bit tricks, fused multiply-adds where the target has
 // them), so a vectorized loop stays vectorized. The coefficients are our own weighted least-squares
@@ -29,8 +29,7 @@ class VectorMath : PolynomialIR {
   /// vector_math_f64.hpp).
   static bool handles(const std::string& name, llvm::Type* type) {
     llvm::Type* scalar = type->getScalarType();
-    return (scalar->isFloatTy() && has_cpu_polynomial(name, 32)) ||
-           (scalar->isDoubleTy() && has_cpu_polynomial(name, 64));
+    return (scalar->isFloatTy() || scalar->isDoubleTy()) && has_cpu_polynomial(name);
   }
 
   llvm::Value* emit(const std::string& name, llvm::Value* x) {
@@ -44,7 +43,8 @@ class VectorMath : PolynomialIR {
       VectorMathF64 f64(b_, has_avx512_zmm_);
       if (name == "exp") return f64.exp(x);
       if (name == "log") return f64.log(x);
-      return f64.tanh(x);
+      if (name == "tanh") return f64.tanh(x);
+      return f64.erf(x);
     }
     if (name == "exp") return exp(x);
     if (name == "log") return log(x);

@@ -1,11 +1,11 @@
-// Inline polynomial IR for exp, log and tanh on double (scalar or vector), the double-precision
+// Inline polynomial IR for exp, log, tanh and erf on double (scalar or vector), the double-precision
 // counterpart of vector_math.hpp: branch-free, so a vectorized loop of doubles stays vectorized
 // instead of calling libm once per lane. The coefficients are our own weighted least-squares fits
 // on Chebyshev nodes (near minimax, made with mpmath), rounded to double: their own error is below
-// 0.08 ulp; the rest is the rounding of the last few operations. erf on double keeps libm.
+// 0.08 ulp; the rest is the rounding of the last few operations.
 //
 // Accuracy against the correctly rounded result (tests/jit/vector_math_f64_test.cpp, docs/vector-math.md):
-// exp within 0.9 ulp, log 0.9, tanh 1.75; NaN, +-inf, +-0, subnormal inputs and results behave as
+// exp within 0.9 ulp, log 0.9, tanh 1.75, erf 1.25; NaN, +-inf, +-0, subnormal inputs and results behave as
 // libm's (on targets without fast math).
 #pragma once
 
@@ -100,6 +100,35 @@ class VectorMathF64 : PolynomialIR {
     llvm::Value* em1 = fma(scale, fma(b_.CreateFMul(r, r), q_of(r), r), b_.CreateFSub(scale, f(x, 1.0)));
     llvm::Value* large = copysign(b_.CreateFDiv(em1, b_.CreateFAdd(em1, f(x, 2.0))), x);
     llvm::Value* result = b_.CreateSelect(b_.CreateFCmpOLT(fabs(x), f(x, 0.5)), small, large);
+    return b_.CreateSelect(is_nan(x), x, result);
+  }
+
+  /// erf x: x + x P(x^2) with P of degree 11 below |x| = 0.875; above, 1 - e^Q(|x| - 1) with Q of
+  /// degree 19 fitted to log erfc on [0.875, 5.95] weighted by erfc (what matters is erfc's
+  /// absolute error, which 1 - erfc keeps; erfc is 0.22 at 0.875 and shrinks fast), with x's sign;
+  /// beyond 5.95 erfc is below half an ulp of 1, so the result rounds to +-1.
+  llvm::Value* erf(llvm::Value* x) {
+    // x + x P: the last operation adds a correction of at most 11% to x, so it rounds once.
+    llvm::Value* small =
+        fma(x,
+            horner(b_.CreateFMul(x, x),
+                   {0.1283791670955126, -0.3761263890318374, 0.1128379167095436, -0.026866170644944072,
+                    0.0052239776230748654, -0.0008548326846629225, 0.00012055324597344716,
+                    -1.4925388070524112e-05, 1.6456621204102028e-06, -1.6289374933405383e-07,
+                    1.4123504912995225e-08, -8.668002688745283e-10}),
+            x);
+    llvm::Value* a = fabs(x);
+    // Q in powers of |x| - 1 (exact near 1, where erfc is largest and Q's rounding counts most).
+    llvm::Value* q = horner(
+        b_.CreateFSub(clamp(a, 0.875, 5.95), f(x, 1.0)),
+        {-1.8496055099332482,     -2.6389675142347913,    -0.8431072563584866,     -0.04156109804651333,
+         0.01003382543442217,     -0.0019779030223697975, 0.00023732470779043558,  2.627041022292872e-05,
+         -2.7141309398032862e-05, 9.5778908309522e-06,    -2.0196153069952196e-06, 1.0379389335898191e-07,
+         1.2626432814855118e-07,  -6.794444121044134e-08, 2.1496029906890332e-08,  -4.864839269866201e-09,
+         8.004794527366504e-10,   -9.153337098491363e-11, 6.509580196304078e-12,   -2.1641993331971637e-13});
+    llvm::Value* large = copysign(b_.CreateFSub(f(x, 1.0), exp(q)), x);
+    // NaN fails "less than" and takes `large`, whose clamp dropped it: keep x.
+    llvm::Value* result = b_.CreateSelect(b_.CreateFCmpOLT(a, f(x, 0.875)), small, large);
     return b_.CreateSelect(is_nan(x), x, result);
   }
 
