@@ -69,20 +69,18 @@ class VectorMath : PolynomialIR {
     return b_.CreateSelect(is_nan(x), x, result);
   }
 
-  /// log x: x = m 2^e with m in [sqrt(1/2), sqrt(2)); log(1 + f) = f + f^2 (-1/2 + f P(f)), f = m - 1.
+  /// log x: x = m 2^e with m in (sqrt(1/2), sqrt(2)); log(1 + f) = f + f^2 (-1/2 + f P(f)), f = m - 1.
   llvm::Value* log(llvm::Value* x) {
     // Subnormal x: scale into the normal range first.
     llvm::Value* tiny = b_.CreateFCmpOLT(x, f(x, 1.17549435e-38f));
     llvm::Value* xs = b_.CreateSelect(tiny, b_.CreateFMul(x, f(x, 8388608.0f)), x);
+    // m = xs / 2^k in (sqrt(1/2), sqrt(2)) from integer arithmetic alone: subtracting the bits of
+    // sqrt(1/2) (rounded up) carries into the exponent exactly when the mantissa is above sqrt(2)'s.
     llvm::Value* bits = b_.CreateBitCast(xs, i32(x));
-    llvm::Value* e = b_.CreateSIToFP(
-        b_.CreateSub(b_.CreateAnd(b_.CreateLShr(bits, c32(x, 23)), c32(x, 0xff)), c32(x, 127)), x->getType());
+    llvm::Value* k = b_.CreateAShr(b_.CreateSub(bits, c32(x, 0x3f3504f4)), c32(x, 23));
+    llvm::Value* m = b_.CreateBitCast(b_.CreateSub(bits, b_.CreateShl(k, c32(x, 23))), x->getType());
+    llvm::Value* e = b_.CreateSIToFP(k, x->getType());
     e = b_.CreateSelect(tiny, b_.CreateFSub(e, f(x, 23.0f)), e);
-    llvm::Value* m =
-        b_.CreateBitCast(b_.CreateOr(b_.CreateAnd(bits, c32(x, 0x7fffff)), c32(x, 0x3f800000)), x->getType());
-    llvm::Value* above = b_.CreateFCmpOGT(m, f(x, 1.41421356f));
-    m = b_.CreateSelect(above, b_.CreateFMul(m, f(x, 0.5f)), m);
-    e = b_.CreateSelect(above, b_.CreateFAdd(e, f(x, 1.0f)), e);
     llvm::Value* fr = b_.CreateFSub(m, f(x, 1.0f));
     llvm::Value* f2 = b_.CreateFMul(fr, fr);
     llvm::Value* p = horner(
@@ -92,11 +90,10 @@ class VectorMath : PolynomialIR {
     llvm::Value* log_m = fma(f2, fma(fr, p, f(x, -0.5f)), fr);
     // e ln2 with ln2 in two parts, the first short enough that e times it is exact (|e| <= 150).
     llvm::Value* result = fma(e, f(x, 0.693359375f), fma(e, f(x, -2.12194440e-4f), log_m));
-    // log 0 = -inf, log inf = inf, log of a negative number is NaN, log NaN is that NaN.
+    // log 0 = -inf, log of a negative number (-inf too) is NaN; log inf = inf and log NaN is that NaN.
     result = b_.CreateSelect(b_.CreateFCmpOEQ(x, f(x, 0.0f)), f(x, -INFINITY), result);
-    result = b_.CreateSelect(b_.CreateFCmpOEQ(x, f(x, INFINITY)), x, result);
-    result = b_.CreateSelect(b_.CreateFCmpOGE(x, f(x, 0.0f)), result, f(x, NAN));
-    return b_.CreateSelect(is_nan(x), x, result);
+    result = b_.CreateSelect(b_.CreateFCmpOLT(x, f(x, 0.0f)), f(x, NAN), result);
+    return b_.CreateSelect(b_.CreateFCmpOLT(x, f(x, INFINITY)), result, x);
   }
 
   /// tanh x: an odd polynomial below |x| = 0.625, 1 - 2 / (e^(2|x|) + 1) with x's sign above.

@@ -40,7 +40,7 @@ class VectorMathF64 : PolynomialIR {
     return b_.CreateSelect(is_nan(x), x, result);
   }
 
-  /// log x: x = m 2^e with m in [sqrt(1/2), sqrt(2)), f = m - 1 (exact), s = f / (2 + f), so that
+  /// log x: x = m 2^e with m in (sqrt(1/2), sqrt(2)), f = m - 1 (exact), s = f / (2 + f), so that
   /// log(1 + f) = 2 atanh(s) = 2s + s R(s^2) with R of degree 7; written as
   /// f - (f^2/2 - s (f^2/2 + R)), where the last operation adds a small correction to f, plus e ln2
   /// in two parts.
@@ -48,17 +48,13 @@ class VectorMathF64 : PolynomialIR {
     // Subnormal x: scale into the normal range first.
     llvm::Value* tiny = b_.CreateFCmpOLT(x, f(x, 2.2250738585072014e-308));
     llvm::Value* xs = b_.CreateSelect(tiny, b_.CreateFMul(x, f(x, 18014398509481984.0 /* 2^54 */)), x);
+    // m = xs / 2^k in (sqrt(1/2), sqrt(2)) from integer arithmetic alone: subtracting the bits of
+    // sqrt(1/2) (rounded up) carries into the exponent exactly when the mantissa is above sqrt(2)'s.
     llvm::Value* bits = b_.CreateBitCast(xs, i64(x));
-    llvm::Value* e = b_.CreateSIToFP(
-        b_.CreateSub(b_.CreateAnd(b_.CreateLShr(bits, c64(x, 52)), c64(x, 0x7ff)), c64(x, 1023)),
-        x->getType());
+    llvm::Value* k = b_.CreateAShr(b_.CreateSub(bits, c64(x, 0x3fe6a09e667f3bceull)), c64(x, 52));
+    llvm::Value* m = b_.CreateBitCast(b_.CreateSub(bits, b_.CreateShl(k, c64(x, 52))), x->getType());
+    llvm::Value* e = b_.CreateSIToFP(k, x->getType());
     e = b_.CreateSelect(tiny, b_.CreateFSub(e, f(x, 54.0)), e);
-    llvm::Value* m = b_.CreateBitCast(
-        b_.CreateOr(b_.CreateAnd(bits, c64(x, 0x000fffffffffffffull)), c64(x, 0x3ff0000000000000ull)),
-        x->getType());
-    llvm::Value* above = b_.CreateFCmpOGT(m, f(x, 1.4142135623730951));
-    m = b_.CreateSelect(above, b_.CreateFMul(m, f(x, 0.5)), m);
-    e = b_.CreateSelect(above, b_.CreateFAdd(e, f(x, 1.0)), e);
     llvm::Value* fr = b_.CreateFSub(m, f(x, 1.0));
     llvm::Value* s = b_.CreateFDiv(fr, b_.CreateFAdd(fr, f(x, 2.0)));
     llvm::Value* z = b_.CreateFMul(s, s);
@@ -71,11 +67,10 @@ class VectorMathF64 : PolynomialIR {
     llvm::Value* correction = fma(s, b_.CreateFAdd(half_f2, r), b_.CreateFMul(e, f(x, ln2_lo)));
     llvm::Value* log_m = b_.CreateFSub(fr, b_.CreateFSub(half_f2, correction));
     llvm::Value* result = fma(e, f(x, ln2_hi), log_m);
-    // log 0 = -inf, log inf = inf, log of a negative number is NaN, log NaN is that NaN.
+    // log 0 = -inf, log of a negative number (-inf too) is NaN; log inf = inf and log NaN is that NaN.
     result = b_.CreateSelect(b_.CreateFCmpOEQ(x, f(x, 0.0)), f(x, -INFINITY), result);
-    result = b_.CreateSelect(b_.CreateFCmpOEQ(x, f(x, INFINITY)), x, result);
-    result = b_.CreateSelect(b_.CreateFCmpOGE(x, f(x, 0.0)), result, f(x, NAN));
-    return b_.CreateSelect(is_nan(x), x, result);
+    result = b_.CreateSelect(b_.CreateFCmpOLT(x, f(x, 0.0)), f(x, NAN), result);
+    return b_.CreateSelect(b_.CreateFCmpOLT(x, f(x, INFINITY)), result, x);
   }
 
   /// tanh x: x + x^3 P(x^2) with P of degree 9 below |x| = 0.5; above, E / (E + 2) with
