@@ -5,7 +5,7 @@
 // 0.08 ulp; the rest is the rounding of the last few operations.
 //
 // Accuracy against the correctly rounded result (tests/jit/vector_math_f64_test.cpp, docs/vector-math.md):
-// exp within 0.9 ulp, log 0.9, tanh 1.75, erf 1.25; NaN, +-inf, +-0, subnormal inputs and results behave as
+// exp within 0.9 ulp, log 0.9, tanh 1.75, erf 1.2; NaN, +-inf, +-0, subnormal inputs and results behave as
 // libm's (on targets without fast math).
 #pragma once
 
