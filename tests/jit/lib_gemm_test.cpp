@@ -155,6 +155,14 @@ TEST_CASE("lib::gemm: the default tiles follow the cache sizes and the vector wi
   lib::CpuCacheInfo odd = cpu;
   odd.l2_bytes = int64_t{480} << 20;
   CHECK(lib::default_gemm_config(4096, 4096, 4096, f32, 1, odd).kc == 1024);
+  // Narrow types take K in one block up to 4096, except when all rows are one block of A (B's
+  // micro-panels are then packed one at a time, from rows of B a page apart): 1024 there.
+  CHECK(lib::default_gemm_config(2048, 4096, 4096, bf16, 1, cpu).kc == 4096);
+  const lib::GemmConfig few_rows = lib::default_gemm_config(64, 4096, 4096, bf16, 1, cpu);
+  CHECK(few_rows.mc >= 64);
+  CHECK(few_rows.kc == 1024);
+  CHECK(lib::default_gemm_config(64, 4096, 4096, u8, 2, cpu).kc == 1024);
+  CHECK(lib::default_gemm_config(64, 4096, 1000, bf16, 1, cpu).kc == 1000);  // K under 1024: one block
   lib::GemmConfig d = lib::default_gemm_config(1024, 1024, 1024, f64, 1, cpu);
   CHECK(d.lanes == 8);
   CHECK(d.nr == 16);
