@@ -44,6 +44,36 @@ TEST_CASE("lib::gemm: few rows take K in blocks of 16 with B read in place, each
   }
 }
 
+TEST_CASE("lib::gemm: few rows in one block pack several B micro-panels side by side") {
+  // One thread: the register-tile columns are not shared, so a copy of B covers several panels,
+  // 1 KB of each row of B (f32: 8 panels of 32 columns; 10 panels here: 5 at a time).
+  with_threads(1, [] {
+    for (auto [m, n, k, t] : std::vector<std::tuple<int64_t, int64_t, int64_t, DType>>{
+             {24, 300, 70, f32}, {40, 1000, 531, f64}, {17, 260, 1100, f32}}) {
+      CAPTURE(m);
+      CAPTURE(n);
+      CAPTURE(k);
+      const lib::Gemm g = lib::gemm(problem(m, n, k, t));
+      const int64_t nr = g.config.nr, kc = g.config.kc;
+      // The packed B copy holds panels side by side (kc x nr each, K padded to kc blocks).
+      const std::string ir = lower(g.schedule, g.args(), "lib_gemm").to_string();
+      // "allocate(packedB: Pointer(global float32), float32, [elements]), ..."
+      const size_t at = ir.find("allocate(packedB");
+      REQUIRE(at != std::string::npos);
+      const size_t extent = ir.find(", [", at);
+      REQUIRE(extent != std::string::npos);
+      const int64_t elements = std::stoll(ir.substr(extent + 3));
+      CAPTURE(elements);
+      CHECK(elements % (kc * nr) == 0);
+      CHECK(elements / (kc * nr) > 1);
+      if (t == f32)
+        check_gemm<float>(problem(m, n, k, t));
+      else
+        check_gemm<double>(problem(m, n, k, t));
+    }
+  });
+}
+
 TEST_CASE("lib::gemm: a square size the tiles divide, and one that needs K padding") {
   check_gemm<float>(problem(256, 256, 256));
   check_gemm<float>(problem(96, 160, 521));  // 521 is prime: K padded with zeros in the panels
