@@ -27,8 +27,9 @@ class LlvmCpuBackend final : public runtime::CpuBackend {
   /// Bump when generated code changes for the same IR: it is part of every cache key, so old
   /// entries on disk stop matching instead of running stale code. 2-4: float exp, log, tanh, erf as
   /// inline polynomials; 5: copies of 16-bit floats move their bits; 6: double exp, log, tanh as
-  /// inline polynomials; 7: double erf too; 8: log's reduction in integer arithmetic.
-  static constexpr int kCodegenVersion = 8;
+  /// inline polynomials; 7: double erf too; 8: log's reduction in integer arithmetic; 9: prefetches
+  /// in their buffer's alias scope.
+  static constexpr int kCodegenVersion = 9;
 
   static LlvmCpuBackend& instance() {
     static LlvmCpuBackend* backend = new LlvmCpuBackend();
