@@ -130,6 +130,7 @@ TEST_CASE("lib::gemm: one thread and all threads give the same products") {
   with_threads(runtime::ThreadPool::global().pool_threads(), [] {
     check_gemm<float>(problem(67, 129, 31));
     check_gemm<float>(problem(128, 96, 64));
+    check_gemm<float>(problem(256, 256, 200));  // with 2+ threads: one block of rows, shared panels
   });
 }
 
@@ -193,6 +194,12 @@ TEST_CASE("lib::gemm: the default tiles follow the cache sizes and the vector wi
   CHECK(few_rows.kc == 1024);
   CHECK(lib::default_gemm_config(64, 4096, 4096, u8, 2, cpu).kc == 1024);
   CHECK(lib::default_gemm_config(64, 4096, 1000, bf16, 1, cpu).kc == 1000);  // K under 1024: one block
+  // Two threads and all of A in L2, read in place: the rows stay one block (the threads share B's
+  // panels); not when A is larger than L2 or packed (300 rows are padded).
+  CHECK(lib::default_gemm_config(256, 256, 256, f32, 2, cpu).mc == 256);
+  CHECK(lib::default_gemm_config(256, 256, 256, f32, 1, cpu).mc == 256);
+  CHECK(lib::default_gemm_config(1024, 1024, 1024, f32, 2, cpu).mc < 1024);
+  CHECK(lib::default_gemm_config(300, 300, 300, f32, 2, cpu).mc < 304);
   lib::GemmConfig d = lib::default_gemm_config(1024, 1024, 1024, f64, 1, cpu);
   CHECK(d.lanes == 8);
   CHECK(d.nr == 16);

@@ -176,6 +176,14 @@ inline GemmConfig default_gemm_config(int64_t m, int64_t n, int64_t k, DType dty
   c.pack_b = m > 2 * c.mr;
   const bool aliased_rows = (k * elem) % 4096 == 0 && n >= 8 * c.nr;
   c.pack_a = m % c.mr != 0 || k % c.kc != 0 || aliased_rows;
+  // All of A fits in L2, is read in place, and there are panels of B for every thread: the rows stay
+  // one block and the threads share the panels (each packs its own, with no pass over B before the
+  // product), reading A from their own L2. Two Zen 4 cores, best of 7 interleaved runs: f32 256^3
+  // 0.251 -> 0.182 ms, 512^3 1.28 -> 1.18 ms, 256 x 1024 x 256 0.75 -> 0.64 ms; f64 256^3 0.38 -> 0.31
+  // ms; 8-bit 256^3 0.072 -> 0.055 ms. Not with A larger than L2 (f64 512^3 7% slower), nor with A
+  // packed (one thread would pack it before the others start: f32 300^3 10% slower).
+  if (threads > 1 && c.pack_b && !c.pack_a && mp * k * elem <= cpu.l2_bytes && np / c.nr >= 4 * threads)
+    c.mc = mp;
   // Few rows (B read in place, once): B's rows are N apart, so a register tile's walk down all of K
   // touches a new page every row or so. In blocks of 16 rows of K, the tiles sweep 16 rows of B
   // side by side instead (16 sequential streams), and C, a few rows, stays in L1 between blocks:
