@@ -106,6 +106,27 @@ TEST_CASE("lib::gemm: 8-bit integers -> int32, exact, for every mix of signednes
   }
 }
 
+TEST_CASE("lib::gemm: narrow types with few rows on one thread pack B's panels side by side") {
+  // All rows one block of A and the register-tile columns not shared: each copy of B covers several
+  // dot-layout panels (1 KB of a row of B: 16 of bfloat16, 32 of bytes, dividing 22 or 44 panels).
+  with_threads(1, [] {
+    if (cpu_has(lib::DotInstruction::Vdpbf16ps)) {
+      for (int64_t k : {31, 64}) {
+        const lib::GemmProblem p = typed(67, 700, k, bf16, bf16);
+        CHECK(packed_elements(lib::gemm(p), "packedB") >= 2 * lib::gemm(p).config.nr * k);  // 2+ panels
+        check_lowp<bfloat16, bfloat16, float>(p, lib::DotInstruction::Vdpbf16ps);
+      }
+    }
+    if (cpu_has(lib::DotInstruction::Vpdpbusd)) {
+      for (int64_t k : {31, 64}) {
+        const lib::GemmProblem p = typed(67, 1400, k, u8, i8);
+        CHECK(packed_elements(lib::gemm(p), "packedB") >= 2 * lib::gemm(p).config.nr * k);  // 2+ panels
+        check_lowp<uint8_t, int8_t, int32_t>(p, lib::DotInstruction::Vpdpbusd);
+      }
+    }
+  });
+}
+
 TEST_CASE("lib::gemm: narrow types transposed, column-major, batched and with an epilogue") {
   const lib::DotInstruction bf = cpu_has(lib::DotInstruction::Vdpbf16ps) ? lib::DotInstruction::Vdpbf16ps
                                                                          : lib::DotInstruction::MultiplyAdd;

@@ -6,6 +6,7 @@
 #include <loom/lib/gemm.hpp>
 #include <loom/runtime/thread_pool.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -45,27 +46,21 @@ TEST_CASE("lib::gemm: few rows take K in blocks of 16 with B read in place, each
 }
 
 TEST_CASE("lib::gemm: few rows in one block pack several B micro-panels side by side") {
-  // One thread: the register-tile columns are not shared, so a copy of B covers several panels,
-  // 1 KB of each row of B (f32: 8 panels of 32 columns; 10 panels here: 5 at a time).
+  // One thread: the register-tile columns are not shared, so a copy of B covers as many panels as
+  // make 1 KB of a row of B (f32 with AVX-512: 8 of 32 columns) and divide the panels of a block.
   with_threads(1, [] {
     for (auto [m, n, k, t] : std::vector<std::tuple<int64_t, int64_t, int64_t, DType>>{
-             {24, 300, 70, f32}, {40, 1000, 531, f64}, {17, 260, 1100, f32}}) {
+             {24, 384, 70, f32}, {40, 1000, 531, f64}, {17, 384, 1100, f32}}) {
       CAPTURE(m);
       CAPTURE(n);
       CAPTURE(k);
       const lib::Gemm g = lib::gemm(problem(m, n, k, t));
       const int64_t nr = g.config.nr, kc = g.config.kc;
-      // The packed B copy holds panels side by side (kc x nr each, K padded to kc blocks).
-      const std::string ir = lower(g.schedule, g.args(), "lib_gemm").to_string();
-      // "allocate(packedB: Pointer(global float32), float32, [elements]), ..."
-      const size_t at = ir.find("allocate(packedB");
-      REQUIRE(at != std::string::npos);
-      const size_t extent = ir.find(", [", at);
-      REQUIRE(extent != std::string::npos);
-      const int64_t elements = std::stoll(ir.substr(extent + 3));
-      CAPTURE(elements);
-      CHECK(elements % (kc * nr) == 0);
-      CHECK(elements / (kc * nr) > 1);
+      const int64_t panels = lib::detail::dividing_block(
+          g.config.nc / nr, std::max<int64_t>(1, 1024 / (nr * static_cast<int64_t>(t.bytes()))), 1);
+      CAPTURE(panels);
+      CHECK(panels > 1);
+      CHECK(packed_elements(g, "packedB") == panels * kc * nr);  // kc x nr per panel
       if (t == f32)
         check_gemm<float>(problem(m, n, k, t));
       else
@@ -194,6 +189,9 @@ TEST_CASE("lib::gemm: the default tiles follow the cache sizes and the vector wi
   CHECK(few_rows.kc == 1024);
   CHECK(lib::default_gemm_config(64, 4096, 4096, u8, 2, cpu).kc == 1024);
   CHECK(lib::default_gemm_config(64, 4096, 1000, bf16, 1, cpu).kc == 1000);  // K under 1024: one block
+  // The 1024 rows are whole groups that divide K (A stays in place), and not too short.
+  CHECK(lib::default_gemm_config(64, 4096, 4100, u8, 1, cpu).kc == 820);
+  CHECK(lib::default_gemm_config(64, 4096, 1100, u8, 1, cpu).kc == 1100);  // 220 would be too short
   // Two threads and all of A in L2, read in place: the rows stay one block (the threads share B's
   // panels); not when A is larger than L2 or packed (300 rows are padded).
   CHECK(lib::default_gemm_config(256, 256, 256, f32, 2, cpu).mc == 256);

@@ -1,10 +1,11 @@
 // Shared pieces of the lib::gemm tests: a problem from its sizes, a scope that runs a test body with
 // the CPU thread pool limited to a given number of threads, and the check of a built GEMM against a
-// naive product for any of its element types.
+// naive product for any of its element types, and the size of a packed buffer in its lowered code.
 #pragma once
 
 #include <loom/backend/build.hpp>
 #include <loom/ir/half.hpp>
+#include <loom/ir/visitor.hpp>
 #include <loom/lib/gemm.hpp>
 #include <loom/runtime/thread_pool.hpp>
 
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -117,6 +119,23 @@ void check_typed_gemm(const lib::GemmProblem& p, const lib::GemmConfig* cfg = nu
       }
   }
   CHECK(mismatches == 0);
+}
+
+/// The elements of the allocation of `buffer` in g's lowered function (-1: none).
+inline int64_t packed_elements(const lib::Gemm& g, const std::string& buffer) {
+  struct Finder : IRVisitor {
+    std::string name;
+    int64_t elements = -1;
+    using IRVisitor::visit;
+    void visit(const AllocateNode* op) override {
+      if (op->buffer.name() == name && op->extents.size() == 1 && as_const_int(op->extents[0]))
+        elements = *as_const_int(op->extents[0]);
+      IRVisitor::visit(op);
+    }
+  } finder;
+  finder.name = buffer;
+  finder.visit_stmt(lower(g.schedule, g.args(), "lib_gemm").body);
+  return finder.elements;
 }
 
 /// check_typed_gemm with A, B and C all of type T.

@@ -94,6 +94,21 @@ inline int64_t dividing_block(int64_t extent, int64_t target, int64_t step) {
   return step;
 }
 
+/// mc: the rows of A's mc x kc block (a multiple of mr dividing mp, the padded rows), about half of
+/// L2, at least 16 register tiles of rows (narrow types 32): the first tile to use a B micro-panel
+/// streams it from L3, the others from L2 (float64 1024^3 on one Zen 4 core: mc 64 -> 128 took 38 ->
+/// 51 GFLOP/s). Each of `threads` threads gets a block of rows of its own when its share has 16
+/// register tiles or more; with fewer, the rows stay one block and the threads share its columns
+/// instead (gemm() parallelizes the register-tile columns when there are fewer blocks of rows than
+/// threads): 64 x 4096 x 4096 float32 on two Zen 4 cores, 112 -> 125 GFLOP/s.
+inline int64_t row_block(int64_t mp, int64_t mr, int64_t kc, int64_t elem, bool narrow, int64_t threads,
+                         const CpuCacheInfo& cpu) {
+  int64_t target = std::max<int64_t>((narrow ? 32 : 16) * mr, cpu.l2_bytes / 2 / (kc * elem));
+  const int64_t share = round_up((mp + threads - 1) / threads, mr);
+  if (share >= 16 * mr) target = std::min(target, share);
+  return dividing_block(mp, target, mr);
+}
+
 }  // namespace detail
 
 /// Tile sizes for C[m, n] (+)= sum_k A[m, k] * B[k, n] of element type `dtype` on `cpu`.
@@ -133,39 +148,20 @@ inline GemmConfig default_gemm_config(int64_t m, int64_t n, int64_t k, DType dty
   // and those misses cost more than reading B from L2: on one Zen 4 core (1 MB L2), f32 1024^3
   // 83 -> 105 GFLOP/s and 4096^3 72 -> 104 with kc 128 -> 1024 (kc 2048 no better).
   const int64_t l1_rows = cpu.l1d_bytes * 2 / 3 / (c.nr * elem), l2_rows = cpu.l2_bytes / 8 / (c.nr * elem);
-  auto kc_near = [k](int64_t target) {
-    const int64_t kc = detail::dividing_block(k, target, 1);
-    if (kc >= target / 2) return kc;
-    const int64_t blocks = (k + target - 1) / target;  // no good divisor: pad K to equal blocks
-    return (k + blocks - 1) / blocks;
-  };
   const int64_t kc_target =
       narrow ? 4096 : detail::floor_multiple(std::clamp<int64_t>(std::max(l1_rows, l2_rows), 16, 1024), 16);
-  c.kc = kc_near(kc_target);
-  // mc: the mc x kc block of A takes about half of L2.
+  c.kc = detail::dividing_block(k, kc_target, 1);
+  if (c.kc < kc_target / 2) {  // no good divisor: pad K to equal blocks
+    const int64_t blocks = (k + kc_target - 1) / kc_target;
+    c.kc = (k + blocks - 1) / blocks;
+  }
   const int64_t mp = detail::round_up(m, c.mr), np = detail::round_up(n, c.nr);
   const int64_t threads = std::max(1, threads_hint);
-  // At least 16 register tiles of rows (narrow types 32): the first tile to use a B micro-panel
-  // streams it from L3, the others from L2 (float64 1024^3 on one Zen 4 core: mc 64 -> 128 took
-  // 38 -> 51 GFLOP/s).
-  int64_t mc_target = std::max<int64_t>((narrow ? 32 : 16) * c.mr, cpu.l2_bytes / 2 / (c.kc * elem));
-  // Each thread gets a block of rows of its own when its share has 16 register tiles or more; with
-  // fewer, the rows stay one block and the threads share its columns instead (gemm() parallelizes
-  // the register-tile columns when there are fewer blocks of rows than threads): 64 x 4096 x 4096
-  // float32 on two Zen 4 cores, 112 -> 125 GFLOP/s.
-  const int64_t share = detail::round_up((mp + threads - 1) / threads, c.mr);
-  if (share >= 16 * c.mr) mc_target = std::min(mc_target, share);
-  c.mc = detail::dividing_block(mp, mc_target, c.mr);
-  // All rows in one block: gemm() packs each B micro-panel right before its tiles use it, reading
-  // kc rows of B, each in a page of its own, and the next micro-panel reads the lines beside those.
-  // A narrow type's kc then stays at 1024, like the wide types' (measured; likely the TLB and the
-  // caches keep 1024 of those pages from one micro-panel to the next, not 4096). One Zen 4 core, bfloat16
-  // 64 x 4096 x 4096: 18.1 -> 14.0 ms, 8-bit 9.8 -> 7.3 ms; two cores 9.6 -> 7.4 and 5.0 -> 3.6 ms.
-  // With several blocks of rows B is packed a kc x nc block at a time, and K in one block is faster.
-  if (narrow && c.mc >= mp && c.kc > 1024) c.kc = kc_near(1024);
+  c.mc = detail::row_block(mp, c.mr, c.kc, elem, narrow, threads, cpu);
   // nc: a kc x nc block of packed B in (a share of) L3.
-  const int64_t nc_target = std::max<int64_t>(c.nr, cpu.l3_bytes / 4 / (c.kc * elem));
-  c.nc = detail::dividing_block(np, nc_target, c.nr);
+  auto nc_for = [&](int64_t kc) {
+    return detail::dividing_block(np, std::max<int64_t>(c.nr, cpu.l3_bytes / 4 / (kc * elem)), c.nr);
+  };
 
   // Packing copies a block once per reuse: B's panels pay off when many rows of C reuse them
   // (and avoid the cache-set conflicts of a large row stride); A is read in place unless its rows
@@ -176,14 +172,32 @@ inline GemmConfig default_gemm_config(int64_t m, int64_t n, int64_t k, DType dty
   c.pack_b = m > 2 * c.mr;
   const bool aliased_rows = (k * elem) % 4096 == 0 && n >= 8 * c.nr;
   c.pack_a = m % c.mr != 0 || k % c.kc != 0 || aliased_rows;
-  // All of A fits in L2, is read in place, and there are panels of B for every thread: the rows stay
-  // one block and the threads share the panels (each packs its own, with no pass over B before the
-  // product), reading A from their own L2. Two Zen 4 cores, best of 7 interleaved runs: f32 256^3
-  // 0.251 -> 0.182 ms, 512^3 1.28 -> 1.18 ms, 256 x 1024 x 256 0.75 -> 0.64 ms; f64 256^3 0.38 -> 0.31
-  // ms; 8-bit 256^3 0.072 -> 0.055 ms. Not with A larger than L2 (f64 512^3 7% slower), nor with A
-  // packed (one thread would pack it before the others start: f32 300^3 10% slower).
-  if (threads > 1 && c.pack_b && !c.pack_a && mp * k * elem <= cpu.l2_bytes && np / c.nr >= 4 * threads)
+  // The dot instructions take K in groups (pairs of bfloat16, quads of bytes); gemm() packs A when
+  // K is not whole groups.
+  const int64_t group = dtype == bf16 ? 2 : 4;
+  const bool whole_groups = !narrow || k % group == 0;
+  // All of A fits in L2, is read in place, and every thread has panels of B in each block of
+  // columns: the rows stay one block and the threads share the panels (each packs its own, with no
+  // pass over B before the product), reading A from their own L2. Two Zen 4 cores, best of 7
+  // interleaved runs: f32 256^3 0.193 -> 0.169 ms, 512^3 1.28 -> 1.18 ms, 256 x 1024 x 256 0.75 ->
+  // 0.64 ms; f64 256^3 0.38 -> 0.31 ms; 8-bit 256^3 0.072 -> 0.055 ms. Not with A larger than L2 (f64
+  // 512^3 7% slower), nor with A packed (one thread packs it while the other waits: f32 300^3 10%
+  // slower).
+  if (threads > 1 && c.pack_b && !c.pack_a && whole_groups && mp * k * elem <= cpu.l2_bytes &&
+      nc_for(c.kc) / c.nr >= 4 * threads)
     c.mc = mp;
+  // All rows in one block: gemm() packs each B micro-panel right before its tiles use it, reading
+  // kc rows of B, each in a page of its own, and the next micro-panel reads the lines beside those.
+  // A narrow type's kc then stays at 1024, like the wide types' (measured; likely the TLB and the
+  // caches keep 1024 of those pages from one micro-panel to the next, not 4096). One Zen 4 core,
+  // bfloat16 64 x 4096 x 4096: 18.1 -> 14.0 ms, 8-bit 9.8 -> 7.3 ms; two cores 9.6 -> 7.4 and 5.0
+  // -> 3.6 ms. With several blocks of rows B is packed a kc x nc block at a time, and K in one block
+  // is faster. Only a kc of whole groups that divides K (so A stays in place), and not below 256.
+  if (narrow && c.mc >= mp && c.kc > 1024 && whole_groups) {
+    const int64_t kc = detail::dividing_block(k, 1024, group);
+    if (k % kc == 0 && kc >= 256) c.kc = kc;
+  }
+  c.nc = nc_for(c.kc);
   // Few rows (B read in place, once): B's rows are N apart, so a register tile's walk down all of K
   // touches a new page every row or so. In blocks of 16 rows of K, the tiles sweep 16 rows of B
   // side by side instead (16 sequential streams), and C, a few rows, stays in L1 between blocks:

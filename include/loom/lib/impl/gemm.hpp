@@ -209,16 +209,16 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
       shared = Shared::Batch;
     else if ((Mp + cfg.mc - 1) / cfg.mc >= threads)
       shared = Shared::RowBlocks;
+    // Few rows in K blocks: each thread its columns, all K blocks in one region.
     else if (!one_k_block && one_row_block && (Np + cfg.nc - 1) / cfg.nc >= threads)
-      shared =
-          Shared::ColumnBlocks;  // few rows in K blocks: each thread its columns, all K blocks in one region
+      shared = Shared::ColumnBlocks;
     else
       shared = Shared::Panels;
   }
   // One block of rows packs B's micro-panels where they are used (below), a few side by side: a row
   // of B is then read 1 KB at a time instead of one panel's nr elements (f32: 16 cache lines
   // instead of 2, which the prefetchers follow). One Zen 4 core, 64 x 4096 x 4096: f32 27.4 -> 25.3
-  // ms, f64 57-65 -> 51 ms; two cores f32 13.7 -> 12.8 ms; bfloat16 and 8-bit the same.
+  // ms, f64 57-65 -> 51 ms; two cores f32 13.7 -> 12.8 ms; bfloat16 and 8-bit within the noise.
   // Not where the threads share the panels: each takes panels of its own.
   IterVar jp;
   if (cfg.pack_b && one_row_block && shared != Shared::Panels) {
@@ -355,6 +355,12 @@ inline GemmConfig heuristic_gemm_config(const GemmProblem& problem) {
   if (packs_b && a == bf16 && b == bf16 && cpu.bf16_dot) c.dot = DotInstruction::Vdpbf16ps;
   if (packs_b && ((a == i8 && b == u8) || (a == u8 && b == i8)) && cpu.int8_dot)
     c.dot = DotInstruction::Vpdpbusd;
+  // A dot instruction needs A's groups side by side, so a transposed A is packed (before the
+  // threads share B's panels, by one thread): its rows then go in blocks per thread again.
+  const bool a_transposed = col ? problem.transpose_b : problem.transpose_a;
+  const int64_t rows = round_up(col ? problem.n : problem.m, c.mr);
+  if (c.dot != DotInstruction::MultiplyAdd && a_transposed && row_threads > 1 && c.mc >= rows)
+    c.mc = row_block(rows, c.mr, c.kc, problem.a_type().bytes(), true, row_threads, cpu);
   return c;
 }
 }  // namespace detail
