@@ -195,8 +195,8 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   // it in registers, instead of as a pass of its own over C (which made C cross memory three
   // times, the largest cost when K is short).
   const bool one_k_block = Kp == cfg.kc;
-  // All rows in one block (few rows): B's micro-panels are packed where they are used, and the
-  // threads share the columns.
+  // All rows in one block (few rows, or all of A in L2 with several threads: gemm_config.hpp): B's
+  // micro-panels are packed where they are used, and the threads share the columns.
   const bool one_row_block = Mp <= cfg.mc;
   // The loop the threads share: the batch when it has a share for every thread, else blocks of
   // rows, else (C has too few rows for that: a skinny product) blocks of columns or the
