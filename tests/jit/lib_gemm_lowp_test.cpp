@@ -113,14 +113,16 @@ TEST_CASE("lib::gemm: narrow types with few rows on one thread pack B's panels s
     if (cpu_has(lib::DotInstruction::Vdpbf16ps)) {
       for (int64_t k : {31, 64}) {
         const lib::GemmProblem p = typed(67, 700, k, bf16, bf16);
-        CHECK(packed_elements(lib::gemm(p), "packedB") >= 2 * lib::gemm(p).config.nr * k);  // 2+ panels
+        const lib::Gemm g = lib::gemm(p);
+        CHECK(packed_elements(g, "packedB") >= 2 * g.config.nr * k);  // 2+ panels
         check_lowp<bfloat16, bfloat16, float>(p, lib::DotInstruction::Vdpbf16ps);
       }
     }
     if (cpu_has(lib::DotInstruction::Vpdpbusd)) {
       for (int64_t k : {31, 64}) {
         const lib::GemmProblem p = typed(67, 1400, k, u8, i8);
-        CHECK(packed_elements(lib::gemm(p), "packedB") >= 2 * lib::gemm(p).config.nr * k);  // 2+ panels
+        const lib::Gemm g = lib::gemm(p);
+        CHECK(packed_elements(g, "packedB") >= 2 * g.config.nr * k);  // 2+ panels
         check_lowp<uint8_t, int8_t, int32_t>(p, lib::DotInstruction::Vpdpbusd);
       }
     }

@@ -6,7 +6,6 @@
 #include <loom/lib/gemm.hpp>
 #include <loom/runtime/thread_pool.hpp>
 
-#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -56,8 +55,7 @@ TEST_CASE("lib::gemm: few rows in one block pack several B micro-panels side by 
       CAPTURE(k);
       const lib::Gemm g = lib::gemm(problem(m, n, k, t));
       const int64_t nr = g.config.nr, kc = g.config.kc;
-      const int64_t panels = lib::detail::dividing_block(
-          g.config.nc / nr, std::max<int64_t>(1, 1024 / (nr * static_cast<int64_t>(t.bytes()))), 1);
+      const int64_t panels = lib::detail::panels_per_b_copy(g.config.nc, nr, t.bytes());
       CAPTURE(panels);
       CHECK(panels > 1);
       CHECK(packed_elements(g, "packedB") == panels * kc * nr);  // kc x nr per panel

@@ -109,6 +109,13 @@ inline int64_t row_block(int64_t mp, int64_t mr, int64_t kc, int64_t elem, bool 
   return dividing_block(mp, target, mr);
 }
 
+/// How many of B's nr-column micro-panels (of a block of nc columns) one copy packs side by side
+/// when all rows are one block: 1 KB of each row of B (f32, nr 32: 8 panels), fewer where that many
+/// do not divide the block's panels.
+inline int64_t panels_per_b_copy(int64_t nc, int64_t nr, int64_t b_bytes) {
+  return dividing_block(nc / nr, std::max<int64_t>(1, 1024 / (nr * b_bytes)), 1);
+}
+
 }  // namespace detail
 
 /// Tile sizes for C[m, n] (+)= sum_k A[m, k] * B[k, n] of element type `dtype` on `cpu`.

@@ -222,7 +222,7 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   // Not where the threads share the panels: each takes panels of its own.
   IterVar jp;
   if (cfg.pack_b && one_row_block && shared != Shared::Panels) {
-    const int64_t panels = dividing_block(cfg.nc / nr, std::max<int64_t>(1, 1024 / (nr * b_type.bytes())), 1);
+    const int64_t panels = panels_per_b_copy(cfg.nc, nr, b_type.bytes());
     if (panels > 1) std::tie(jp, jr) = st.split(jr, panels);
   }
   std::vector<IterVar> order;
