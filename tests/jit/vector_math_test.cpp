@@ -156,6 +156,34 @@ TEST_CASE("vector math: 16-lane vectors (vscalefps on AVX-512) give the bits of 
   }
 }
 
+TEST_CASE("vector math: exp rounds n with one instruction where the target has one") {
+  // SSE4.1 and newer round to the nearest integer in one instruction (roundps, vrndscaleps), and
+  // vscalefps takes n as a float: no conversion to integer and back. Baseline x86-64 has neither and
+  // rounds by adding a signed half and truncating (cvttps2dq). The targets are named, so this holds on
+  // any x86-64 host that runs the kernels.
+  const MathCase& exp_case = cases()[0];
+  REQUIRE(std::string(exp_case.name) == "exp");
+  const std::string v2 = build_math(exp_case, 64, Target::cpu("x86-64-v2"), 4).assembly();
+  CHECK(v2.find("roundps") != std::string::npos);
+  CHECK(v2.find("cvttps2dq") != std::string::npos);  // 2^n from integer bits: n converted once
+  const std::string baseline = build_math(exp_case, 64, Target::cpu("x86-64"), 4).assembly();
+  CHECK(baseline.find("roundps") == std::string::npos);
+  CHECK(baseline.find("cvttps2dq") != std::string::npos);
+  if (__builtin_cpu_supports("avx512f")) {
+    // 16 lanes of AVX-512: one vrndscaleps, one vscalefps, NaN through the arithmetic (no unordered
+    // compare and select at the end), nothing converted to integer.
+    const std::string zmm = build_math(exp_case, 64, Target::cpu(), 16).assembly();
+    CHECK(zmm.find("vrndscaleps") != std::string::npos);
+    CHECK(zmm.find("vscalefps") != std::string::npos);
+    CHECK(zmm.find("cvttps2dq") == std::string::npos);
+    CHECK(zmm.find("vcmpunordps") == std::string::npos);
+    Buffer<float> in({64}), out({64});
+    for (int64_t i = 0; i < 64; ++i) in.at_flat(i) = static_cast<float>(i % 3 == 0 ? NAN : i - 32);
+    build_math(exp_case, 64, Target::cpu(), 16)(in, out);
+    for (int64_t i = 0; i < 64; ++i) CHECK(std::isnan(out.at_flat(i)) == (i % 3 == 0));
+  }
+}
+
 TEST_CASE("vector math: with fast math, finite inputs keep their accuracy") {
   // A fast-math target lets the code generator reassociate and assume no NaN or infinity, whatever
   // the IR's flags: the sequences must not rely on roundings it may fold away.

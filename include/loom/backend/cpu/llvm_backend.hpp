@@ -29,7 +29,7 @@ class LlvmCpuBackend final : public runtime::CpuBackend {
   /// inline polynomials; 5: copies of 16-bit floats move their bits; 6: double exp, log, tanh as
   /// inline polynomials; 7: double erf too; 8: log's reduction in integer arithmetic; 9: prefetches
   /// in their buffer's alias scope.
-  static constexpr int kCodegenVersion = 9;
+  static constexpr int kCodegenVersion = 10;
 
   static LlvmCpuBackend& instance() {
     static LlvmCpuBackend* backend = new LlvmCpuBackend();

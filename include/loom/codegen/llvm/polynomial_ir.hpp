@@ -14,9 +14,17 @@
 
 namespace loom::codegen {
 
+/// What the target offers the math sequences.
+struct MathTarget {
+  /// AVX-512F on 512-bit registers: one vscalefps / vscalefpd scales a whole 512-bit vector by 2^n.
+  bool avx512_zmm = false;
+  /// SSE4.1 or newer: roundps / vrndscaleps round to the nearest integer in one instruction.
+  bool round_instruction = false;
+};
+
 class PolynomialIR {
  protected:
-  explicit PolynomialIR(llvm::IRBuilder<>& b) : b_(b) {}
+  PolynomialIR(llvm::IRBuilder<>& b, MathTarget target) : b_(b), target_(target) {}
 
   /// The constant `value` in v's floating-point type and lanes (rounded to that type).
   llvm::Value* f(llvm::Value* v, double value) { return llvm::ConstantFP::get(v->getType(), value); }
@@ -36,12 +44,34 @@ class PolynomialIR {
     llvm::Value* below_hi = b_.CreateSelect(b_.CreateFCmpOLT(v, f(v, hi)), v, f(v, hi));
     return b_.CreateSelect(b_.CreateFCmpOGT(below_hi, f(v, lo)), below_hi, f(v, lo));
   }
+  /// v limited to [lo, hi], NaN kept: each select takes v unless a comparison holds, which x86's
+  /// minps / maxps compute in one instruction each (they return their second operand on NaN).
+  llvm::Value* clamp_keep_nan(llvm::Value* v, double lo, double hi) {
+    llvm::Value* below_hi = b_.CreateSelect(b_.CreateFCmpOGT(v, f(v, hi)), f(v, hi), v);
+    return b_.CreateSelect(b_.CreateFCmpOLT(below_hi, f(v, lo)), f(v, lo), below_hi);
+  }
   /// The integer nearest v (ties away from zero), as i32, for |v| < 2^30. Not the shorter
   /// (v + 1.5 * 2^23) - 1.5 * 2^23: on a fast-math target the code generator may reassociate that
   /// back to v (LLVM 19 did not in our tests, but nothing forbids it).
   llvm::Value* round_to_integer(llvm::Value* v) {
     return b_.CreateFPToSI(b_.CreateFAdd(v, copysign(f(v, 0.5), v)), i32(v));
   }
+  /// The integer nearest v (|v| < 2^30, not NaN unless on the vscalef path), as a value of v's type
+  /// (`n`) and as i32 (`ni`, null where it is not computed: then fptosi(n) is exact). One rounding
+  /// instruction where the target has it (ties to even), else round_to_integer (ties away from zero,
+  /// four instructions): either n serves an argument reduction, whose remainder is at most half a step
+  /// either way.
+  struct NearestInteger {
+    llvm::Value* n;
+    llvm::Value* ni;
+  };
+  NearestInteger nearest_integer(llvm::Value* v) {
+    if (target_.round_instruction) return {b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, v), nullptr};
+    llvm::Value* ni = round_to_integer(v);
+    return {b_.CreateSIToFP(ni, v->getType()), ni};
+  }
+  /// `n` as i32: `ni` where nearest_integer computed it, else converted (exactly).
+  llvm::Value* as_i32(const NearestInteger& n) { return n.ni ? n.ni : b_.CreateFPToSI(n.n, i32(n.n)); }
   /// 2^n for integer n (i32 lanes) in the normal exponent range of `scalar` (float or double), built
   /// from its exponent bits.
   llvm::Value* power_of_two(llvm::Value* n, llvm::Type* scalar) {
@@ -51,21 +81,27 @@ class PolynomialIR {
     llvm::Value* biased = b_.CreateAdd(b_.CreateSExt(n, i64), llvm::ConstantInt::get(i64, 1023));
     return b_.CreateBitCast(b_.CreateShl(biased, llvm::ConstantInt::get(i64, 52)), like(n, scalar));
   }
-  /// p 2^n (n as a float value `n` and as i32 `ni`, its exponent range twice the type's), rounded
-  /// once, subnormal and overflowing results included: one vscalefps/vscalefpd on a 512-bit vector
-  /// where the target has AVX-512 on 512-bit registers, else times two exact powers of two (the
-  /// same bits).
-  llvm::Value* times_power_of_two(llvm::Value* p, llvm::Value* n, llvm::Value* ni, bool has_avx512_zmm) {
+  /// Whether times_power_of_two scales values of v's type with one vscalefps / vscalefpd: a 512-bit
+  /// vector on a target with AVX-512 on 512-bit registers. That instruction takes n as a float and
+  /// returns NaN for a NaN operand, so a NaN may flow through a sequence that ends in it.
+  bool scales_in_one_instruction(llvm::Value* v) {
+    auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(v->getType());
+    return target_.avx512_zmm && vector &&
+           vector->getNumElements() * vector->getScalarType()->getPrimitiveSizeInBits() == 512;
+  }
+  /// p 2^n (n from nearest_integer, its exponent range twice the type's), rounded once, subnormal and
+  /// overflowing results included: one vscalefps/vscalefpd (scales_in_one_instruction), else times
+  /// two exact powers of two (the same bits).
+  llvm::Value* times_power_of_two(llvm::Value* p, const NearestInteger& n) {
     llvm::Type* scalar = p->getType()->getScalarType();
-    auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(p->getType());
-    const unsigned zmm_lanes = scalar->isFloatTy() ? 16 : 8;
-    if (has_avx512_zmm && vector && vector->getNumElements() == zmm_lanes)
+    if (scales_in_one_instruction(p))
       return b_.CreateIntrinsic(scalar->isFloatTy() ? llvm::Intrinsic::x86_avx512_mask_scalef_ps_512
                                                     : llvm::Intrinsic::x86_avx512_mask_scalef_pd_512,
                                 {},
-                                {p, n, llvm::PoisonValue::get(p->getType()),
+                                {p, n.n, llvm::PoisonValue::get(p->getType()),
                                  scalar->isFloatTy() ? b_.getInt16(0xffff) : b_.getInt8(0xff),
                                  b_.getInt32(4 /* the current rounding mode */)});
+    llvm::Value* ni = as_i32(n);
     llvm::Value* n1 = b_.CreateAShr(ni, c32(ni, 1));
     llvm::Value* n2 = b_.CreateSub(ni, n1);
     return b_.CreateFMul(b_.CreateFMul(p, power_of_two(n1, scalar)), power_of_two(n2, scalar));
@@ -79,6 +115,7 @@ class PolynomialIR {
   }
 
   llvm::IRBuilder<>& b_;
+  MathTarget target_;
 };
 
 }  // namespace loom::codegen

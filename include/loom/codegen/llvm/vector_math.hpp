@@ -21,9 +21,7 @@ namespace loom::codegen {
 
 class VectorMath : PolynomialIR {
  public:
-  /// has_avx512_zmm: the target has AVX-512F on 512-bit registers, so exp scales 16-lane vectors
-  /// with one vscalefps.
-  VectorMath(llvm::IRBuilder<>& b, bool has_avx512_zmm) : PolynomialIR(b), has_avx512_zmm_(has_avx512_zmm) {}
+  explicit VectorMath(llvm::IRBuilder<>& b, MathTarget target) : PolynomialIR(b, target) {}
 
   /// Whether `name` has a polynomial version for values of IR type `type` (float, or double:
   /// vector_math_f64.hpp).
@@ -40,7 +38,7 @@ class VectorMath : PolynomialIR {
     llvm::IRBuilderBase::FastMathFlagGuard keep_flags(b_);
     b_.clearFastMathFlags();
     if (x->getType()->getScalarType()->isDoubleTy()) {
-      VectorMathF64 f64(b_, has_avx512_zmm_);
+      VectorMathF64 f64(b_, target_);
       if (name == "exp") return f64.exp(x);
       if (name == "log") return f64.log(x);
       if (name == "tanh") return f64.tanh(x);
@@ -56,17 +54,22 @@ class VectorMath : PolynomialIR {
   /// e^r by a degree-6 polynomial, then times 2^n in two halves so that subnormal and overflowing
   /// results round once.
   llvm::Value* exp(llvm::Value* x) {
-    llvm::Value* xc = clamp(x, -104.0f, 89.0f);  // e^-104 rounds to 0, e^89 to inf
-    llvm::Value* ni = round_to_integer(b_.CreateFMul(xc, f(x, 1.44269504088896341f)));  // in [-150, 129]
-    llvm::Value* n = b_.CreateSIToFP(ni, x->getType());
+    // With vscalefps NaN flows through to the result; elsewhere the clamp turns it into a number
+    // (fptosi of NaN is poison) and the last select puts it back.
+    const bool nan_flows = scales_in_one_instruction(x);
+    // e^-104 rounds to 0, e^89 to inf
+    llvm::Value* xc = nan_flows ? clamp_keep_nan(x, -104.0f, 89.0f) : clamp(x, -104.0f, 89.0f);
+    NearestInteger nearest =
+        nearest_integer(b_.CreateFMul(xc, f(x, 1.44269504088896341f)));  // in [-150, 129]
+    llvm::Value* n = nearest.n;
     llvm::Value* r = fma(n, f(x, -0.693359375f), xc);
     r = fma(n, f(x, 2.12194440e-4f), r);  // ln2 = 0.693359375 - 2.12194440e-4 + O(1e-12)
     llvm::Value* p = horner(r, {0.49999988595112802f, 0.16666518459980375f, 0.04166953310922325f,
                                 0.0083689163413751267f, 0.0013751407895822139f});
     p = b_.CreateFAdd(fma(b_.CreateFMul(r, r), p, r), f(x, 1.0f));
     // p 2^n rounded once (vscalefps on 16 lanes of AVX-512; the same bits otherwise).
-    llvm::Value* result = times_power_of_two(p, n, ni, has_avx512_zmm_);
-    return b_.CreateSelect(is_nan(x), x, result);
+    llvm::Value* result = times_power_of_two(p, nearest);
+    return nan_flows ? result : b_.CreateSelect(is_nan(x), x, result);
   }
 
   /// log x: x = m 2^e with m in (sqrt(1/2), sqrt(2)); log(1 + f) = f + f^2 (-1/2 + f P(f)), f = m - 1.
@@ -129,9 +132,6 @@ class VectorMath : PolynomialIR {
     llvm::Value* result = b_.CreateSelect(b_.CreateFCmpOLT(a, f(x, 0.875f)), small, large);
     return b_.CreateSelect(is_nan(x), x, result);
   }
-
- private:
-  bool has_avx512_zmm_;
 };
 
 }  // namespace loom::codegen

@@ -18,26 +18,27 @@ namespace loom::codegen {
 
 class VectorMathF64 : PolynomialIR {
  public:
-  /// has_avx512_zmm: the target has AVX-512F on 512-bit registers, so exp scales 8-lane vectors
-  /// with one vscalefpd.
-  VectorMathF64(llvm::IRBuilder<>& b, bool has_avx512_zmm)
-      : PolynomialIR(b), has_avx512_zmm_(has_avx512_zmm) {}
+  VectorMathF64(llvm::IRBuilder<>& b, MathTarget target) : PolynomialIR(b, target) {}
 
   /// e^x: x = n ln2 + r with |r| <= ln2/2 (ln2 in two parts, so r carries no rounding of n ln2),
   /// e^r = 1 + r + r^2 Q(r) with Q of degree 9 (1 + r kept exactly as a sum of two doubles, so that
   /// only the last addition rounds), then times 2^n, so that subnormal and overflowing results
   /// round once.
   llvm::Value* exp(llvm::Value* x) {
-    llvm::Value* xc = clamp(x, -746.0, 710.0);  // e^-746 rounds to 0, e^710 to inf
-    llvm::Value* ni = round_to_integer(b_.CreateFMul(xc, f(x, 1.4426950408889634)));  // in [-1077, 1025]
-    llvm::Value* n = b_.CreateSIToFP(ni, x->getType());
-    llvm::Value* r = reduce(n, xc);
+    // With vscalefpd NaN flows through to the result; elsewhere the clamp turns it into a number
+    // (fptosi of NaN is poison) and the last select puts it back.
+    const bool nan_flows = scales_in_one_instruction(x);
+    // e^-746 rounds to 0, e^710 to inf
+    llvm::Value* xc = nan_flows ? clamp_keep_nan(x, -746.0, 710.0) : clamp(x, -746.0, 710.0);
+    NearestInteger nearest =
+        nearest_integer(b_.CreateFMul(xc, f(x, 1.4426950408889634)));  // in [-1077, 1025]
+    llvm::Value* r = reduce(nearest.n, xc);
     llvm::Value* one_plus_r = b_.CreateFAdd(f(x, 1.0), r);
     llvm::Value* rounding = b_.CreateFAdd(b_.CreateFSub(f(x, 1.0), one_plus_r), r);  // exact: |r| < 1
     llvm::Value* p = b_.CreateFAdd(one_plus_r, fma(b_.CreateFMul(r, r), q_of(r), rounding));  // e^r
     // p 2^n rounded once (vscalefpd on 8 lanes of AVX-512; the same bits otherwise).
-    llvm::Value* result = times_power_of_two(p, n, ni, has_avx512_zmm_);
-    return b_.CreateSelect(is_nan(x), x, result);
+    llvm::Value* result = times_power_of_two(p, nearest);
+    return nan_flows ? result : b_.CreateSelect(is_nan(x), x, result);
   }
 
   /// log x: x = m 2^e with m in (sqrt(1/2), sqrt(2) rounded], f = m - 1 (exact), s = f / (2 + f), so that
@@ -86,12 +87,12 @@ class VectorMathF64 : PolynomialIR {
     // x + x^3 P rounds -0 to +0: tanh is odd, so take x's sign.
     llvm::Value* small = copysign(fma(b_.CreateFMul(x2, x), p, x), x);
     llvm::Value* y = clamp(b_.CreateFMul(fabs(x), f(x, 2.0)), 0.0, 40.0);
-    llvm::Value* ni = round_to_integer(b_.CreateFMul(y, f(x, 1.4426950408889634)));  // in [0, 58]
-    llvm::Value* n = b_.CreateSIToFP(ni, x->getType());
+    NearestInteger nearest = nearest_integer(b_.CreateFMul(y, f(x, 1.4426950408889634)));  // in [0, 58]
+    llvm::Value* n = nearest.n;
     // e^y - 1 = 2^n (e^r - 1) + (2^n - 1): the scaling is exact and 2^n - 1 is exact for n <= 53
     // (beyond, its rounding is far below the result's ulp), so the sum rounds once; for n = 0 it is
     // e^r - 1 itself, accurate near 0.
-    llvm::Value* scale = power_of_two(ni, b_.getDoubleTy());
+    llvm::Value* scale = power_of_two(as_i32(nearest), b_.getDoubleTy());
     llvm::Value* r = reduce(n, y);
     llvm::Value* em1 = fma(scale, fma(b_.CreateFMul(r, r), q_of(r), r), b_.CreateFSub(scale, f(x, 1.0)));
     llvm::Value* large = copysign(b_.CreateFDiv(em1, b_.CreateFAdd(em1, f(x, 2.0))), x);
@@ -147,8 +148,6 @@ class VectorMathF64 : PolynomialIR {
                       0.0013888888946678828, 0.00019841269597118904, 2.480149034623507e-05,
                       2.755750728541229e-06, 2.7631125446226205e-07, 2.50246452096493e-08});
   }
-
-  bool has_avx512_zmm_;
 };
 
 }  // namespace loom::codegen
