@@ -41,11 +41,12 @@ extern "C" {
 /// Records `message` (a NUL-terminated string in the kernel's constant data) as the call's error.
 inline void loom_rt_error(void* ctx, const char* message) { static_cast<CallContext*>(ctx)->fail(message); }
 
-/// Zero-filled, 64-byte aligned memory for an Allocate of `rank` extents of `element_bytes`
-/// each, or null after recording why (a negative extent, a size beyond kMaxAllocationBytes, no
-/// memory). `name` is the buffer's name for the message.
+/// 64-byte aligned memory for an Allocate of `rank` extents of `element_bytes` each, zero-filled
+/// unless `zero_fill` is 0 (the code generator proved that the kernel writes all of it before
+/// reading any: codegen/written_before_read.hpp), or null after recording why (a negative extent, a
+/// size beyond kMaxAllocationBytes, no memory). `name` is the buffer's name for the message.
 inline void* loom_rt_alloc(void* ctx, const char* name, int64_t element_bytes, int32_t rank,
-                           const int64_t* extents) {
+                           const int64_t* extents, int32_t zero_fill) {
   auto* context = static_cast<CallContext*>(ctx);
   int64_t bytes = element_bytes;
   for (int32_t d = 0; d < rank; ++d) {
@@ -64,7 +65,7 @@ inline void* loom_rt_alloc(void* ctx, const char* name, int64_t element_bytes, i
     context->fail(cat("allocate of buffer '", name, "': out of memory for ", bytes, " bytes"));
     return nullptr;
   }
-  std::memset(memory, 0, static_cast<size_t>(bytes));
+  if (zero_fill) std::memset(memory, 0, static_cast<size_t>(bytes));
   return memory;
 }
 

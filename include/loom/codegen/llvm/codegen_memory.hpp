@@ -7,6 +7,7 @@
 #include <string>
 
 #include "loom/codegen/llvm/codegen_llvm.hpp"
+#include "loom/codegen/written_before_read.hpp"
 
 namespace loom::codegen {
 
@@ -206,7 +207,8 @@ inline void CodeGenLLVM::emit_store(const StoreNode* op) {
   tag_access(access, buffer.scope);
 }
 
-/// Memory for the body's lifetime, zero-filled like the interpreter's and 64-byte aligned. Small
+/// Memory for the body's lifetime, zero-filled like the interpreter's (unless the body provably
+/// overwrites all of it before reading any: then no one can tell) and 64-byte aligned. Small
 /// buffers of constant size live in the function's stack frame (one slot, zeroed each time the
 /// Allocate runs); the rest come from loom_rt_alloc, freed at the end and on every error exit.
 inline void CodeGenLLVM::emit_allocate(const AllocateNode* op) {
@@ -222,13 +224,14 @@ inline void CodeGenLLVM::emit_allocate(const AllocateNode* op) {
   auto scope_it = allocation_scopes_.find(op->buffer.get());
   const int scope = scope_it == allocation_scopes_.end() ? -1 : scope_it->second;
   const std::string name = op->buffer.name();
+  const bool zero_fill = !written_before_read(*op);
 
   if (constant && total <= kMaxStackBuffer && fn_.stack_bytes + total <= kMaxStackPerFunction) {
     fn_.stack_bytes += total;
     llvm::AllocaInst* slot = static_alloca(
         llvm::ArrayType::get(builder_.getInt8Ty(), static_cast<uint64_t>(std::max<int64_t>(total, 1))), 64,
         name.c_str());
-    if (total > 0)
+    if (total > 0 && zero_fill)
       builder_.CreateMemSet(slot, builder_.getInt8(0), static_cast<uint64_t>(total), llvm::Align(64));
     bind_buffer(op->buffer, BufferBinding{slot, scope, name});
     emit_stmt(op->body);
@@ -243,11 +246,11 @@ inline void CodeGenLLVM::emit_allocate(const AllocateNode* op) {
     builder_.CreateStore(extend_to_i64(emit(op->extents[d]), op->extents[d].dtype()),
                          builder_.CreateConstInBoundsGEP1_64(i64_type(), extents, d));
   }
-  llvm::FunctionCallee alloc = runtime_function("loom_rt_alloc", ptr_type(),
-                                                {ptr_type(), ptr_type(), i64_type(), i32_type(), ptr_type()});
+  llvm::FunctionCallee alloc = runtime_function(
+      "loom_rt_alloc", ptr_type(), {ptr_type(), ptr_type(), i64_type(), i32_type(), ptr_type(), i32_type()});
   llvm::CallInst* memory = builder_.CreateCall(
       alloc, {fn_.ctx, string_constant(name), builder_.getInt64(static_cast<uint64_t>(element_bytes)),
-              builder_.getInt32(static_cast<uint32_t>(rank)), extents});
+              builder_.getInt32(static_cast<uint32_t>(rank)), extents, builder_.getInt32(zero_fill ? 1 : 0)});
   // Sound facts about loom_rt_alloc: fresh memory (nothing else points into it), 64-byte aligned.
   memory->addRetAttr(llvm::Attribute::NoAlias);
   memory->addRetAttr(llvm::Attribute::getWithAlignment(ctx_, llvm::Align(64)));

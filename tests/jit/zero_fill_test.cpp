@@ -1,0 +1,133 @@
+// When the CPU code generator may skip zero-filling an allocation (codegen/written_before_read.hpp):
+// only where the body overwrites every element before anything reads it. The analysis on hand-built
+// loops (whole covers, and each way a cover can fall short), then kernels through the JIT: the
+// fill's memset is gone from whole covers, kept for partial ones, and both match the interpreter.
+#include <loom/codegen/written_before_read.hpp>
+#include <loom/loom.hpp>
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "../runtime/interp_test_util.hpp"
+#include "../support/jit_harness.hpp"
+
+using namespace loom;
+using namespace loom::test;
+
+namespace {
+
+Expr zero_fill_ramp(Expr base, int lanes) { return RampNode::make(std::move(base), Expr(1), lanes); }
+
+/// allocate(tmp, f32, [elements]) { nest; out[i] = tmp[i] for i < elements }, as an AllocateNode.
+bool whole(const Var& tmp, int64_t elements, const Stmt& nest) {
+  Var i("i_read");
+  Stmt read = loop(i, 0, Expr(static_cast<int>(elements)),
+                   StoreNode::make(tmp, LoadNode::make(f32, tmp, i) + 1.0f, i));
+  Stmt alloc =
+      AllocateNode::make(tmp, f32, {Expr(static_cast<int>(elements))}, "global", SeqNode::make({nest, read}));
+  return codegen::written_before_read(*alloc.as<AllocateNode>());
+}
+
+}  // namespace
+
+TEST_CASE("zero fill: whole covers are proven") {
+  Var tmp("tmp", handle_type), j("j"), k("k");
+  const Expr v16 = BroadcastNode::make(Expr(2.0f), 16);
+  // A vectorized row: tmp[ramp(16 j, 1, 16)] for j < 64 (a softmax row of exp values).
+  CHECK(whole(tmp, 1024, loop(j, 0, 64, StoreNode::make(tmp, v16, zero_fill_ramp(j * 16, 16)))));
+  // Two stores per iteration, side by side (a packed GEMM panel, unrolled).
+  CHECK(whole(tmp, 1024,
+              loop(j, 0, 32,
+                   SeqNode::make({StoreNode::make(tmp, v16, zero_fill_ramp(j * 32, 16)),
+                                  StoreNode::make(tmp, v16, zero_fill_ramp(j * 32 + 16, 16))}))));
+  // Two loops, the outer one's step the inner one's whole length, scalar stores; a loop from 1.
+  CHECK(whole(tmp, 96, loop(j, 0, 8, loop(k, 1, 12, StoreNode::make(tmp, Expr(1.0f), j * 12 + (k - 1))))));
+  // The loops in either order; an extra loop that does not move the index rewrites the same elements.
+  CHECK(whole(tmp, 96, loop(k, 0, 12, loop(j, 0, 8, StoreNode::make(tmp, Expr(1.0f), j * 12 + k)))));
+  Var r("r");
+  CHECK(whole(tmp, 96, loop(r, 0, 3, loop(k, 0, 96, StoreNode::make(tmp, Expr(1.0f), k)))));
+  // Sequences of loops, each writing every fourth element (a packed GEMM panel of A: four rows
+  // interleaved), so that only all of them together cover the buffer.
+  std::vector<Stmt> rows;
+  for (int row = 0; row < 4; ++row) {
+    Var c("c" + std::to_string(row));
+    rows.push_back(loop(c, 0, 10, StoreNode::make(tmp, Expr(1.0f), j * 40 + c * 4 + row)));
+  }
+  CHECK(whole(tmp, 120, loop(j, 0, 3, SeqNode::make(rows))));
+  rows.pop_back();
+  CHECK_FALSE(whole(tmp, 120, loop(j, 0, 3, SeqNode::make(rows))));
+  // Statements before the nest that do not touch the buffer.
+  BufferParam other = buffer_param("other", f32, {4});
+  CHECK(whole(tmp, 64,
+              SeqNode::make(
+                  {store(other, Expr(3.0f), Expr(0)), loop(k, 0, 64, StoreNode::make(tmp, Expr(1.0f), k))})));
+}
+
+TEST_CASE("zero fill: anything short of a proven whole cover keeps the fill") {
+  Var tmp("tmp", handle_type), j("j"), k("k");
+  const Expr v16 = BroadcastNode::make(Expr(2.0f), 16);
+  // A gap between iterations (16 of every 32 elements), one element short, one past the end.
+  CHECK_FALSE(whole(tmp, 1024, loop(j, 0, 32, StoreNode::make(tmp, v16, zero_fill_ramp(j * 32, 16)))));
+  CHECK_FALSE(whole(tmp, 96, loop(k, 0, 95, StoreNode::make(tmp, Expr(1.0f), k))));
+  CHECK_FALSE(whole(tmp, 96, loop(k, 0, 97, StoreNode::make(tmp, Expr(1.0f), k))));
+  CHECK_FALSE(whole(tmp, 96, loop(k, 0, 96, StoreNode::make(tmp, Expr(1.0f), k + 1))));
+  // Masked lanes; a guarded store; a stride; an index that is not affine in the loops.
+  const Expr some = BroadcastNode::make(Expr(true), 16);
+  CHECK_FALSE(whole(tmp, 1024, loop(j, 0, 64, StoreNode::make(tmp, v16, zero_fill_ramp(j * 16, 16), some))));
+  CHECK_FALSE(
+      whole(tmp, 64, loop(k, 0, 64, IfThenElseNode::make(k < 60, StoreNode::make(tmp, Expr(1.0f), k)))));
+  CHECK_FALSE(whole(tmp, 64, loop(k, 0, 64, StoreNode::make(tmp, Expr(1.0f), floormod(k * 7, 64)))));
+  CHECK_FALSE(whole(tmp, 1024, loop(j, 0, 64, StoreNode::make(tmp, v16, RampNode::make(j, Expr(64), 16)))));
+  // The buffer read before the nest, or by the nest's own stores.
+  BufferParam out = buffer_param("out", f32, {64});
+  CHECK_FALSE(whole(tmp, 64,
+                    SeqNode::make({store(out, LoadNode::make(f32, tmp, Expr(0)), Expr(0)),
+                                   loop(k, 0, 64, StoreNode::make(tmp, Expr(1.0f), k))})));
+  CHECK_FALSE(
+      whole(tmp, 64, loop(k, 0, 64, StoreNode::make(tmp, LoadNode::make(f32, tmp, Expr(63 - k)), k))));
+  // Two stores whose loop coefficients differ; a symbolic extent.
+  CHECK_FALSE(whole(
+      tmp, 64,
+      loop(k, 0, 32,
+           SeqNode::make({StoreNode::make(tmp, Expr(1.0f), k), StoreNode::make(tmp, Expr(1.0f), k * 2)}))));
+  Var n("n");
+  CHECK_FALSE(whole(tmp, 64, loop(k, 0, n, StoreNode::make(tmp, Expr(1.0f), k))));
+}
+
+TEST_CASE("zero fill: through the JIT, whole covers skip the memset and both kinds match the interpreter") {
+  // On the stack (small) and from loom_rt_alloc (beyond the stack limit): a buffer written whole,
+  // then read back reversed.
+  for (int n : {1024, 100000}) {
+    CAPTURE(n);
+    BufferParam out = buffer_param("out", f32, {n});
+    Var i("i"), tmp("tmp", handle_type);
+    Stmt body = AllocateNode::make(
+        tmp, f32, {n}, "global",
+        SeqNode::make({loop(i, 0, n, StoreNode::make(tmp, cast(f32, i) * Expr(0.5f), i)),
+                       loop(i, 0, n, store(out, LoadNode::make(f32, tmp, n - 1 - i), i))}));
+    Buffer<float> o({n});
+    Kernel k = check_jit_matches_interpreter(make_func("whole", {param(out)}, body), o);
+    const std::string ir = k.llvm_ir();
+    CHECK(ir.find("llvm.memset") == std::string::npos);
+    // loom_rt_alloc's last argument: whether to zero-fill.
+    if (n > 1024) CHECK(ir.find("%alloc_extents, i32 0)") != std::string::npos);
+  }
+  // Half written: the other half must read as zeros, as in the interpreter.
+  for (int n : {1024, 100000}) {
+    CAPTURE(n);
+    BufferParam out = buffer_param("out", f32, {n});
+    Var i("i"), tmp("tmp", handle_type);
+    Stmt body = AllocateNode::make(
+        tmp, f32, {n}, "global",
+        SeqNode::make({loop(i, 0, n / 2, StoreNode::make(tmp, cast(f32, i) + Expr(1.0f), i * 2)),
+                       loop(i, 0, n, store(out, LoadNode::make(f32, tmp, i), i))}));
+    Buffer<float> o({n});
+    for (int64_t e = 0; e < n; ++e) o.at_flat(e) = -7.0f;
+    Kernel k = check_jit_matches_interpreter(make_func("half", {param(out)}, body), o);
+    k(o);
+    for (int64_t e = 1; e < n; e += 2) REQUIRE(o.at_flat(e) == 0.0f);
+    CHECK(o.at_flat(2) == 2.0f);
+    if (n > 1024) CHECK(k.llvm_ir().find("%alloc_extents, i32 1)") != std::string::npos);
+  }
+}
