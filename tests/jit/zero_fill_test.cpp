@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <string>
 
 #include "../runtime/interp_test_util.hpp"
@@ -93,41 +94,71 @@ TEST_CASE("zero fill: anything short of a proven whole cover keeps the fill") {
            SeqNode::make({StoreNode::make(tmp, Expr(1.0f), k), StoreNode::make(tmp, Expr(1.0f), k * 2)}))));
   Var n("n");
   CHECK_FALSE(whole(tmp, 64, loop(k, 0, n, StoreNode::make(tmp, Expr(1.0f), k))));
+  // Stores of another type than the buffer's (8-bit values write a quarter of a float's bytes).
+  CHECK_FALSE(whole(tmp, 64, loop(k, 0, 64, StoreNode::make(tmp, cast(i8, k), k))));
+  // A loop variable of a narrow type: its bounds would wrap in the generated code.
+  Var k16("k16", i16);
+  CHECK_FALSE(whole(
+      tmp, 64,
+      loop(k16, Expr(int16_t{0}), Expr(int16_t{64}), StoreNode::make(tmp, Expr(1.0f), cast(i32, k16)))));
+  // The buffer's variable bound again inside the body (ill-formed): the read behind it would be missed.
+  {
+    Var i("i_rebound");
+    BufferParam out = buffer_param("out", f32, {64});
+    Stmt inner = AllocateNode::make(tmp, f32, {Expr(4)}, "global", StoreNode::make(tmp, Expr(1.0f), Expr(0)));
+    Stmt body = SeqNode::make({loop(k, 0, 64, StoreNode::make(tmp, Expr(1.0f), k)), inner,
+                               loop(i, 0, 64, store(out, LoadNode::make(f32, tmp, i), i))});
+    Stmt alloc = AllocateNode::make(tmp, f32, {Expr(64)}, "global", body);
+    CHECK_FALSE(codegen::written_before_read(*alloc.as<AllocateNode>()));
+  }
+  // Loops that run long without storing: the walk gives up after its budget instead of running
+  // 10^10 iterations (this check would not finish otherwise).
+  Var a("a"), b("b"), c("c");
+  CHECK_FALSE(
+      whole(tmp, 64,
+            SeqNode::make(
+                {loop(a, 0, 100000, loop(b, 0, 100000, loop(c, 0, 0, StoreNode::make(tmp, Expr(1.0f), c)))),
+                 loop(k, 0, 64, StoreNode::make(tmp, Expr(1.0f), k))})));
 }
 
 TEST_CASE("zero fill: through the JIT, whole covers skip the memset and both kinds match the interpreter") {
-  // On the stack (small) and from loom_rt_alloc (beyond the stack limit): a buffer written whole,
-  // then read back reversed.
-  for (int n : {1024, 100000}) {
-    CAPTURE(n);
+  // On the stack (small) and from loom_rt_alloc (beyond the stack limit). The allocation `tmp` of n
+  // floats is filled by `fill`, then out[i] = tmp[read(i)]; the kernel is checked against the
+  // interpreter and returned.
+  auto fill_then_read = [](const char* name, int n, const std::function<Stmt(const Var&, const Var&)>& fill,
+                           const std::function<Expr(const Var&)>& read, Buffer<float>& o) {
     BufferParam out = buffer_param("out", f32, {n});
     Var i("i"), tmp("tmp", handle_type);
     Stmt body = AllocateNode::make(
         tmp, f32, {n}, "global",
-        SeqNode::make({loop(i, 0, n, StoreNode::make(tmp, cast(f32, i) * Expr(0.5f), i)),
-                       loop(i, 0, n, store(out, LoadNode::make(f32, tmp, n - 1 - i), i))}));
+        SeqNode::make({fill(tmp, i), loop(i, 0, n, store(out, LoadNode::make(f32, tmp, read(i)), i))}));
+    return check_jit_matches_interpreter(make_func(name, {param(out)}, body), o);
+  };
+  for (int n : {1024, 100000}) {
+    CAPTURE(n);
+    // Written whole, read back reversed: no fill.
     Buffer<float> o({n});
-    Kernel k = check_jit_matches_interpreter(make_func("whole", {param(out)}, body), o);
-    const std::string ir = k.llvm_ir();
+    Kernel whole_kernel = fill_then_read(
+        "whole", n,
+        [&](const Var& tmp, const Var& i) {
+          return loop(i, 0, n, StoreNode::make(tmp, cast(f32, i) * Expr(0.5f), i));
+        },
+        [&](const Var& i) { return n - 1 - i; }, o);
+    const std::string ir = whole_kernel.llvm_ir();
     CHECK(ir.find("llvm.memset") == std::string::npos);
     // loom_rt_alloc's last argument: whether to zero-fill.
     if (n > 1024) CHECK(ir.find("%alloc_extents, i32 0)") != std::string::npos);
-  }
-  // Half written: the other half must read as zeros, as in the interpreter.
-  for (int n : {1024, 100000}) {
-    CAPTURE(n);
-    BufferParam out = buffer_param("out", f32, {n});
-    Var i("i"), tmp("tmp", handle_type);
-    Stmt body = AllocateNode::make(
-        tmp, f32, {n}, "global",
-        SeqNode::make({loop(i, 0, n / 2, StoreNode::make(tmp, cast(f32, i) + Expr(1.0f), i * 2)),
-                       loop(i, 0, n, store(out, LoadNode::make(f32, tmp, i), i))}));
-    Buffer<float> o({n});
+    // Every other element written: the others must read as zeros, as in the interpreter.
     for (int64_t e = 0; e < n; ++e) o.at_flat(e) = -7.0f;
-    Kernel k = check_jit_matches_interpreter(make_func("half", {param(out)}, body), o);
-    k(o);
+    Kernel half_kernel = fill_then_read(
+        "half", n,
+        [&](const Var& tmp, const Var& i) {
+          return loop(i, 0, n / 2, StoreNode::make(tmp, cast(f32, i) + Expr(1.0f), i * 2));
+        },
+        [](const Var& i) { return Expr(i); }, o);
+    half_kernel(o);
     for (int64_t e = 1; e < n; e += 2) REQUIRE(o.at_flat(e) == 0.0f);
     CHECK(o.at_flat(2) == 2.0f);
-    if (n > 1024) CHECK(k.llvm_ir().find("%alloc_extents, i32 1)") != std::string::npos);
+    if (n > 1024) CHECK(half_kernel.llvm_ir().find("%alloc_extents, i32 1)") != std::string::npos);
   }
 }

@@ -8,11 +8,12 @@
 // loops with constant bounds and sequences whose leaves are stores (none masked, none reading the
 // buffer), the stores to the buffer indexed affinely by the loop variables (scalars or contiguous
 // ramps); walking the tree marks every element they write, and all of [0, elements) must be marked.
-// The walk visits each store once per iteration of its loops, so it gives up (keeping the fill)
-// beyond kMaxWalkedStores of them. Anything else keeps the fill too.
+// The walk visits each loop iteration and store execution, so it gives up (keeping the fill) beyond
+// kMaxWalkSteps of them. Anything else keeps the fill too.
 #pragma once
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <unordered_map>
 #include <utility>
@@ -21,6 +22,7 @@
 #include "loom/ir/free_vars.hpp"
 #include "loom/ir/linear_form.hpp"
 #include "loom/ir/stmt.hpp"
+#include "loom/ir/visitor.hpp"
 
 namespace loom::codegen {
 
@@ -35,16 +37,44 @@ bool names_buffer(const Node& node, const VarNode* buffer) {
   return false;
 }
 
+/// Whether `s` binds `var` anywhere: as a loop variable, a let's variable or an allocation's buffer.
+inline bool binds(const Stmt& s, const VarNode* var) {
+  struct Finder : IRVisitor {
+    using IRVisitor::visit;
+    const VarNode* var;
+    bool found = false;
+    void visit(const ForNode* op) override {
+      found = found || op->loop_var.get() == var;
+      IRVisitor::visit(op);
+    }
+    void visit(const LetStmtNode* op) override {
+      found = found || op->var.get() == var;
+      IRVisitor::visit(op);
+    }
+    void visit(const LetNode* op) override {
+      found = found || op->var.get() == var;
+      IRVisitor::visit(op);
+    }
+    void visit(const AllocateNode* op) override {
+      found = found || op->buffer.get() == var;
+      IRVisitor::visit(op);
+    }
+  } finder;
+  finder.var = var;
+  finder.visit_stmt(s);
+  return finder.found;
+}
+
 /// Marks the elements that a statement tree writes to the buffer; fails on anything it cannot
 /// follow exactly.
 class WriteCover {
  public:
-  /// Beyond this many store executions the walk stops: the fill stays (a memset of the buffer costs
-  /// about as much as writing it, and compile time must not grow with the buffer).
-  static constexpr int64_t kMaxWalkedStores = int64_t{1} << 18;
+  /// Beyond this many steps (loop iterations and store executions) the walk stops and the fill
+  /// stays: compile time must not grow with the buffer or the loops (2^18 steps take a few ms).
+  static constexpr int64_t kMaxWalkSteps = int64_t{1} << 18;
 
-  WriteCover(const VarNode* buffer, int64_t elements)
-      : buffer_(buffer), written_(static_cast<size_t>(elements), false) {}
+  WriteCover(const VarNode* buffer, DType element, int64_t elements)
+      : buffer_(buffer), element_(element), written_(static_cast<size_t>(elements), false) {}
 
   /// Walks `s` (the loops' variables bound in `values_`); false when it cannot say what `s` writes.
   bool walk(const Stmt& s) {
@@ -56,8 +86,10 @@ class WriteCover {
     if (const ForNode* loop = s.as<ForNode>()) {
       const int64_t* min = as_const_int(loop->min);
       const int64_t* extent = as_const_int(loop->extent);
-      if (!min || !extent || loop->kind == ForKind::ThreadBinding) return false;
+      if (!min || !extent || loop->kind == ForKind::ThreadBinding || !counts_as_written(*loop, *min, *extent))
+        return false;
       for (int64_t i = 0; i < *extent; ++i) {
+        if (++steps_ > kMaxWalkSteps) return false;
         values_[loop->loop_var.get()] = *min + i;
         if (!walk(loop->body)) return false;
       }
@@ -65,7 +97,7 @@ class WriteCover {
       return true;
     }
     const StoreNode* store = s.as<StoreNode>();
-    if (!store || ++stores_ > kMaxWalkedStores) return false;
+    if (!store || ++steps_ > kMaxWalkSteps) return false;
     auto [it, added] = stores_seen_.try_emplace(store);
     if (added) it->second = read(*store);
     const StoreIndex& index = it->second;
@@ -84,6 +116,15 @@ class WriteCover {
     std::vector<std::pair<const VarNode*, int64_t>> terms;
   };
 
+  /// Whether the loop runs min, ..., min + extent - 1 as counted here: the code generator computes a
+  /// loop's bounds in its variable's type, so a narrow type could wrap them.
+  static bool counts_as_written(const ForNode& loop, int64_t min, int64_t extent) {
+    const DType t = loop.loop_var.dtype();
+    if (!t.is_scalar() || !t.is_int() || (t.bits != 32 && t.bits != 64)) return false;
+    const int64_t limit = t.bits == 32 ? int64_t{INT32_MAX} : INT64_MAX;
+    return extent >= 0 && min >= -limit && min <= limit - extent;
+  }
+
   StoreIndex read(const StoreNode& store) const {
     StoreIndex r;
     if (store.predicate.defined() || names_buffer(store.value, buffer_) || names_buffer(store.index, buffer_))
@@ -92,6 +133,9 @@ class WriteCover {
       r.followed = true;  // another buffer's store: only its reads matter
       return r;
     }
+    // Elements are counted in the allocation's type: a store of another type (8-bit values into a
+    // float buffer) writes other bytes than its index says.
+    if (store.value.dtype().element_of() != element_) return r;
     Expr base = store.index;
     if (const RampNode* ramp = store.index.as<RampNode>()) {
       const int64_t* stride = as_const_int(ramp->stride);
@@ -129,10 +173,11 @@ class WriteCover {
   }
 
   const VarNode* buffer_;
+  DType element_;
   std::vector<bool> written_;
   std::unordered_map<const VarNode*, int64_t> values_;
   std::unordered_map<const StoreNode*, StoreIndex> stores_seen_;
-  int64_t stores_ = 0;
+  int64_t steps_ = 0;
 };
 
 }  // namespace detail
@@ -146,9 +191,13 @@ inline bool written_before_read(const AllocateNode& op) {
     const int64_t* v = as_const_int(e);
     if (!v || *v <= 0 || __builtin_mul_overflow(elements, *v, &elements)) return false;
   }
-  // A store writes at least one element per execution: a larger buffer cannot be covered in the walk.
-  if (elements > detail::WriteCover::kMaxWalkedStores * 64) return false;  // 2 MB of marks at most
+  // A store of 64 lanes (the widest there is) per walk step at most: a larger buffer cannot be covered
+  // within the walk, and the marks take 2 MB at most.
+  if (elements > detail::WriteCover::kMaxWalkSteps * 64) return false;
   const VarNode* buffer = op.buffer.get();
+  // A binding of the same variable inside the body (ill-formed, but the JIT would take it) would hide
+  // accesses to this buffer from names_buffer, whose bound set is not scoped.
+  if (detail::binds(op.body, buffer)) return false;
 
   // The first statement that names the buffer; statements before it do not touch it.
   Stmt first = op.body;
@@ -166,7 +215,7 @@ inline bool written_before_read(const AllocateNode& op) {
       break;
     }
   }
-  detail::WriteCover cover(buffer, elements);
+  detail::WriteCover cover(buffer, op.dtype, elements);
   return cover.walk(first) && cover.complete();
 }
 

@@ -28,8 +28,9 @@ class LlvmCpuBackend final : public runtime::CpuBackend {
   /// entries on disk stop matching instead of running stale code. 2-4: float exp, log, tanh, erf as
   /// inline polynomials; 5: copies of 16-bit floats move their bits; 6: double exp, log, tanh as
   /// inline polynomials; 7: double erf too; 8: log's reduction in integer arithmetic; 9: prefetches
-  /// in their buffer's alias scope.
-  static constexpr int kCodegenVersion = 10;
+  /// in their buffer's alias scope; 10: exp rounds n with one instruction; 11: allocations written
+  /// whole before any read are not zero-filled (loom_rt_alloc takes a sixth argument).
+  static constexpr int kCodegenVersion = 11;
 
   static LlvmCpuBackend& instance() {
     static LlvmCpuBackend* backend = new LlvmCpuBackend();

@@ -1,7 +1,7 @@
 // CodeGenLLVM's memory: loads and stores (scalar, contiguous vector, masked, gather/scatter), the
-// element codecs (bool is a byte, float16/bfloat16 their bits), allocations (zeroed, 64-byte
-// aligned; small constant ones on the stack), prefetches, and the alias scopes that tell LLVM
-// distinct buffers do not overlap.
+// element codecs (bool is a byte, float16/bfloat16 their bits), allocations (zeroed unless written
+// whole before any read, 64-byte aligned; small constant ones on the stack), prefetches, and the alias scopes
+// that tell LLVM distinct buffers do not overlap.
 #pragma once
 
 #include <string>

@@ -70,6 +70,9 @@ class PolynomialIR {
     llvm::Value* ni = round_to_integer(v);
     return {b_.CreateSIToFP(ni, v->getType()), ni};
   }
+  /// Whether nearest_integer keeps a NaN a NaN (the rounding instruction does; round_to_integer's
+  /// fptosi makes it poison). AVX-512 implies SSE4.1, so the vscalef path always has it.
+  bool nan_survives_rounding() const { return target_.round_instruction; }
   /// `n` as i32: `ni` where nearest_integer computed it, else converted (exactly).
   llvm::Value* as_i32(const NearestInteger& n) { return n.ni ? n.ni : b_.CreateFPToSI(n.n, i32(n.n)); }
   /// 2^n for integer n (i32 lanes) in the normal exponent range of `scalar` (float or double), built

@@ -51,12 +51,12 @@ class VectorMath : PolynomialIR {
   }
 
   /// e^x: x = n ln2 + r with |r| <= ln2/2 (ln2 in two parts, so r carries no rounding of n ln2),
-  /// e^r by a degree-6 polynomial, then times 2^n in two halves so that subnormal and overflowing
-  /// results round once.
+  /// e^r by a degree-6 polynomial, then times 2^n (times_power_of_two: one vscalefps, or two halves)
+  /// so that subnormal and overflowing results round once.
   llvm::Value* exp(llvm::Value* x) {
     // With vscalefps NaN flows through to the result; elsewhere the clamp turns it into a number
     // (fptosi of NaN is poison) and the last select puts it back.
-    const bool nan_flows = scales_in_one_instruction(x);
+    const bool nan_flows = scales_in_one_instruction(x) && nan_survives_rounding();
     // e^-104 rounds to 0, e^89 to inf
     llvm::Value* xc = nan_flows ? clamp_keep_nan(x, -104.0f, 89.0f) : clamp(x, -104.0f, 89.0f);
     NearestInteger nearest =

@@ -27,7 +27,7 @@ class VectorMathF64 : PolynomialIR {
   llvm::Value* exp(llvm::Value* x) {
     // With vscalefpd NaN flows through to the result; elsewhere the clamp turns it into a number
     // (fptosi of NaN is poison) and the last select puts it back.
-    const bool nan_flows = scales_in_one_instruction(x);
+    const bool nan_flows = scales_in_one_instruction(x) && nan_survives_rounding();
     // e^-746 rounds to 0, e^710 to inf
     llvm::Value* xc = nan_flows ? clamp_keep_nan(x, -746.0, 710.0) : clamp(x, -746.0, 710.0);
     NearestInteger nearest =
