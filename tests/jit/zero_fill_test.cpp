@@ -111,14 +111,20 @@ TEST_CASE("zero fill: anything short of a proven whole cover keeps the fill") {
     Stmt alloc = AllocateNode::make(tmp, f32, {Expr(64)}, "global", body);
     CHECK_FALSE(codegen::written_before_read(*alloc.as<AllocateNode>()));
   }
-  // Loops that run long without storing: the walk gives up after its budget instead of running
-  // 10^10 iterations (this check would not finish otherwise).
+  // Loops that run long without storing: the walk is not started beyond its budget, instead of
+  // running 10^10 iterations (these checks would not finish otherwise).
   Var a("a"), b("b"), c("c");
   CHECK_FALSE(
       whole(tmp, 64,
             SeqNode::make(
                 {loop(a, 0, 100000, loop(b, 0, 100000, loop(c, 0, 0, StoreNode::make(tmp, Expr(1.0f), c)))),
                  loop(k, 0, 64, StoreNode::make(tmp, Expr(1.0f), k))})));
+  // A loop inside the tree that stores only to another buffer, 10^9 times.
+  BufferParam other = buffer_param("other", f32, {1});
+  CHECK_FALSE(whole(tmp, 64,
+                    loop(k, 0, 64,
+                         SeqNode::make({StoreNode::make(tmp, Expr(1.0f), k),
+                                        loop(a, 0, 1000000000, store(other, Expr(1.0f), Expr(0)))}))));
 }
 
 TEST_CASE("zero fill: through the JIT, whole covers skip the memset and both kinds match the interpreter") {
