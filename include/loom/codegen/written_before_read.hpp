@@ -8,9 +8,10 @@
 // loops with constant bounds and sequences whose leaves are stores (none masked, none reading the
 // buffer), the stores to the buffer indexed affinely by the loop variables (scalars or contiguous
 // ramps, of the buffer's element type), the loops' variables 32 or 64 bits wide; walking the tree
-// marks every element they write, and all of [0, elements) must be marked. The walk's length is
-// counted before it starts (store executions, and iterations of loops that store nothing themselves):
-// beyond kMaxWalkSteps the fill stays. Anything else keeps the fill too. lib::gemm's 1024^3 f32
+// marks every element they write, and all of [0, elements) must be marked. What writes nothing to
+// the buffer (other buffers' stores, loops of those) is checked for reads of it and left out of the
+// walk, whose length (store executions) is counted before it starts: beyond kMaxWalkSteps the fill
+// stays. Anything else keeps the fill too. lib::gemm's 1024^3 f32
 // kernel spends 1.2 ms here (its two packed panels, both proven), against about 55 ms in LLVM.
 #pragma once
 
@@ -73,8 +74,9 @@ inline bool binds(const Stmt& s, const VarNode* var) {
 class WriteCover {
  public:
   /// Beyond this many steps the walk is not started and the fill stays: compile time must not grow
-  /// with the buffer or the loops (2^18 steps take about 1.5 ms). A step is a store's
-  /// execution, or an iteration of a loop whose body stores nothing to the buffer itself.
+  /// with the buffer or the loops (2^18 steps take about 1.5 ms). A step is the execution of a store
+  /// to the buffer; what writes nothing to it (other buffers' stores, loops of those) is checked for
+  /// reads of the buffer and then left out of the walk.
   static constexpr int64_t kMaxWalkSteps = int64_t{1} << 18;
 
   WriteCover(const VarNode* buffer, DType element, int64_t elements)
@@ -86,7 +88,7 @@ class WriteCover {
     int64_t steps = 0;
     if (!read(s, 0, root) || !count_steps(root, steps)) return false;
     written_.assign(static_cast<size_t>((elements_ + 63) / 64), 0);
-    values_.assign(static_cast<size_t>(depth_) + 1, 0);
+    values_.assign(static_cast<size_t>(max_depth_) + 1, 0);
     if (!run(root)) return false;
     for (int64_t e = 0; e < elements_; e += 64)
       if (~written_[static_cast<size_t>(e / 64)] &
@@ -109,9 +111,11 @@ class WriteCover {
 
   bool read(const Stmt& s, int depth, Node& out) {
     if (const SeqNode* seq = s.as<SeqNode>()) {
-      out.body.resize(seq->seq.size());
-      for (size_t i = 0; i < seq->seq.size(); ++i)
-        if (!read(seq->seq[i], depth, out.body[i])) return false;
+      for (const Stmt& part : seq->seq) {
+        Node n;
+        if (!read(part, depth, n)) return false;
+        if (!writes_nothing(n)) out.body.push_back(std::move(n));
+      }
       return true;
     }
     if (const ForNode* loop = s.as<ForNode>()) {
@@ -124,11 +128,12 @@ class WriteCover {
       out.min = *min;
       out.extent = *extent;
       out.depth = depth + 1;
-      depth_ = std::max(depth_, out.depth);
+      max_depth_ = std::max(max_depth_, out.depth);
       depths_[loop->loop_var.get()] = out.depth;
       out.body.resize(1);
       const bool ok = read(loop->body, depth + 1, out.body[0]);
       depths_.erase(loop->loop_var.get());
+      if (out.extent == 0 || writes_nothing(out.body[0])) out = Node();  // checked, then left out
       return ok;
     }
     const StoreNode* store = s.as<StoreNode>();
@@ -144,6 +149,7 @@ class WriteCover {
     if (const RampNode* ramp = store->index.as<RampNode>()) {
       const int64_t* stride = as_const_int(ramp->stride);
       if (!stride || *stride != 1) return false;
+      if (ramp->lanes != store->index.dtype().lanes) return false;  // ill-formed: trust neither
       base = ramp->base;
       out.lanes = ramp->lanes;
     } else if (store->index.dtype().lanes != 1) {
@@ -155,28 +161,25 @@ class WriteCover {
     for (const LinearTerm& t : form.terms()) {
       const VarNode* v = t.atom.as<VarNode>();
       auto it = v ? depths_.find(v) : depths_.end();
-      if (it == depths_.end()) return false;  // a variable bound outside the tree: unknown here
+      if (it == depths_.end()) return false;  // not a variable of an enclosing loop of the tree
       out.terms.emplace_back(it->second, t.coeff);
     }
     return true;
   }
 
-  /// Adds the steps of walking `n` to `steps`; false beyond kMaxWalkSteps.
+  /// A node the tree can leave out: an empty sequence (what a loop or store that writes nothing to
+  /// the buffer is read as).
+  static bool writes_nothing(const Node& n) { return n.kind == Node::Sequence && n.body.empty(); }
+
+  /// Adds the stores to the buffer that walking `n` executes to `steps`; false beyond kMaxWalkSteps.
+  /// Every node left in the tree leads to a store, so the walk's work is at most this count times
+  /// the nesting depth.
   static bool count_steps(const Node& n, int64_t& steps) {
     if (n.kind == Node::Store) return ++steps <= kMaxWalkSteps;
     int64_t inner = 0;
     for (const Node& b : n.body)
       if (!count_steps(b, inner)) return false;
-    if (n.kind == Node::Loop) {
-      // An iteration is counted by its stores to the buffer when it has some, else as one step.
-      const Node& body = n.body[0];
-      const bool holds_store =
-          body.kind == Node::Store ||
-          (body.kind == Node::Sequence && std::any_of(body.body.begin(), body.body.end(),
-                                                      [](const Node& b) { return b.kind == Node::Store; }));
-      if (!holds_store) ++inner;
-      if (__builtin_mul_overflow(inner, n.extent, &inner)) return false;
-    }
+    if (n.kind == Node::Loop && __builtin_mul_overflow(inner, n.extent, &inner)) return false;
     return !__builtin_add_overflow(steps, inner, &steps) && steps <= kMaxWalkSteps;
   }
 
@@ -224,7 +227,7 @@ class WriteCover {
   DType element_;
   int64_t elements_;
   std::unordered_map<const VarNode*, int> depths_;  // the enclosing loops' variables while reading
-  int depth_ = 0;
+  int max_depth_ = 0;
   std::vector<int64_t> values_;    // each depth's loop value while walking
   std::vector<uint64_t> written_;  // one bit per element
 };
@@ -240,8 +243,7 @@ inline bool written_before_read(const AllocateNode& op) {
     const int64_t* v = as_const_int(e);
     if (!v || *v <= 0 || __builtin_mul_overflow(elements, *v, &elements)) return false;
   }
-  // A store of 64 lanes (the widest there is) per walk step at most: a larger buffer cannot be covered
-  // within the walk, and the marks take 2 MB at most.
+  // The marks, one bit per element, take 2 MB at most: larger buffers keep the fill.
   if (elements > detail::WriteCover::kMaxWalkSteps * 64) return false;
   const VarNode* buffer = op.buffer.get();
   // A binding of the same variable inside the body (ill-formed, but the JIT would take it) would hide
