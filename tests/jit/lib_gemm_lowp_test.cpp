@@ -109,23 +109,20 @@ TEST_CASE("lib::gemm: 8-bit integers -> int32, exact, for every mix of signednes
 TEST_CASE("lib::gemm: narrow types with few rows on one thread pack B's panels side by side") {
   // All rows one block of A and the register-tile columns not shared: each copy of B covers several
   // dot-layout panels (1 KB of a row of B: 16 of bfloat16, 32 of bytes, dividing 22 or 44 panels).
-  with_threads(1, [] {
-    if (cpu_has(lib::DotInstruction::Vdpbf16ps)) {
-      for (int64_t k : {31, 64}) {
-        const lib::GemmProblem p = typed(67, 700, k, bf16, bf16);
-        const lib::Gemm g = lib::gemm(p);
-        CHECK(packed_elements(g, "packedB") >= 2 * g.config.nr * k);  // 2+ panels
-        check_lowp<bfloat16, bfloat16, float>(p, lib::DotInstruction::Vdpbf16ps);
-      }
+  // One product of 67 rows: the copy covers two or more of B's panels, and C is right.
+  auto check = [](auto a_element, auto b_element, auto c_element, int64_t n, DType a, DType b,
+                  lib::DotInstruction dot) {
+    if (!cpu_has(dot)) return;
+    for (int64_t k : {31, 64}) {
+      const lib::GemmProblem p = typed(67, n, k, a, b);
+      const lib::Gemm g = lib::gemm(p);
+      CHECK(packed_elements(g, "packedB") >= 2 * g.config.nr * k);  // 2+ panels
+      check_lowp<decltype(a_element), decltype(b_element), decltype(c_element)>(p, dot);
     }
-    if (cpu_has(lib::DotInstruction::Vpdpbusd)) {
-      for (int64_t k : {31, 64}) {
-        const lib::GemmProblem p = typed(67, 1400, k, u8, i8);
-        const lib::Gemm g = lib::gemm(p);
-        CHECK(packed_elements(g, "packedB") >= 2 * g.config.nr * k);  // 2+ panels
-        check_lowp<uint8_t, int8_t, int32_t>(p, lib::DotInstruction::Vpdpbusd);
-      }
-    }
+  };
+  with_threads(1, [&] {
+    check(bfloat16{}, bfloat16{}, float{}, 700, bf16, bf16, lib::DotInstruction::Vdpbf16ps);
+    check(uint8_t{}, int8_t{}, int32_t{}, 1400, u8, i8, lib::DotInstruction::Vpdpbusd);
   });
 }
 

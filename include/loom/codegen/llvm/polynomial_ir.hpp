@@ -73,6 +73,22 @@ class PolynomialIR {
   /// Whether nearest_integer keeps a NaN a NaN (the rounding instruction does; round_to_integer's
   /// fptosi makes it poison). AVX-512 implies SSE4.1, so the vscalef path always has it.
   bool nan_survives_rounding() const { return target_.round_instruction; }
+  /// exp's argument limited to [lo, hi] (beyond, the result is 0 or inf), and whether a NaN argument
+  /// flows through the rest of exp to its result: on the vscalef path, where rounding keeps NaN a NaN.
+  /// Elsewhere the clamp turns NaN into a number (fptosi of NaN is poison) and exp_result puts it
+  /// back.
+  struct ExpArgument {
+    llvm::Value* x;
+    bool nan_flows;
+  };
+  ExpArgument exp_argument(llvm::Value* x, double lo, double hi) {
+    const bool nan_flows = scales_in_one_instruction(x) && nan_survives_rounding();
+    return {nan_flows ? clamp_keep_nan(x, lo, hi) : clamp(x, lo, hi), nan_flows};
+  }
+  /// exp's result for argument `x` from the value computed from the clamped argument.
+  llvm::Value* exp_result(const ExpArgument& a, llvm::Value* x, llvm::Value* result) {
+    return a.nan_flows ? result : b_.CreateSelect(is_nan(x), x, result);
+  }
   /// `n` as i32: `ni` where nearest_integer computed it, else converted (exactly).
   llvm::Value* as_i32(const NearestInteger& n) { return n.ni ? n.ni : b_.CreateFPToSI(n.n, i32(n.n)); }
   /// 2^n for integer n (i32 lanes) in the normal exponent range of `scalar` (float or double), built

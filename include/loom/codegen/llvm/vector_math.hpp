@@ -54,11 +54,8 @@ class VectorMath : PolynomialIR {
   /// e^r by a degree-6 polynomial, then times 2^n (times_power_of_two: one vscalefps, or two halves)
   /// so that subnormal and overflowing results round once.
   llvm::Value* exp(llvm::Value* x) {
-    // With vscalefps NaN flows through to the result; elsewhere the clamp turns it into a number
-    // (fptosi of NaN is poison) and the last select puts it back.
-    const bool nan_flows = scales_in_one_instruction(x) && nan_survives_rounding();
-    // e^-104 rounds to 0, e^89 to inf
-    llvm::Value* xc = nan_flows ? clamp_keep_nan(x, -104.0f, 89.0f) : clamp(x, -104.0f, 89.0f);
+    const ExpArgument arg = exp_argument(x, -104.0f, 89.0f);  // e^-104 rounds to 0, e^89 to inf
+    llvm::Value* xc = arg.x;
     NearestInteger nearest =
         nearest_integer(b_.CreateFMul(xc, f(x, 1.44269504088896341f)));  // in [-150, 129]
     llvm::Value* n = nearest.n;
@@ -68,8 +65,7 @@ class VectorMath : PolynomialIR {
                                 0.0083689163413751267f, 0.0013751407895822139f});
     p = b_.CreateFAdd(fma(b_.CreateFMul(r, r), p, r), f(x, 1.0f));
     // p 2^n rounded once (vscalefps on 16 lanes of AVX-512; the same bits otherwise).
-    llvm::Value* result = times_power_of_two(p, nearest);
-    return nan_flows ? result : b_.CreateSelect(is_nan(x), x, result);
+    return exp_result(arg, x, times_power_of_two(p, nearest));
   }
 
   /// log x: x = m 2^e with m in (sqrt(1/2), sqrt(2)); log(1 + f) = f + f^2 (-1/2 + f P(f)), f = m - 1.

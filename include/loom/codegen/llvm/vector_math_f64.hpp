@@ -25,11 +25,8 @@ class VectorMathF64 : PolynomialIR {
   /// only the last addition rounds), then times 2^n, so that subnormal and overflowing results
   /// round once.
   llvm::Value* exp(llvm::Value* x) {
-    // With vscalefpd NaN flows through to the result; elsewhere the clamp turns it into a number
-    // (fptosi of NaN is poison) and the last select puts it back.
-    const bool nan_flows = scales_in_one_instruction(x) && nan_survives_rounding();
-    // e^-746 rounds to 0, e^710 to inf
-    llvm::Value* xc = nan_flows ? clamp_keep_nan(x, -746.0, 710.0) : clamp(x, -746.0, 710.0);
+    const ExpArgument arg = exp_argument(x, -746.0, 710.0);  // e^-746 rounds to 0, e^710 to inf
+    llvm::Value* xc = arg.x;
     NearestInteger nearest =
         nearest_integer(b_.CreateFMul(xc, f(x, 1.4426950408889634)));  // in [-1077, 1025]
     llvm::Value* r = reduce(nearest.n, xc);
@@ -37,8 +34,7 @@ class VectorMathF64 : PolynomialIR {
     llvm::Value* rounding = b_.CreateFAdd(b_.CreateFSub(f(x, 1.0), one_plus_r), r);  // exact: |r| < 1
     llvm::Value* p = b_.CreateFAdd(one_plus_r, fma(b_.CreateFMul(r, r), q_of(r), rounding));  // e^r
     // p 2^n rounded once (vscalefpd on 8 lanes of AVX-512; the same bits otherwise).
-    llvm::Value* result = times_power_of_two(p, nearest);
-    return nan_flows ? result : b_.CreateSelect(is_nan(x), x, result);
+    return exp_result(arg, x, times_power_of_two(p, nearest));
   }
 
   /// log x: x = m 2^e with m in (sqrt(1/2), sqrt(2) rounded], f = m - 1 (exact), s = f / (2 + f), so that
