@@ -1,7 +1,8 @@
 // lib::gemm with a fused epilogue, compiled by the JIT, against a naive product in double with the
 // epilogue applied after it: bias and every built-in activation on shapes no tile divides, a
 // custom epilogue (per-row scale plus a residual) row- and column-major, transposed, batched and in
-// float64; and the epilogue's mistakes.
+// float64; that with K in one block the register tile is stored through the epilogue with no
+// m x n temporary (and in a pass of its own with K in several blocks); and the epilogue's mistakes.
 #include <doctest/doctest.h>
 
 #include <loom/backend/build.hpp>
@@ -44,12 +45,14 @@ double activate(const std::string& act, double x) {
   return x;
 }
 
-/// Runs C = bias_activation(bias, act) of A B (row-major) and returns the largest error.
-double bias_error(int64_t m, int64_t n, int64_t k, const std::string& act) {
+/// Runs C = bias_activation(bias, act) of A B (row-major), with `cfg` when given, and returns the
+/// largest error.
+double bias_error(int64_t m, int64_t n, int64_t k, const std::string& act,
+                  const lib::GemmConfig* cfg = nullptr) {
   lib::GemmProblem p = problem(m, n, k);
   Tensor bias = placeholder({static_cast<int>(n)}, f32, "bias");
   p.epilogue = lib::bias_activation(bias, act);
-  lib::Gemm g = lib::gemm(p);
+  lib::Gemm g = cfg ? lib::gemm(p, *cfg) : lib::gemm(p);
   Kernel f = build(g.schedule, g.args(), Target::cpu(), "gemm_bias");
   Buffer<float> a{m, k}, b{k, n}, bv{n}, c{m, n};
   fill_random(a, 1);
@@ -74,6 +77,31 @@ TEST_CASE("lib::gemm epilogue: bias and each activation on shapes no tile divide
   // No padding (C would be the accumulation itself without the epilogue), and a single row.
   CHECK(bias_error(64, 64, 64, "relu") < 1e-5 * 65);
   CHECK(bias_error(1, 70, 33, "gelu") < 1e-5 * 34);
+}
+
+TEST_CASE("lib::gemm epilogue: with K in one block the tile goes from registers to C, else C is a pass") {
+  with_threads(1, [] {
+    // K in one block: the accumulation is one mr x nr register tile, applied and stored by C's loop
+    // nest (no m x n temporary); the same for a padded product without an epilogue.
+    lib::GemmProblem p = problem(64, 64, 40);
+    Tensor bias = placeholder({64}, f32, "bias");
+    p.epilogue = lib::bias_activation(bias, "relu");
+    const lib::Gemm one = lib::gemm(p);
+    CHECK(one.config.kc == 40);
+    CHECK(packed_elements(one, "C_product") == one.config.mr * one.config.nr);
+    const lib::Gemm padded = lib::gemm(problem(37, 45, 29));
+    CHECK(packed_elements(padded, "C_padded") == padded.config.mr * padded.config.nr);
+    check_gemm<float>(problem(37, 45, 29));
+    CHECK(bias_error(64, 64, 40, "relu") < 1e-5 * 41);
+    // K in three blocks: the product is kept whole between them, and C is a pass of its own.
+    lib::GemmConfig cfg = one.config;
+    cfg.kc = 16;
+    cfg.pack_a = cfg.pack_b = true;
+    const lib::Gemm blocks = lib::gemm(p, cfg);
+    CHECK(packed_elements(blocks, "C_product") == 64 * 64);
+    CHECK(bias_error(64, 64, 40, "relu", &cfg) < 1e-5 * 41);
+    check_gemm<float>(problem(37, 45, 29), &cfg);
+  });
 }
 
 TEST_CASE("lib::gemm epilogue: a per-row scale and a residual, both layouts, transposed, batched, f64") {

@@ -125,10 +125,17 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   }
 
   // The accumulation, over the padded domain when M or N is padded; C is then a stage of its own
-  // that copies the corner. With an epilogue C is a stage of its own as well: it applies the
+  // that stores the valid corner. With an epilogue C is a stage of its own as well: it applies the
   // epilogue as it writes each element.
   const bool padded = pad_m || pad_n, epilogue = !p.epilogue.empty();
   const bool separate_c = padded || epilogue;
+  const bool one_k_block = Kp == cfg.kc;
+  // With K in one block and C a stage of its own (an epilogue, or padded rows or columns), the
+  // register tile goes straight from registers to C: C's stage carries the loop nest, and the
+  // accumulation is an mr x nr tile computed at C's register-tile loop, whose store applies the
+  // epilogue and leaves out the padding. No m x n temporary, no second pass over it. With K in
+  // several blocks the tile is left in memory between them, so C stays a pass of its own.
+  const bool tile_store = separate_c && one_k_block;
   IterVar kk = reduce_axis(0, static_cast<int>(Kp / group), "k");
   IterVar kt = reduce_axis(0, static_cast<int>(group), "t");  // a group's place (group > 1 only)
   std::vector<Expr> acc_shape = matrix_shape(nb, padded ? Mp : M, padded ? Np : N);
@@ -159,12 +166,13 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
     C = compute(
         matrix_shape(nb, M, N),
         [&](const std::vector<Var>& v) {
-          // The select (always its first value) widens the region bound inference asks of acc to
-          // the whole padded domain, so that acc's loops divide into tiles and carry no guard.
+          // In a pass of its own, the select (always its first value) widens the region bound
+          // inference asks of acc to the whole padded domain, so that acc's loops divide into tiles
+          // and carry no guard. Storing the tile, C's loops are acc's: its tile is the region.
           std::vector<Expr> idx(v.begin(), v.end());
           Expr &i = idx[o], &j = idx[o + 1];
-          if (pad_m) i = select(i < static_cast<int>(M), i, Expr(static_cast<int>(Mp - 1)));
-          if (pad_n) j = select(j < static_cast<int>(N), j, Expr(static_cast<int>(Np - 1)));
+          if (pad_m && !tile_store) i = select(i < static_cast<int>(M), i, Expr(static_cast<int>(Mp - 1)));
+          if (pad_n && !tile_store) j = select(j < static_cast<int>(N), j, Expr(static_cast<int>(Np - 1)));
           if (!epilogue) return acc(idx);
           const Expr value = p.epilogue.apply(acc(idx), std::vector<Expr>(v.begin(), v.end()));
           if (value.dtype() != c_type)
@@ -182,19 +190,19 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   // The accumulation's loop nest, BLIS's order: jc (nc columns), pc (kc of K), ic (mc rows),
   // jr (nr), ir (mr), then the micro-kernel: k inside kc, mr rows unrolled, nr columns as
   // nr / lanes vectors. C's mr x nr tile is loop-invariant in k, so LLVM keeps it in registers.
-  Stage st = s[acc];
-  IterVar i_axis = acc.axis(o), j_axis = acc.axis(o + 1);
+  // With K in a single kc block there is no pc loop: k runs inside the register tile, so the
+  // reduction's zero initialisation is emitted per register tile, right before its k loop, where
+  // LLVM keeps it in registers, instead of as a pass of its own over C (which made C cross memory
+  // three times, the largest cost when K is short).
+  // The stage whose loops are the cache blocks and register tiles, and its tensor.
+  const Tensor nest = tile_store ? C : acc;
+  Stage st = s[nest];
+  IterVar i_axis = nest.axis(o), j_axis = nest.axis(o + 1);
   auto [jc, j1] = st.split(j_axis, cfg.nc);
   auto [jr, ji] = st.split(j1, nr);
   auto [jv, jl] = st.split(ji, std::min<int64_t>(nr, cfg.lanes));
   auto [ic, i1] = st.split(i_axis, cfg.mc);
   auto [ir, ii] = st.split(i1, mr);
-  auto [ko, ki] = st.split(kk, cfg.kc / group);
-  // With K in a single kc block, ko moves inside the register tile: the reduction's zero
-  // initialisation is then emitted per register tile, right before its k loop, where LLVM keeps
-  // it in registers, instead of as a pass of its own over C (which made C cross memory three
-  // times, the largest cost when K is short).
-  const bool one_k_block = Kp == cfg.kc;
   // All rows in one block (few rows, or all of A in L2 with several threads: gemm_config.hpp): B's
   // micro-panels are packed where they are used, and the threads share the columns.
   const bool one_row_block = Mp <= cfg.mc;
@@ -226,32 +234,54 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
     if (panels > 1) std::tie(jp, jr) = st.split(jr, panels);
   }
   std::vector<IterVar> order;
-  if (batched) order.push_back(acc.axis(0));
-  if (one_k_block)
-    order.insert(order.end(), {jc, ic});
-  else
-    order.insert(order.end(), {jc, ko, ic});
+  if (batched) order.push_back(nest.axis(0));
+  IterVar ko, ki = kk;
+  if (!one_k_block) std::tie(ko, ki) = st.split(kk, cfg.kc / group);
+  order.insert(order.end(), {jc});
+  if (!one_k_block) order.push_back(ko);
+  order.push_back(ic);
   if (jp.defined()) order.push_back(jp);
   order.insert(order.end(), {jr, ir});
-  if (one_k_block) order.push_back(ko);
-  order.insert(order.end(), {ki, ii, jv, jl});
-  if (group > 1) order.push_back(kt);
+  if (!tile_store) {
+    order.insert(order.end(), {ki, ii, jv, jl});
+    if (group > 1) order.push_back(kt);
+  } else {
+    order.insert(order.end(), {ii, jv, jl});
+  }
   st.reorder(order);
   st.unroll(ii);
   st.unroll(jv);
+  // The micro-kernel: the stage with the k loop (the nest, or the tile computed inside it).
+  Stage mk = st;
+  IterVar mk_l = jl;
+  if (tile_store) {
+    // C stores the tile a vector of a row at a time; the tile's rows and vectors are unrolled too.
+    st.vectorize(jl);
+    mk = s[acc];
+    mk.compute_at(st, ir);
+    std::vector<IterVar> tile_order;
+    if (batched) tile_order.push_back(acc.axis(0));
+    auto [tv, tl] = mk.split(acc.axis(o + 1), std::min<int64_t>(nr, cfg.lanes));
+    tile_order.insert(tile_order.end(), {kk, acc.axis(o), tv, tl});
+    if (group > 1) tile_order.push_back(kt);
+    mk.reorder(tile_order);
+    mk.unroll(acc.axis(o));
+    mk.unroll(tv);
+    mk_l = tl;
+  }
   // One vector of C's row per instruction: 16 lanes of a group's products (the dot instructions'
   // tensor intrinsics), or the multiply-add of each lane.
   if (cfg.dot == DotInstruction::Vdpbf16ps)
-    st.tensorize(jl, x86::dot_bf16_intrin());
+    mk.tensorize(mk_l, x86::dot_bf16_intrin());
   else if (cfg.dot == DotInstruction::Vpdpbusd)
-    st.tensorize(jl, x86::dot_8bit_intrin(a_type, b_type));
+    mk.tensorize(mk_l, x86::dot_8bit_intrin(a_type, b_type));
   else
-    st.vectorize(jl);
+    mk.vectorize(mk_l);
   // acc + a * b as one FMA per lane (more accurate, and what the FMA units execute).
-  st.pragma(ki, "fp_contract");
+  mk.pragma(ki, "fp_contract");
   switch (shared) {
     case Shared::None: break;
-    case Shared::Batch: st.parallel(acc.axis(0)); break;
+    case Shared::Batch: st.parallel(nest.axis(0)); break;
     case Shared::RowBlocks: st.parallel(ic); break;
     case Shared::ColumnBlocks: st.parallel(jc); break;
     case Shared::Panels: st.parallel(jr); break;
@@ -290,7 +320,7 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
     sa.unroll(PA.axis(o + 2));
     if (group > 1) sa.unroll(PA.axis(o + 3));
   }
-  if (separate_c) {
+  if (separate_c && !tile_store) {
     // The copy of the valid corner (and the epilogue): rows in parallel, columns as vectors.
     Stage sc = s[C];
     auto [cjo, cji] = sc.split(C.axis(o + 1), cfg.lanes);
