@@ -179,6 +179,14 @@ TEST_CASE("lib::gemm: the default tiles follow the cache sizes and the vector wi
   lib::CpuCacheInfo odd = cpu;
   odd.l2_bytes = int64_t{480} << 20;
   CHECK(lib::default_gemm_config(4096, 4096, 4096, f32, 1, odd).kc == 1024);
+  // Up to twice that, K is one block when each thread has many rows (64 register tiles), for the
+  // tile to start from zero in registers and be stored once.
+  CHECK(lib::default_gemm_config(2048, 2048, 2048, f32, 2, cpu).kc == 2048);
+  CHECK(lib::default_gemm_config(2048, 2048, 2048, f64, 1, cpu).kc == 2048);
+  CHECK(lib::default_gemm_config(512, 2048, 2000, f32, 1, cpu).kc == 2000);
+  CHECK(lib::default_gemm_config(512, 2048, 2048, f32, 2, cpu).kc == 1024);
+  CHECK(lib::default_gemm_config(64, 2048, 2048, f32, 1, cpu).kc == 1024);
+  CHECK(lib::default_gemm_config(4096, 4096, 4096, f32, 1, cpu).kc == 1024);
   // Narrow types take K in one block up to 4096, except when all rows are one block of A (B's
   // micro-panels are then packed one at a time, from rows of B a page apart): 1024 there.
   CHECK(lib::default_gemm_config(2048, 4096, 4096, bf16, 1, cpu).kc == 4096);
