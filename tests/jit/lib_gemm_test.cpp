@@ -187,6 +187,11 @@ TEST_CASE("lib::gemm: the default tiles follow the cache sizes and the vector wi
   CHECK(lib::default_gemm_config(512, 2048, 2048, f32, 2, cpu).kc == 1024);
   CHECK(lib::default_gemm_config(64, 2048, 2048, f32, 1, cpu).kc == 1024);
   CHECK(lib::default_gemm_config(4096, 4096, 4096, f32, 1, cpu).kc == 1024);
+  // Two threads take whole blocks of rows: 1003 rows (126 register tiles) in 6 blocks, not 9.
+  CHECK(lib::default_gemm_config(1003, 768, 1024, f32, 1, cpu).mc == 112);
+  CHECK(lib::default_gemm_config(1003, 768, 1024, f32, 2, cpu).mc == 168);
+  // 47 micro-panels (a prime) stay one block of columns rather than 47 blocks of one.
+  CHECK(lib::default_gemm_config(1500, 1500, 1500, f32, 1, cpu).nc == 1504);
   // Narrow types take K in one block up to 4096, except when all rows are one block of A (B's
   // micro-panels are then packed one at a time, from rows of B a page apart): 1024 there.
   CHECK(lib::default_gemm_config(2048, 4096, 4096, bf16, 1, cpu).kc == 4096);
