@@ -155,6 +155,19 @@ TEST_CASE("lib::gemm: cache blocks that do not divide the padded rows and column
   CHECK(96 % g.config.nc == 0);
   CHECK(g.config.nc % 32 == 0);
   check_gemm<float>(problem(100, 90, 70), &cfg);
+  // Only blocks of one micro-panel divide 47 of them: the columns are padded to whole blocks of the
+  // size asked for instead, with K in one block (the tile stored from registers, the padding left
+  // out) and in several (a pass of its own copies the valid corner).
+  cfg = lib::default_gemm_config(40, 1504, 20, f32);
+  cfg.nr = 32;
+  cfg.nc = 768;
+  const lib::Gemm covered = lib::gemm(problem(40, 1504, 20), cfg);
+  CHECK(covered.config.nc == 768);
+  CHECK(covered.config.pack_b);
+  check_gemm<float>(problem(40, 1504, 20), &cfg);
+  cfg.kc = 8;
+  cfg.pack_a = true;
+  check_gemm<float>(problem(40, 1504, 20), &cfg);
 }
 
 TEST_CASE("lib::gemm: the default tiles follow the cache sizes and the vector width") {
@@ -190,8 +203,10 @@ TEST_CASE("lib::gemm: the default tiles follow the cache sizes and the vector wi
   // Two threads take whole blocks of rows: 1003 rows (126 register tiles) in 6 blocks, not 9.
   CHECK(lib::default_gemm_config(1003, 768, 1024, f32, 1, cpu).mc == 112);
   CHECK(lib::default_gemm_config(1003, 768, 1024, f32, 2, cpu).mc == 168);
-  // 47 micro-panels (a prime) stay one block of columns rather than 47 blocks of one.
-  CHECK(lib::default_gemm_config(1500, 1500, 1500, f32, 1, cpu).nc == 1504);
+  // 47 micro-panels (a prime) make 2 blocks of 24 (gemm() pads the columns to 1536), not 47 of one;
+  // f64's 94 (2 x 47) make 3 of 32, not 47 of 2.
+  CHECK(lib::default_gemm_config(1500, 1500, 1500, f32, 1, cpu).nc == 768);
+  CHECK(lib::default_gemm_config(1500, 1500, 1500, f64, 1, cpu).nc == 512);
   // Narrow types take K in one block up to 4096, except when all rows are one block of A (B's
   // micro-panels are then packed one at a time, from rows of B a page apart): 1024 there.
   CHECK(lib::default_gemm_config(2048, 4096, 4096, bf16, 1, cpu).kc == 4096);

@@ -41,23 +41,26 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
     cfg.kc = round_up(cfg.kc, group);
   }
 
+  // The cache blocks divide the padded rows and columns: a block that does not puts a guard on
+  // every row of the micro-kernel (mr = 12, mc = 96 over 1032 padded rows: 10 GFLOP/s instead of
+  // 100), and a tensorized micro-kernel takes no guard at all. Where only small blocks divide the
+  // columns, they are padded to whole blocks of the requested size instead (covering_block).
+  cfg.mc = std::max(mr, cfg.mc / mr * mr);
+  cfg.nc = std::max(nr, cfg.nc / nr * nr);
+  const int64_t Mp = round_up(M, mr);
+  cfg.mc = dividing_block(Mp, cfg.mc, mr);
+  cfg.nc = covering_block(round_up(N, nr), cfg.nc, nr);
+  const int64_t Np = round_up(N, cfg.nc);
   // Operands whose block reuse is low are read in place; a padded dimension needs a packed copy
   // (its zeros stand in for the rows/columns beyond the matrix, so the micro-kernel needs no guard).
-  const bool pad_m = M % mr != 0, pad_n = N % nr != 0;
+  const bool pad_m = M % mr != 0, pad_n = Np != N;
   cfg.pack_a = cfg.pack_a || pad_m;
   cfg.pack_b = cfg.pack_b || pad_n;
   if (K % cfg.kc != 0 && !(cfg.pack_a && cfg.pack_b)) {
     // K is padded in the packed panels only; an operand read in place bounds it.
     cfg.kc = K;
   }
-  cfg.mc = std::max(mr, cfg.mc / mr * mr);
-  cfg.nc = std::max(nr, cfg.nc / nr * nr);
-  const int64_t Mp = round_up(M, mr), Np = round_up(N, nr), Kp = round_up(K, cfg.kc);
-  // The cache blocks divide the padded rows and columns: a block that does not puts a guard on
-  // every row of the micro-kernel (mr = 12, mc = 96 over 1032 padded rows: 10 GFLOP/s instead of
-  // 100), and a tensorized micro-kernel takes no guard at all.
-  cfg.mc = dividing_block(Mp, cfg.mc, mr);
-  cfg.nc = dividing_block(Np, cfg.nc, nr);
+  const int64_t Kp = round_up(K, cfg.kc);
 
   Gemm g;
   g.problem = p;
