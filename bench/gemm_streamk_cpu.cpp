@@ -54,6 +54,9 @@ lib::GemmConfig config_of(const lib::GemmProblem& p, lib::Decomposition d) {
   lib::GemmConfig c = lib::default_gemm_config(p.m, p.n, p.k, p.dtype, bench_threads());
   c.mc = kTileM;  // the data-parallel schedule runs one mc-row block per parallel iteration
   c.nc = kTileN;
+  // K in blocks of the L2-sized kc (the default for a tile's rows alone): with K in one block, as
+  // the default takes it for many rows, a tile is one MAC-loop iteration and Stream-K cannot split it.
+  c.kc = lib::default_gemm_config(kTileM, p.n, p.k, p.dtype, 1).kc;
   c.decomposition = d;
   c.workers = bench_threads();
   return c;

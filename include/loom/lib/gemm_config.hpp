@@ -108,7 +108,8 @@ inline int64_t covering_block(int64_t extent, int64_t target, int64_t step) {
 }
 
 /// mc: the rows of A's mc x kc block (a multiple of mr dividing mp, the padded rows), about half of
-/// L2, at least 16 register tiles of rows (narrow types 32): the first tile to use a B micro-panel
+/// L2, at least 16 register tiles of rows (narrow types 32; so with K in one block beyond the
+/// L2-sized kc, A's block is all of L2 or more): the first tile to use a B micro-panel
 /// streams it from L3, the others from L2 (float64 1024^3 on one Zen 4 core: mc 64 -> 128 took 38 ->
 /// 51 GFLOP/s). Each of `threads` threads gets a block of rows of its own when its share has 16
 /// register tiles or more; with fewer, the rows stay one block and the threads share its columns
@@ -189,7 +190,8 @@ inline GemmConfig default_gemm_config(int64_t m, int64_t n, int64_t k, DType dty
   // 101.1 -> 106.3 / 198.6 -> 214.3; f64 2048^3 50.3 -> 52.0 / 94.5 -> 100.4. Not with few rows per
   // thread, where the larger block of B is reused by fewer of them (f32 64 x 2048 x 2048 6-8%
   // slower, 256 rows 1-3%, 512 rows on two cores 6%), nor beyond twice (f32 4096^3 with kc 4096 ran
-  // 9% slower than with 1024: its 512 KB micro-panel and 2 MB block of A outgrow L2).
+  // 9% slower than with 1024, and with kc 2048, in two blocks, 4% slower). A Stream-K decomposition
+  // needs K in several blocks to split a tile: give it a kc of its own (bench/gemm_streamk_cpu.cpp).
   const int64_t mp = detail::round_up(m, c.mr), np = detail::round_up(n, c.nr);
   const int64_t threads = std::max(1, threads_hint);
   const bool k_one_block = !narrow && k <= 2 * kc_target && mp / threads >= 64 * c.mr;
