@@ -55,7 +55,9 @@ struct GemmConfig {
   // How the work is shared by the threads. DataParallel: whole blocks of C per thread.
   // StreamK: C in mc x nc tiles, and the MAC-loop iterations (tile x kc-block of K) split evenly
   // over `workers`; tiles split between workers are summed from a workspace after the parallel
-  // loop, in a fixed order (the result does not depend on the threads' timing).
+  // loop, in a fixed order (the result does not depend on the threads' timing). Stream-K splits a
+  // tile only between kc-blocks: default_gemm_config may take K in one block (for many rows), which
+  // leaves nothing to split, so give Stream-K a kc of a half or less of K.
   /// How the threads share the work.
   Decomposition decomposition = Decomposition::DataParallel;
   int workers = 0;  ///< StreamK: the workers (0: the thread pool's threads when gemm() is called)
