@@ -240,17 +240,14 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   if (batched) order.push_back(nest.axis(0));
   IterVar ko, ki = kk;
   if (!one_k_block) std::tie(ko, ki) = st.split(kk, cfg.kc / group);
-  order.insert(order.end(), {jc});
+  order.push_back(jc);
   if (!one_k_block) order.push_back(ko);
   order.push_back(ic);
   if (jp.defined()) order.push_back(jp);
   order.insert(order.end(), {jr, ir});
-  if (!tile_store) {
-    order.insert(order.end(), {ki, ii, jv, jl});
-    if (group > 1) order.push_back(kt);
-  } else {
-    order.insert(order.end(), {ii, jv, jl});
-  }
+  if (!tile_store) order.push_back(ki);  // else k is the tile's own loop (below)
+  order.insert(order.end(), {ii, jv, jl});
+  if (!tile_store && group > 1) order.push_back(kt);
   st.reorder(order);
   st.unroll(ii);
   st.unroll(jv);
