@@ -17,7 +17,7 @@ set(LOOM_PUBLIC_HEADERS
   loom/schedule/swizzle_layout.hpp
   loom/lower/lower.hpp loom/lower/lowered_func.hpp loom/lower/pass_context.hpp
   loom/runtime/arg_check.hpp loom/runtime/buffer.hpp loom/runtime/kernel.hpp loom/runtime/sim_clock_model.hpp
-  loom/runtime/sim_report.hpp
+  loom/runtime/sim_report.hpp loom/runtime/workspace_pool.hpp
   loom/sim/interpreter.hpp loom/sim/simulator.hpp
   loom/backend/build.hpp loom/backend/lint.hpp
   loom/tune/boosted_trees.hpp loom/tune/cache_traffic.hpp loom/tune/config.hpp loom/tune/cost_model.hpp loom/tune/database.hpp loom/tune/ir_features.hpp loom/tune/measure.hpp

@@ -178,3 +178,35 @@ TEST_CASE("zero fill: through the JIT, whole covers skip the memset and both kin
     if (n > 1024) CHECK(half_kernel.llvm_ir().find("%alloc_extents, i32 1)") != std::string::npos);
   }
 }
+
+TEST_CASE("zero fill: a kernel's large temporary reused from the workspace pool is zeroed again") {
+  // 4 MiB temporaries come from runtime::WorkspacePool, which keeps a freed block for the next
+  // allocation of its size. The first kernel leaves its block full of non-zero values; the second,
+  // which writes only every other element, gets that block back and must still read zeros.
+  if (!runtime::WorkspacePool::kMapsLargeBlocks) return;  // AddressSanitizer: no pool to reuse from
+  runtime::WorkspacePool& pool = runtime::WorkspacePool::global();
+  const size_t limit = pool.cache_limit();
+  pool.set_cache_limit(size_t{64} << 20);  // whatever LOOM_WORKSPACE_CACHE_MB says
+  const int n = 1 << 20;
+  BufferParam out = buffer_param("out", f32, {n});
+  Var i("i"), tmp("tmp", handle_type);
+  auto kernel = [&](const char* name, int step) {
+    Stmt body = AllocateNode::make(
+        tmp, f32, {n}, "global",
+        SeqNode::make({loop(i, 0, n / step, StoreNode::make(tmp, cast(f32, i) + Expr(1.0f), i * step)),
+                       loop(i, 0, n, store(out, LoadNode::make(f32, tmp, i), i))}));
+    return build(make_func(name, {param(out)}, body), Target::cpu());
+  };
+  Kernel whole_kernel = kernel("whole_big", 1), half_kernel = kernel("half_big", 2);
+  Buffer<float> o({n});
+  whole_kernel(o);
+  REQUIRE(o.at_flat(n - 1) == static_cast<float>(n));
+  const runtime::WorkspacePool::Stats before = pool.stats();
+  half_kernel(o);
+  const runtime::WorkspacePool::Stats after = pool.stats();
+  CHECK(after.reuses == before.reuses + 1);  // the first kernel's block
+  CHECK(after.maps == before.maps);
+  for (int64_t e = 1; e < n; e += 2) REQUIRE(o.at_flat(e) == 0.0f);
+  CHECK(o.at_flat(2) == 2.0f);
+  pool.set_cache_limit(limit);
+}

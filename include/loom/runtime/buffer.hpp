@@ -20,6 +20,7 @@
 
 #include "loom/ir/dtype.hpp"
 #include "loom/ir/half.hpp"
+#include "loom/runtime/workspace_pool.hpp"
 #include "loom/support/error.hpp"
 
 namespace loom {
@@ -135,7 +136,8 @@ struct BufferView {
   int rank() const { return static_cast<int>(shape.size()); }
 };
 
-/// An owning buffer of T, 64-byte aligned so vector code can assume alignment.
+/// An owning buffer of T, 64-byte aligned so vector code can assume alignment. Its memory comes from
+/// runtime::WorkspacePool: from 2 MiB up, huge pages are requested and a freed block is reused.
 template <typename T>
 class Buffer {
  public:
@@ -193,13 +195,14 @@ class Buffer {
   }
 
  private:
-  struct AlignedDelete {
-    void operator()(T* p) const { ::operator delete[](p, std::align_val_t{64}); }
+  struct AlignedDelete {  // back to the pool (large blocks are kept for the next Buffer or kernel)
+    void operator()(T* p) const { runtime::WorkspacePool::global().free(p); }
   };
   void allocate(int64_t n) {
     allocated_ = n < 1 ? 1 : n;
-    T* p =
-        static_cast<T*>(::operator new[](sizeof(T) * static_cast<size_t>(allocated_), std::align_val_t{64}));
+    T* p = static_cast<T*>(
+        runtime::WorkspacePool::global().allocate(sizeof(T) * static_cast<size_t>(allocated_), false));
+    if (!p) throw std::bad_alloc();
     for (int64_t i = 0; i < allocated_; ++i) new (p + i) T();
     storage_ = std::shared_ptr<T>(p, AlignedDelete());
   }

@@ -5,14 +5,13 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <mutex>
-#include <new>
 #include <string>
 #include <vector>
 
 #include "loom/runtime/buffer.hpp"
 #include "loom/runtime/thread_pool.hpp"
+#include "loom/runtime/workspace_pool.hpp"
 #include "loom/te/extern_registry.hpp"
 
 namespace loom::runtime {
@@ -44,7 +43,8 @@ inline void loom_rt_error(void* ctx, const char* message) { static_cast<CallCont
 /// 64-byte aligned memory for an Allocate of `rank` extents of `element_bytes` each, zero-filled
 /// unless `zero_fill` is 0 (the code generator proved that the kernel writes all of it before
 /// reading any: codegen/written_before_read.hpp), or null after recording why (a negative extent, a
-/// size beyond kMaxAllocationBytes, no memory). `name` is the buffer's name for the message.
+/// size beyond kMaxAllocationBytes, no memory). `name` is the buffer's name for the message. From the
+/// WorkspacePool, which keeps large blocks for the next call.
 inline void* loom_rt_alloc(void* ctx, const char* name, int64_t element_bytes, int32_t rank,
                            const int64_t* extents, int32_t zero_fill) {
   auto* context = static_cast<CallContext*>(ctx);
@@ -60,16 +60,15 @@ inline void* loom_rt_alloc(void* ctx, const char* name, int64_t element_bytes, i
       return nullptr;
     }
   }
-  void* memory = ::operator new (static_cast<size_t>(bytes) + 1, std::align_val_t{64}, std::nothrow);
+  void* memory = WorkspacePool::global().allocate(static_cast<size_t>(bytes), zero_fill != 0);
   if (!memory) {
     context->fail(cat("allocate of buffer '", name, "': out of memory for ", bytes, " bytes"));
     return nullptr;
   }
-  if (zero_fill) std::memset(memory, 0, static_cast<size_t>(bytes));
   return memory;
 }
 
-inline void loom_rt_free(void* memory) { ::operator delete (memory, std::align_val_t{64}); }
+inline void loom_rt_free(void* memory) { WorkspacePool::global().free(memory); }
 
 /// Runs a parallel loop's outlined body over [0, n) on the thread pool.
 inline int32_t loom_rt_parallel_for(void* ctx, int64_t n, ParallelBody body, void* closure) {
