@@ -269,6 +269,38 @@ TEST_CASE("jit concurrency: one kernel (with a parallel loop) called from 8 thre
     for (int x = 0; x < n; ++x) REQUIRE(outs[t](x) == ins[t](x) * 2.0f + static_cast<float>(x / 64));
 }
 
+TEST_CASE("jit concurrency: kernels' large temporaries and Buffers from the workspace pool, from 4 threads") {
+  // Each call allocates a 3 MiB temporary (a large block: mapped, kept, reused), fills it and copies
+  // it out; with a limit of two such blocks, threads take, return and unmap them all the time, and
+  // create and drop large Buffers between calls. ThreadSanitizer runs this (scripts/sanitize.sh).
+  runtime::WorkspacePool& pool = runtime::WorkspacePool::global();
+  const size_t limit = pool.cache_limit();
+  pool.set_cache_limit(size_t{8} << 20);
+  const int n = 3 << 18;  // floats: 3 MiB
+  Var i("i"), tmp("tmp", handle_type);
+  BufferParam A = buffer_param("A", f32, {n}), B = buffer_param("B", f32, {n});
+  Stmt body =
+      AllocateNode::make(tmp, f32, {n}, "global",
+                         SeqNode::make({loop(i, 0, n, StoreNode::make(tmp, load(A, i) + Expr(1.0f), i)),
+                                        loop(i, 0, n, store(B, LoadNode::make(f32, tmp, i), i))}));
+  Kernel k = build(make_func("big_tmp", {param(A), param(B)}, body), Target::cpu());
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 6; ++rep) {
+        Buffer<float> in({n}), out({n}), extra({n + 1000 * rep});
+        in.fill(static_cast<float>(t * 10 + rep));
+        k(in, out);
+        if (out(0) != in(0) + 1.0f || out(n - 1) != in(n - 1) + 1.0f) ++wrong;
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  CHECK(wrong == 0);
+  CHECK(pool.stats().cached_bytes <= (size_t{8} << 20));
+  pool.set_cache_limit(limit);
+}
+
 namespace {
 struct NestedProbe {
   std::atomic<int> inner_on_other_thread{0};

@@ -200,6 +200,16 @@ TEST_CASE("lib::gemm: the default tiles follow the cache sizes and the vector wi
   CHECK(lib::default_gemm_config(512, 2048, 2048, f32, 2, cpu).kc == 1024);
   CHECK(lib::default_gemm_config(64, 2048, 2048, f32, 1, cpu).kc == 1024);
   CHECK(lib::default_gemm_config(4096, 4096, 4096, f32, 1, cpu).kc == 1024);
+  // With huge pages for the packed blocks, K is one block up to 16 times that (many rows per thread
+  // still), and blocks of about 8 times it beyond; few rows keep the L2-sized kc.
+  lib::CpuCacheInfo huge = cpu;
+  huge.huge_pages = true;
+  CHECK(lib::default_gemm_config(4096, 4096, 4096, f32, 2, huge).kc == 4096);
+  CHECK(lib::default_gemm_config(1024, 1024, 16384, f32, 2, huge).kc == 16384);
+  CHECK(lib::default_gemm_config(1024, 1024, 20000, f32, 2, huge).kc == 5000);
+  CHECK(lib::default_gemm_config(1024, 1024, 16385, f64, 1, huge).kc == 5462);  // 3 blocks, K padded
+  CHECK(lib::default_gemm_config(512, 2048, 2048, f32, 2, huge).kc == 1024);
+  CHECK(lib::default_gemm_config(2048, 4096, 4096, bf16, 1, huge).kc == 4096);
   // Two threads take whole blocks of rows: 1003 rows (126 register tiles) in 6 blocks, not 9.
   CHECK(lib::default_gemm_config(1003, 768, 1024, f32, 1, cpu).mc == 112);
   CHECK(lib::default_gemm_config(1003, 768, 1024, f32, 2, cpu).mc == 168);

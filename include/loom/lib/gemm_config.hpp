@@ -184,28 +184,39 @@ inline GemmConfig default_gemm_config(int64_t m, int64_t n, int64_t k, DType dty
   const int64_t l1_rows = cpu.l1d_bytes * 2 / 3 / (c.nr * elem), l2_rows = cpu.l2_bytes / 8 / (c.nr * elem);
   const int64_t kc_target =
       narrow ? 4096 : detail::floor_multiple(std::clamp<int64_t>(std::max(l1_rows, l2_rows), 16, 1024), 16);
-  // Up to twice that, with many rows per thread, K is one block all the same: C's tile then starts
+  // With many rows per thread, K is one block up to twice that all the same: C's tile then starts
   // from zero in registers and is stored once (no pass that zeroes C, no loads and stores of it
   // between blocks), and gemm() stores it through an epilogue or past padding straight from
   // registers. Interleaved runs, Zen 4, one / two cores, kc 1024 -> K: f32 2048^3 105.2 -> 110.1 /
   // 211.4 -> 215.8 GFLOP/s, 1024 x 1024 x 2048 103.0 -> 106.7 / 203.6 -> 216.3, 2048 x 512 x 2048
   // 101.1 -> 106.3 / 198.6 -> 214.3; f64 2048^3 50.3 -> 52.0 / 94.5 -> 100.4. Not with few rows per
   // thread, where the larger block of B is reused by fewer of them (f32 64 x 2048 x 2048 6-8%
-  // slower, 256 rows 1-3%, 512 rows on two cores 6%), nor beyond twice (f32 4096^3 with kc 4096 ran
-  // 9% slower than with 1024, and with kc 2048, in two blocks, 4% slower). A Stream-K decomposition
-  // needs K in several blocks to split a tile: give it a kc of its own (bench/gemm_streamk_cpu.cpp).
+  // slower, 256 rows 1-3%, 512 rows on two cores 6%). Beyond twice, K in one block was slower with 4
+  // KiB pages (f32 4096^3 with kc 4096 9% slower than with 1024): its packed block of B is tens of
+  // MB, more than the TLB covers. On 2 MiB pages (WorkspacePool maps the packed blocks on them where
+  // the system has transparent huge pages) it wins up to 16 times the L2-sized kc, and blocks of 8
+  // times it beyond: interleaved runs, two cores, kc 1024 -> K: f32 4096^3 218.5 -> 221.3 GFLOP/s
+  // (one core 106.0 -> 111.0), 3072^3 213.9 -> 217.6, 1024 x 1024 x 8192 182.7 -> 200.8,
+  // 1024 x 1024 x 16384 181.2 -> 201.9 (kc 8192: 197.9); f64 4096^3 102.7 -> 105.0.
+  // A Stream-K decomposition needs K in several blocks to split a tile: give it a kc of its own
+  // (bench/gemm_streamk_cpu.cpp).
   const int64_t mp = detail::round_up(m, c.mr), np = detail::round_up(n, c.nr);
   const int64_t threads = std::max(1, threads_hint);
-  const bool k_one_block = !narrow && k <= 2 * kc_target && mp / threads >= 64 * c.mr;
-  c.kc = k_one_block ? k : detail::dividing_block(k, kc_target, 1);
-  if (c.kc < kc_target / 2) {  // no good divisor: pad K to equal blocks
-    const int64_t blocks = (k + kc_target - 1) / kc_target;
+  const bool long_blocks = !narrow && mp / threads >= 64 * c.mr;
+  const int64_t block_target = long_blocks && cpu.huge_pages ? 8 * kc_target : kc_target;
+  c.kc = long_blocks && k <= 2 * block_target ? k : detail::dividing_block(k, block_target, 1);
+  if (c.kc < block_target / 2) {  // no good divisor: pad K to equal blocks
+    const int64_t blocks = (k + block_target - 1) / block_target;
     c.kc = (k + blocks - 1) / blocks;
   }
   c.mc = detail::row_block(mp, c.mr, c.kc, elem, narrow, threads, cpu);
   // nc: a kc x nc block of packed B in (a share of) L3.
   // Where only small blocks divide the columns, gemm() pads them to whole blocks (covering_block).
+  // A K block longer than twice the L2-sized kc (huge pages) sizes nc as that kc would: a block of B
+  // sized to L3 by the long kc is a few panels wide, and A is packed again for each (f32 4096^3 on two
+  // Zen 4 cores, kc 4096: nc 512 211.5 GFLOP/s, 1024 215.7, 2048 219.0).
   auto nc_for = [&](int64_t kc) {
+    if (kc > 2 * kc_target) kc = kc_target;
     return detail::covering_block(np, std::max<int64_t>(c.nr, cpu.l3_bytes / 4 / (kc * elem)), c.nr);
   };
 

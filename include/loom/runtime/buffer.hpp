@@ -200,8 +200,9 @@ class Buffer {
   };
   void allocate(int64_t n) {
     allocated_ = n < 1 ? 1 : n;
-    T* p = static_cast<T*>(
-        runtime::WorkspacePool::global().allocate(sizeof(T) * static_cast<size_t>(allocated_), false));
+    size_t bytes = 0;
+    if (__builtin_mul_overflow(sizeof(T), static_cast<size_t>(allocated_), &bytes)) throw std::bad_alloc();
+    T* p = static_cast<T*>(runtime::WorkspacePool::global().allocate(bytes, false));
     if (!p) throw std::bad_alloc();
     for (int64_t i = 0; i < allocated_; ++i) new (p + i) T();
     storage_ = std::shared_ptr<T>(p, AlignedDelete());

@@ -3,7 +3,7 @@
 // aligned to 2 MiB with transparent huge pages requested, and kept after they are freed so that the
 // next call reuses them. Why: glibc maps allocations above 32 MiB afresh on every malloc and unmaps
 // them on free, so a kernel with a 64 MiB temporary took 16,384 page faults (4 KiB pages, each
-// zeroed by the OS) on every call, 8% of a 4096^3 GEMM with an epilogue on a 2-core VM; and with 4
+// zeroed by the OS) on every call, 7% of a 4096^3 GEMM with an epilogue on a 2-core VM; and with 4
 // KiB pages a GEMM's packed panels and operands need many more TLB entries than with 2 MiB ones.
 // Smaller blocks come from operator new, whose heap keeps them already.
 #pragma once
@@ -49,7 +49,8 @@ class WorkspacePool {
   /// The huge page size: large blocks start on and are rounded up to multiples of it.
   static constexpr size_t kHugePageBytes = size_t{2} << 20;
   /// Whether large blocks are mapped and kept at all: on Linux, and not under AddressSanitizer, where
-  /// every block comes from operator new so that it checks their bounds.
+  /// every block comes from operator new so that it checks their bounds (a program mixes no
+  /// sanitized and unsanitized translation units: each kind frees only its own blocks).
   static constexpr bool kMapsLargeBlocks = LOOM_WORKSPACE_POOL_MAPS;
 
   /// The process-wide pool. It keeps at most LOOM_WORKSPACE_CACHE_MB MiB of freed blocks (default:
@@ -63,7 +64,13 @@ class WorkspacePool {
   /// whether the caller needs zeros: a block just mapped is zero already, a reused one is cleared.
   void* allocate(size_t bytes, bool zeroed) {
     bytes = std::max<size_t>(bytes, 1);
-    if (bytes < kLargeBlockBytes || !kMapsLargeBlocks) {
+    if (bytes > kMaxBytes) return nullptr;  // rounding it up would wrap around
+    if (!kMapsLargeBlocks) {  // AddressSanitizer: the block exactly, with the sanitizer's redzones
+      void* data = ::operator new (bytes, std::align_val_t{kSmallOffset}, std::nothrow);
+      if (data && zeroed) std::memset(data, 0, bytes);
+      return data;
+    }
+    if (bytes < kLargeBlockBytes) {
       // base is 128-byte aligned and the block starts 64 bytes into it, so no small block starts
       // on a 2 MiB boundary: that is how free() tells the two kinds apart.
       void* base = ::operator new (bytes + kSmallOffset, std::align_val_t{2 * kSmallOffset}, std::nothrow);
@@ -76,6 +83,7 @@ class WorkspacePool {
     void* data = take_cached(need);
     const bool fresh = data == nullptr;
     if (fresh) data = map(need);
+    if (!data && release_cached() > 0) data = map(need);  // the kept blocks may be what is missing
     if (!data) return nullptr;
     if (zeroed && !fresh) std::memset(data, 0, bytes);
     return data;
@@ -85,17 +93,35 @@ class WorkspacePool {
   /// while the pool keeps more than its limit.
   void free(void* data) {
     if (!data) return;
+    if (!kMapsLargeBlocks) {
+      ::operator delete (data, std::align_val_t{kSmallOffset});
+      return;
+    }
     if (reinterpret_cast<uintptr_t>(data) % kHugePageBytes != 0) {
       ::operator delete (static_cast<char*>(data) - kSmallOffset, std::align_val_t{2 * kSmallOffset});
       return;
     }
+    Block block{};
+    bool keep = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       auto live = std::find_if(live_.begin(), live_.end(), [&](const Block& b) { return b.base == data; });
       if (live == live_.end()) return;  // not a block of this pool's (freed twice): nothing to do
-      cached_.push_back(*live);
-      cached_bytes_ += live->bytes;
+      block = *live;
       live_.erase(live);
+      // A block larger than the limit is unmapped at once rather than making room for it.
+      if (block.bytes <= limit_) {
+        try {
+          cached_.push_back(block);
+          cached_bytes_ += block.bytes;
+          keep = true;
+        } catch (const std::bad_alloc&) {  // no memory for the list: unmap the block instead
+        }
+      }
+    }
+    if (!keep) {
+      unmap(block);
+      return;
     }
     trim_to_limit();
   }
@@ -145,6 +171,8 @@ class WorkspacePool {
 
  private:
   static constexpr size_t kSmallOffset = 64;
+  // The largest request: rounded up to 2 MiB and mapped with 2 MiB to spare, it must not wrap.
+  static constexpr size_t kMaxBytes = static_cast<size_t>(PTRDIFF_MAX) - 4 * kHugePageBytes;
   struct Block {
     void* base;
     size_t bytes;
@@ -170,7 +198,8 @@ class WorkspacePool {
     if (const char* env = std::getenv("LOOM_WORKSPACE_CACHE_MB")) {
       char* end = nullptr;
       const long long mb = std::strtoll(env, &end, 10);
-      if (end != env && *end == '\0' && mb >= 0) limit = static_cast<size_t>(mb) << 20;
+      if (end != env && *end == '\0' && mb >= 0)
+        limit = static_cast<size_t>(std::min<long long>(mb, 1LL << 30)) << 20;
     }
     return limit;
   }
@@ -207,7 +236,12 @@ class WorkspacePool {
     madvise(base, bytes, MADV_HUGEPAGE);  // a request: without transparent huge pages, 4 KiB pages
 #endif
     std::lock_guard<std::mutex> lock(mutex_);
-    live_.push_back({base, bytes});
+    try {
+      live_.push_back({base, bytes});
+    } catch (const std::bad_alloc&) {  // no memory for the list: as if the mapping had failed
+      munmap(base, bytes);
+      return nullptr;
+    }
     ++maps_;
     return base;
 #else

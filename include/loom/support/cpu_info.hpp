@@ -26,6 +26,9 @@ struct CpuCacheInfo {
   /// @{
   bool bf16_dot = false, int8_dot = false;
   /// @}
+  /// Whether large blocks can have transparent huge pages (sysfs says `always` or `madvise`):
+  /// runtime::WorkspacePool asks for them for the blocks of 2 MiB and more it maps.
+  bool huge_pages = false;
 
   /// This machine's caches, detected once.
   static const CpuCacheInfo& host() {
@@ -49,6 +52,11 @@ struct CpuCacheInfo {
       if (level == 2) c.l2_bytes = bytes;
       if (level == 3) c.l3_bytes = bytes;
     }
+    std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+    std::string thp_modes;
+    std::getline(thp, thp_modes);
+    c.huge_pages =
+        thp_modes.find("[always]") != std::string::npos || thp_modes.find("[madvise]") != std::string::npos;
 #ifdef _SC_LEVEL1_DCACHE_SIZE
     if (c.l1d_bytes <= 0) c.l1d_bytes = sysconf(_SC_LEVEL1_DCACHE_SIZE);
 #endif
