@@ -213,9 +213,13 @@ class WorkspacePool {
         best = b;
     if (best == cached_.end()) return nullptr;
     const Block block = *best;
+    try {
+      live_.push_back(block);
+    } catch (const std::bad_alloc&) {  // no memory for the list: the block stays kept
+      return nullptr;
+    }
     cached_bytes_ -= block.bytes;
     cached_.erase(best);
-    live_.push_back(block);
     ++reuses_;
     return block.base;
   }
