@@ -1,8 +1,8 @@
 // GEMM + bias + ReLU: lib::gemm with the epilogue fused (GemmProblem::epilogue) against lib::gemm
 // alone (what the epilogue costs) and against the fastest BLAS it can load (blas_peers.hpp) followed
 // by a bias + ReLU loop over C (what a user without fusion writes). f32, row-major, 1 and all
-// threads; 4096^3 has K in several blocks, where the product goes through a temporary before the
-// epilogue (the other sizes store the register tile through it). One line per shape:
+// threads. Without transparent huge pages 4096^3 has K in several blocks, where the product goes through
+// a temporary before the epilogue (elsewhere the register tile is stored through it). One line per shape:
 //   loom-bench gemm_epilogue m= n= k= dtype=float32 threads= epilogue=bias_relu plain_ms= fused_ms=
 //     overhead=<fused/plain> peer=<library>-<version>:<kernel> peer_unfused_ms= ratio=<peer/fused>
 // Times are the best of several calls. LOOM_BENCH_QUICK=1 (ctest's smoke run): small sizes only.
