@@ -21,7 +21,7 @@ set(LOOM_PUBLIC_HEADERS
   loom/sim/interpreter.hpp loom/sim/simulator.hpp
   loom/backend/build.hpp loom/backend/lint.hpp
   loom/tune/boosted_trees.hpp loom/tune/cache_traffic.hpp loom/tune/config.hpp loom/tune/cost_model.hpp loom/tune/database.hpp loom/tune/ir_features.hpp loom/tune/measure.hpp
-  loom/tune/mpi.hpp loom/tune/search.hpp loom/tune/tune.hpp
+  loom/tune/mpi.hpp loom/tune/search.hpp loom/tune/tune.hpp loom/tune/worker_queue.hpp
   loom/lib/gemm.hpp loom/lib/gemm_config.hpp loom/lib/gemm_epilogue.hpp loom/lib/gemm_tuning.hpp
   loom/lib/gpu_gemm.hpp loom/lib/gpu_gemm_model.hpp loom/lib/gpu_gemm_tuning.hpp loom/lib/matrix_layout.hpp
   loom/lib/gpu_tiled_gemm.hpp

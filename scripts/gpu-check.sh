@@ -89,6 +89,8 @@ step() {  # step NAME COMMAND...: runs a command, keeps its output in $logs/NAME
 }
 
 step device_tests "$bin/loom_device_tests"
+# Alone, so that no earlier case has loaded the driver: lib's GPU tuners then measure in workers.
+step device_tuning_in_workers "$bin/loom_device_tests" "-tc=device tuning in workers*"
 # The test layer reads nothing from its working directory but may write files there.
 step cuda_tests bash -c "cd \"\$(mktemp -d)\" && '$bin/loom_tests_cuda'"
 if [ "$bench" = 1 ]; then

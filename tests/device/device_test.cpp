@@ -23,12 +23,14 @@
 #include "../cuda/mma_cases.hpp"
 
 #include <loom/backend/cuda/driver.hpp>
+#include <loom/lib/gemm_device_timer.hpp>
 #include <loom/lib/gpu_gemm.hpp>
 #include <loom/lib/gpu_gemm_tuning.hpp>
 #include <loom/lib/gpu_tensorized_gemm.hpp>
 #include <loom/lib/streamk_gemm.hpp>
 #include <loom/lib/streamk_tuning.hpp>
 #include <loom/tune/database.hpp>
+#include <loom/tune/measure.hpp>
 
 using namespace loom;
 using namespace loom::cuda_test;
@@ -396,6 +398,52 @@ TEST_CASE("device: lib's GPU tuners measure their best predictions on the GPU an
   std::filesystem::remove_all(tmpl);
 }
 
+TEST_CASE("device tuning in workers: a process that has not loaded the driver measures in forked workers") {
+  // gpu-check.sh runs this case alone (step device_tuning_in_workers); after the cases above, this
+  // process has loaded the driver and the tuners measure in it instead.
+  if (runtime::cuda::driver_loaded()) {
+    MESSAGE(
+        "skipped: an earlier case loaded the CUDA driver; run this case alone (-tc='device tuning in "
+        "workers*')");
+    return;
+  }
+  const std::string arch = !lib::detail::gpu_present_for("sm_90").empty()   ? "sm_90"
+                           : !lib::detail::gpu_present_for("sm_80").empty() ? "sm_80"
+                                                                            : "";
+  if (arch.empty()) {
+    MESSAGE("the performance model knows sm_80 and sm_90 only, and this GPU is neither");
+    return;
+  }
+  lib::GpuGemmTuneOptions o;
+  o.block_m = {64, 128};
+  o.block_n = {128};
+  o.warp_m = {64};
+  o.warp_n = {64};
+  o.stages = {2, 3};
+  o.measure_top = 3;
+  o.database = "off";
+  const lib::GpuGemmTuneResult r =
+      lib::tune_gpu_gemm(1000, 1100, 776, f16, arch, lib::Layout::RowMajor, lib::Layout::RowMajor, o);
+  CAPTURE(r.measure_failure);
+  CHECK(r.measured_in == "worker processes");
+  CHECK(r.default_measured_ms > 0);
+  CHECK(r.measured >= 1);
+  for (const lib::GpuGemmTuneCandidate& c : r.candidates) CHECK(c.measure_failure.empty());
+  lib::StreamKTuneOptions so;
+  so.measure_top = 4;
+  so.database = "off";
+  const lib::StreamKTuneResult sk =
+      lib::tune_streamk_gemm(1000, 1100, 776, f16, arch, lib::Layout::RowMajor, lib::Layout::RowMajor, so);
+  CAPTURE(sk.measure_failure);
+  CHECK(sk.measured_in == "worker processes");
+  CHECK(sk.default_measured_ms > 0);
+  CHECK(sk.measured >= 1);
+  for (const lib::StreamKTuneCandidate& c : sk.candidates) CHECK(c.measure_failure.empty());
+  CHECK(!runtime::cuda::driver_loaded());  // the tuners left this process's CUDA untouched
+  // The chosen configuration's kernel is right here.
+  CHECK(gpu_gemm_error<half>(lib::gpu_gemm(1000, 1100, 776, f16, r.best)) <= 1e-3);
+}
+
 TEST_CASE("device: the TE GEMM tensorized onto tensor cores (lib::gpu_tensorized_gemm)") {
   struct Shape {
     int m, n, k;
@@ -611,15 +659,23 @@ TEST_CASE("device: a user's stream, and device memory the kernel's 16-byte copie
 }
 
 int main(int argc, char** argv) {
-  if (!runtime::cuda::driver_available()) {
+  // The GPU is looked for in a forked process, so that this one has not loaded the driver when its
+  // first case runs ("device tuning in workers" needs that; the other cases load it).
+  const tune::WorkerResult probe = tune::run_in_worker(
+      [] {
+        if (!runtime::cuda::driver_available()) return "!" + runtime::cuda::detail::driver_load().error;
+        const runtime::cuda::Driver& d = runtime::cuda::driver();
+        return d.arch() + " with " + std::to_string(d.multiprocessors) + " SMs";
+      },
+      120);
+  if (probe.status != tune::WorkerResult::Status::Finished || probe.output.rfind('!', 0) == 0) {
     std::printf("loom device tests: no GPU here (%s); nothing to check\n",
-                runtime::cuda::detail::driver_load().error.c_str());
+                probe.output.empty() ? probe.detail.c_str() : probe.output.c_str() + 1);
     return 0;
   }
   // Line-buffered even into a log file, so that a step stopped by a timeout shows where it was.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  const runtime::cuda::Driver& d = runtime::cuda::driver();
-  std::printf("loom device tests on %s with %d SMs\n", d.arch().c_str(), d.multiprocessors);
+  std::printf("loom device tests on %s\n", probe.output.c_str());
   doctest::Context context(argc, argv);
   return context.run();
 }

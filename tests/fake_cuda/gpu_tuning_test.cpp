@@ -3,6 +3,7 @@
 // it, finds its C left as it was (NaN, where the host computes the product), measures nothing else,
 // says why, and records only the model's predictions; a GPU of another architecture measures nothing; the
 // lookups read times measured on the GPU present before the model's predictions, and ignore another GPU's.
+// Whether the measuring ran in worker processes (this process had not loaded the driver) or here.
 #include <doctest/doctest.h>
 #include <stdlib.h>
 
@@ -10,6 +11,7 @@
 #include <string>
 #include <system_error>
 
+#include <loom/backend/cuda/driver.hpp>
 #include <loom/lib/gpu_gemm_tuning.hpp>
 #include <loom/lib/streamk_tuning.hpp>
 #include <loom/tune/database.hpp>
@@ -70,9 +72,19 @@ TEST_CASE(
   GpuGemmTuneOptions o = two_candidates(dir.path + "/tuning.jsonl");
   o.measure_top = 2;
   fake_cuda::take_log();
+  // Run alone (ctest's fake_cuda.tuning_in_workers), this process has not loaded the driver, and
+  // forked workers measure; after the other tests here, it has, and the measuring runs here.
+  const bool in_workers = !runtime::cuda::driver_loaded();
+  CAPTURE(in_workers);
   const GpuGemmTuneResult r =
       tune_gpu_gemm(128, 128, 64, f16, "sm_80", Layout::RowMajor, Layout::RowMajor, o);
   CHECK(r.device == "Fake A100");
+  if (in_workers) {
+    CHECK(r.measured_in == "worker processes");
+    CHECK(!runtime::cuda::driver_loaded());  // the tuner did not load it here
+  } else {
+    CHECK(r.measured_in.find("this process (it had loaded the CUDA driver before tuning") == 0);
+  }
   CHECK(r.measured == 0);
   CHECK(r.default_measured_ms == 0);
   CHECK(fake_cuda::has(r.measure_failure, "the default configuration could not be measured"));
@@ -80,10 +92,15 @@ TEST_CASE(
       fake_cuda::has(r.measure_failure, "the reference (the default configuration) computes C[0][0] = nan"));
   for (const GpuGemmTuneCandidate& c : r.candidates) CHECK(c.measured_ms == 0);
   // The default's kernel was launched once, on C filled with NaN, and copied back; nothing else ran.
+  // A worker's calls are logged in the worker: none here.
   const std::string log = fake_cuda::take_log();
-  CHECK(fake_cuda::has(log, "launch gpu_gemm"));
-  CHECK(log.find("launch") == log.rfind("launch"));
-  CHECK(fake_cuda::has(log, "copy_to_host"));
+  if (in_workers) {
+    CHECK(!fake_cuda::has(log, "launch"));
+  } else {
+    CHECK(fake_cuda::has(log, "launch gpu_gemm"));
+    CHECK(log.find("launch") == log.rfind("launch"));
+    CHECK(fake_cuda::has(log, "copy_to_host"));
+  }
   // Only the model's predictions were recorded.
   const std::vector<tune::Record> records = tune::Database(o.database).read();
   CHECK(records.size() == static_cast<size_t>(r.ranked));
@@ -110,7 +127,9 @@ TEST_CASE(
   CHECK(sk.measured == 0);
   CHECK(
       fake_cuda::has(sk.measure_failure, "the reference (the default configuration) computes C[0][0] = nan"));
-  CHECK(fake_cuda::has(fake_cuda::take_log(), "launch streamk"));
+  CHECK(sk.measured_in == r.measured_in);
+  CHECK(fake_cuda::has(fake_cuda::take_log(), "launch streamk") == !in_workers);
+  CHECK(runtime::cuda::driver_loaded() == !in_workers);
 
   o.measure_top = -1;
   CHECK_THROWS_WITH(tune_gpu_gemm(128, 128, 64, f16, "sm_80", Layout::RowMajor, Layout::RowMajor, o),

@@ -3,12 +3,19 @@
 // timed in order and then ranked by their times ahead of the unmeasured ones; a candidate that
 // fails or computes another C is never chosen; a failure that loses the CUDA context stops the
 // measuring and says so; the default stands where no candidate ran faster; the times recorded are
-// the default's and the measured candidates'.
+// the default's and the measured candidates'. In worker processes: a candidate that crashes, hangs
+// or loses the context costs only its own measurement, and the next worker goes on.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <csignal>
 #include <deque>
+#include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <loom/lib/gemm_device_timer.hpp>
@@ -157,5 +164,110 @@ TEST_CASE("gpu measurement: a reference that fails, a kernel that cannot be made
     const MeasuredChoice choice = choose_measured(out, {{"id", -1}}, ranked, knobs_of);
     CHECK(!choice.use_first);
     CHECK(choice.times.size() == 1);
+  }
+}
+
+namespace {
+
+/// Times kernels by name in a worker: "crash" kills it, "hang" never returns, "fault" fails and
+/// loses the context, "wrong" fails; the others take the time the script gives them.
+struct NamedTimer {
+  std::map<std::string, std::string> script;
+  bool lost = false;
+
+  GemmDeviceTiming measure(const LoweredFunc& f) {
+    const std::string& what = script.at(f.name);
+    if (what == "crash") {
+      std::signal(SIGSEGV, SIG_DFL);  // not the test framework's handler: die as a plain process would
+      std::raise(SIGSEGV);
+    }
+    if (what == "hang")
+      for (;;) ::pause();
+    if (what == "fault") {
+      lost = true;
+      return failed("an illegal memory access was encountered (fault)");
+    }
+    if (what == "wrong") return failed("wrong result after its first call: C[1][2]");
+    return timed(std::stod(what));
+  }
+  bool context_lost() const { return lost; }
+};
+
+std::vector<ScriptedCandidate> candidates(int count) {
+  std::vector<ScriptedCandidate> out(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) out[static_cast<size_t>(i)].id = i;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("gpu measurement in workers: a candidate that crashes, hangs or faults costs only itself") {
+  const std::map<std::string, std::string> script = {{"default", "1.0"}, {"c0", "1.2"},   {"c1", "crash"},
+                                                     {"c2", "0.8"},      {"c3", "fault"}, {"c4", "hang"},
+                                                     {"c5", "0.9"},      {"c6", "wrong"}, {"c7", "0.5"}};
+  auto make_timer = [&] {
+    return std::pair{std::string("Scripted GPU"), std::make_unique<NamedTimer>(NamedTimer{script})};
+  };
+  auto default_of = [] { return std::pair{named_func("default"), tune::Assignment{{"id", -1}}}; };
+  auto func_of = [](const ScriptedCandidate& c) {
+    if (c.id == 5) throw Error("gpu_gemm refused it");
+    return named_func("c" + std::to_string(c.id));
+  };
+  std::vector<ScriptedCandidate> ranked = candidates(8);
+  MeasuredRanking out;
+  measure_ranked_in_workers(make_timer, 7, default_of, ranked, func_of, out, 0.5);
+  CHECK(out.measured_in == std::string(kInWorkers));
+  CHECK(out.device == "Scripted GPU");
+  CHECK(out.default_ms == 1.0);
+  CHECK(out.default_knobs == tune::Assignment{{"id", -1}});
+  CHECK(out.failure.empty());
+  CHECK(out.measured == 2);
+  // Timed ones by time; the failed ones, then c7 (beyond the top 7), in their predicted order.
+  CHECK(ids(ranked) == std::vector<int>{2, 0, 1, 3, 4, 5, 6, 7});
+  std::map<int, std::string> failure;
+  for (const ScriptedCandidate& c : ranked) failure[c.id] = c.measure_failure;
+  CHECK(failure[1] ==
+        "the worker process measuring it failed: the worker died of signal 11 (Segmentation fault)");
+  CHECK(failure[3] == "an illegal memory access was encountered (fault)");
+  CHECK(failure[4] == "the worker process measuring it failed: killed after the time limit of 0.5 s");
+  CHECK(failure[5] == "gpu_gemm refused it");
+  CHECK(failure[6].find("wrong result") == 0);
+  CHECK(failure[7].empty());
+  CHECK(ranked[0].measured_ms == 0.8);
+  CHECK(ranked[1].measured_ms == 1.2);
+  const MeasuredChoice choice = choose_measured(out, out.default_knobs, ranked, knobs_of);
+  CHECK(choice.use_first);
+  CHECK(choice.times.size() == 3);
+}
+
+TEST_CASE("gpu measurement in workers: no GPU measures nothing; a default that fails says so") {
+  auto default_of = [] { return std::pair{named_func("default"), tune::Assignment{{"id", -1}}}; };
+  auto func_of = [](const ScriptedCandidate& c) { return named_func("c" + std::to_string(c.id)); };
+  {
+    std::vector<ScriptedCandidate> ranked = candidates(3);
+    MeasuredRanking out;
+    measure_ranked_in_workers(
+        [] {
+          return std::pair{std::string(), std::unique_ptr<NamedTimer>()};
+        },
+        3, default_of, ranked, func_of, out, 5);
+    CHECK(out.device.empty());
+    CHECK(out.failure.empty());
+    CHECK(out.measured_in.empty());
+    CHECK(ids(ranked) == std::vector<int>{0, 1, 2});
+  }
+  {
+    std::vector<ScriptedCandidate> ranked = candidates(3);
+    MeasuredRanking out;
+    auto make_timer = [] {
+      return std::pair{std::string("Scripted GPU"),
+                       std::make_unique<NamedTimer>(NamedTimer{{{"default", "wrong"}}})};
+    };
+    measure_ranked_in_workers(make_timer, 3, default_of, ranked, func_of, out, 5);
+    CHECK(out.failure ==
+          "the default configuration could not be measured: wrong result after its first call: C[1][2]");
+    CHECK(out.default_ms == 0);
+    CHECK(out.measured == 0);
+    CHECK(choose_measured(out, out.default_knobs, ranked, knobs_of).times.empty());
   }
 }

@@ -22,3 +22,4 @@
 #include "loom/tune/impl/measure.hpp"
 #include "loom/tune/impl/search.hpp"
 #include "loom/tune/impl/tune.hpp"
+#include "loom/tune/impl/worker_queue.hpp"

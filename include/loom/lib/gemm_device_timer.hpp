@@ -6,17 +6,23 @@
 // (split-K, Stream-K's fixups, other tiles), up to K = 2^24. The reference is the default
 // configuration's C, itself checked exactly on the host at 256 entries. Each kernel is built for
 // Target::cuda(), run once on a C full of NaN and compared, timed (the median device time of at
-// least five calls and 20 ms, CUDA events behind the launches), and compared again. Internal to
-// lib/impl/gpu_gemm_tuning.hpp and lib/impl/streamk_tuning.hpp.
+// least five calls and 20 ms, CUDA events behind the launches), and compared again. The measuring
+// runs in forked worker processes (tune/worker_queue.hpp) while the calling process has not loaded
+// the CUDA driver: a kernel that faults or hangs then costs its own measurement, not the tuning run
+// or the caller's CUDA context. Internal to lib/impl/gpu_gemm_tuning.hpp and lib/impl/streamk_tuning.hpp.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <limits>
+#include <memory>
+#include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -28,16 +34,37 @@
 #include "loom/runtime/buffer.hpp"
 #include "loom/runtime/kernel.hpp"
 #include "loom/tune/config.hpp"
+#include "loom/tune/measure.hpp"
+#include "loom/tune/worker_queue.hpp"
 
 namespace loom::lib::detail {
 
-/// The name of the GPU present when it is one of `arch` ("sm_90"); empty when there is no GPU or
-/// it is of another architecture (its timings would not be `arch`'s).
-inline std::string gpu_present_for(const std::string& arch) {
+/// The GPU present, as "<arch>\n<name>" ("sm_90\nNVIDIA H100 80GB HBM3"); empty when there is none.
+/// Loads the driver into this process.
+inline std::string gpu_identity_here() {
   if (!runtime::cuda::driver_available()) return "";
   const runtime::cuda::Driver& d = runtime::cuda::driver();
-  if (d.arch() != arch) return "";
-  return d.name.empty() ? d.arch() : d.name;
+  return d.arch() + "\n" + (d.name.empty() ? d.arch() : d.name);
+}
+
+/// The name of the GPU present when it is one of `arch` ("sm_90"); empty when there is no GPU or
+/// it is of another architecture (its timings would not be `arch`'s). A process that has not loaded
+/// the CUDA driver asks a forked worker (once per process), so that its own workers can still use
+/// CUDA afterwards (runtime::cuda::driver_loaded()).
+inline std::string gpu_present_for(const std::string& arch) {
+  std::string identity;
+  if (runtime::cuda::driver_loaded()) {
+    identity = gpu_identity_here();
+  } else {
+    static const std::string probed = [] {
+      const tune::WorkerResult r = tune::run_in_worker(gpu_identity_here, 60);
+      return r.status == tune::WorkerResult::Status::Finished ? r.output : std::string();
+    }();
+    identity = probed;
+  }
+  const size_t newline = identity.find('\n');
+  if (newline == std::string::npos || identity.substr(0, newline) != arch) return "";
+  return identity.substr(newline + 1);
 }
 
 /// One kernel's measurement: its median device time, or why it has none.
@@ -242,13 +269,58 @@ class GemmDeviceTimer {
   double scale_ = 0;
 };
 
-/// What measure_ranked did: the device, the default's time, how many candidates it timed.
+/// What measure_ranked_with did: the device, the default's time, how many candidates it timed.
 struct MeasuredRanking {
-  std::string device;     // empty: nothing measured (no GPU of the architecture, or measure_top 0)
-  double default_ms = 0;  // the default configuration's median device time
-  std::string failure;    // why measuring stopped early or never started although a GPU was present
-  int measured = 0;       // candidates timed
+  std::string device;              // empty: nothing measured (no GPU of the architecture, or measure_top 0)
+  double default_ms = 0;           // the default configuration's median device time
+  std::string failure;             // why measuring stopped early or never started although a GPU was present
+  int measured = 0;                // candidates timed
+  std::string measured_in;         // where: kInWorkers, or this process and why (empty: nothing measured)
+  tune::Assignment default_knobs;  // the default's knobs as built where it was measured
 };
+
+/// MeasuredRanking::measured_in (and the tuners' results') when forked workers measured.
+inline constexpr const char* kInWorkers = "worker processes";
+
+/// How long a worker may take to set up (load the driver, place the operands, build and measure the
+/// default) and then to build and measure each candidate, in seconds; a kernel that hangs (a
+/// Stream-K fixup that waits for a flag never set) is killed with its worker after this.
+inline constexpr double kWorkerTimeLimitS = 120;
+
+/// `v` in text that std::stod reads back as the same double (a worker's times cross a pipe).
+inline std::string exact_text(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", v);
+  return text;
+}
+
+/// Knobs as one line of text ("name=value name=value"), and back: they cross the worker's pipe.
+/// @{
+inline std::string knobs_text(const tune::Assignment& knobs) {
+  std::string text;
+  for (const auto& [name, value] : knobs) text += cat(text.empty() ? "" : " ", name, "=", value);
+  return text;
+}
+inline tune::Assignment knobs_from_text(const std::string& text) {
+  tune::Assignment knobs;
+  std::istringstream in(text);
+  for (std::string word; in >> word;)
+    if (const size_t eq = word.find('='); eq != std::string::npos)
+      knobs[word.substr(0, eq)] = std::stoll(word.substr(eq + 1));
+  return knobs;
+}
+/// @}
+
+/// Orders `ranked` by measured time: the measured ones first, fastest first, the others after them
+/// in their predicted order.
+template <typename Candidate>
+void order_by_measured_time(std::vector<Candidate>& ranked) {
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Candidate& a, const Candidate& b) {
+    const bool a_timed = a.measured_ms > 0, b_timed = b.measured_ms > 0;
+    if (a_timed != b_timed) return a_timed;
+    return a_timed && a.measured_ms < b.measured_ms;
+  });
+}
 
 /// Measures with `timer` (GemmDeviceTimer's interface: measure(func), context_lost()) the default
 /// configuration (`default_func`: the reference) and the first `top` of `ranked` (fastest
@@ -285,23 +357,116 @@ void measure_ranked_with(Timer& timer, int top, const LoweredFunc& default_func,
       break;
     }
   }
-  std::stable_sort(ranked.begin(), ranked.end(), [](const Candidate& a, const Candidate& b) {
-    const bool a_timed = a.measured_ms > 0, b_timed = b.measured_ms > 0;
-    if (a_timed != b_timed) return a_timed;
-    return a_timed && a.measured_ms < b.measured_ms;
-  });
+  order_by_measured_time(ranked);
+}
+
+/// measure_ranked_with's work done in worker processes (tune::run_queue_in_workers): each worker
+/// calls `make_timer()` (which returns the device's name and a timer, or an empty name and no timer
+/// when no GPU of the architecture is present), makes the default with `default_of()` (its kernel
+/// and knobs, built for the GPU there), measures it (the reference), then the candidates in order. A
+/// candidate whose kernel crashes or hangs its worker, or loses its CUDA context (the worker retires), is
+/// charged alone; a fresh worker measures the default again and goes on with the next. Nothing here touches
+/// the GPU from this process. Then orders `ranked` as measure_ranked_with does.
+template <typename MakeTimer, typename DefaultOf, typename Candidate, typename FuncOf>
+void measure_ranked_in_workers(MakeTimer&& make_timer, int top, DefaultOf&& default_of,
+                               std::vector<Candidate>& ranked, FuncOf&& func_of, MeasuredRanking& out,
+                               double time_limit_s = kWorkerTimeLimitS) {
+  const int count = static_cast<int>(std::min(ranked.size(), static_cast<size_t>(std::max(top, 0))));
+  const tune::WorkerQueueResult q = tune::run_queue_in_workers(
+      count,
+      [&]() -> tune::WorkerSession {
+        auto made = make_timer();
+        if (made.first.empty()) return {};
+        auto timer = std::shared_ptr<std::remove_reference_t<decltype(*made.second)>>(std::move(made.second));
+        const auto [default_func, default_knobs] = default_of();
+        const GemmDeviceTiming reference = timer->measure(default_func);
+        if (!reference.failure.empty())
+          throw Error(cat("the default configuration could not be measured: ", reference.failure));
+        tune::WorkerSession session;
+        session.started = cat(made.first, "\n", exact_text(reference.ms), "\n", knobs_text(default_knobs));
+        session.run = [&ranked, &func_of, timer](int item, bool& retire) {
+          const GemmDeviceTiming t = timer->measure(func_of(ranked[static_cast<size_t>(item)]));
+          if (t.failure.empty()) return exact_text(t.ms);
+          retire = timer->context_lost();  // a faulted kernel's context serves no one after it
+          throw Error(t.failure);
+        };
+        return session;
+      },
+      time_limit_s);
+  if (!q.setup_failure.empty()) out.measured_in = kInWorkers;
+  if (q.started.empty() || q.started.front().empty()) {  // no GPU of the architecture, or no setup
+    out.failure = q.setup_failure;
+    return;
+  }
+  out.measured_in = kInWorkers;
+  std::istringstream first(q.started.front());
+  std::string ms, knobs;
+  std::getline(first, out.device);
+  std::getline(first, ms);
+  std::getline(first, knobs);
+  out.default_ms = std::stod(ms);
+  out.default_knobs = knobs_from_text(knobs);
+  for (size_t i = 0; i < q.items.size(); ++i) {
+    const tune::WorkerResult& r = q.items[i];
+    Candidate& c = ranked[i];
+    if (r.status == tune::WorkerResult::Status::Finished) {
+      c.measured_ms = std::stod(r.output);
+      ++out.measured;
+    } else {
+      c.measure_failure = r.status == tune::WorkerResult::Status::Threw
+                              ? r.detail
+                              : cat("the worker process measuring it failed: ", r.detail);
+    }
+  }
+  if (!q.setup_failure.empty())
+    out.failure = cat("measuring stopped after candidate ", q.items.size(),
+                      ": a fresh worker could not set up: ", q.setup_failure);
+  order_by_measured_time(ranked);
 }
 
 /// measure_ranked_with on the GPU present, when it is one of `arch` and `top` is positive (else
-/// nothing is measured and `ranked` is unchanged).
-template <typename Candidate, typename FuncOf>
+/// nothing is measured and `ranked` is unchanged): in worker processes (measure_ranked_in_workers)
+/// while this process has not loaded the CUDA driver, else here, where a kernel that faults ends
+/// the measuring (and this process's use of the GPU) and one that hangs hangs the tuner.
+/// `default_of()` makes the default's kernel and knobs where it is measured (a loom::Error it throws
+/// becomes the failure); `func_of(candidate)` a candidate's kernel. Never throws.
+template <typename DefaultOf, typename Candidate, typename FuncOf>
 MeasuredRanking measure_ranked(int64_t m, int64_t n, int64_t k, DType input, Layout a_layout, Layout b_layout,
-                               const std::string& arch, int top, const LoweredFunc& default_func,
+                               const std::string& arch, int top, DefaultOf&& default_of,
                                std::vector<Candidate>& ranked, FuncOf&& func_of) {
   MeasuredRanking out;
   if (top <= 0) return out;
+  if (!runtime::cuda::driver_loaded()) {
+    auto make_timer = [&]() -> std::pair<std::string, std::unique_ptr<GemmDeviceTimer>> {
+      std::string device = gpu_present_for(arch);  // in the worker: loads the driver there
+      if (device.empty()) return {};
+      try {
+        return {device, std::make_unique<GemmDeviceTimer>(m, n, k, input, a_layout, b_layout)};
+      } catch (const std::exception& e) {
+        throw Error(cat("the operands could not be placed on the GPU: ", e.what()));
+      }
+    };
+    try {
+      measure_ranked_in_workers(make_timer, top, default_of, ranked, func_of, out);
+    } catch (const Error& e) {  // no pipe or no process for a worker
+      out.failure = e.what();
+    }
+    // A GPU of the architecture on which nothing could be measured is still the device tried.
+    if (out.device.empty() && !out.failure.empty()) out.device = gpu_present_for(arch);
+    return out;
+  }
   out.device = gpu_present_for(arch);
   if (out.device.empty()) return out;
+  out.measured_in =
+      "this process (it had loaded the CUDA driver before tuning, and a process forked from it "
+      "cannot use CUDA): a candidate that faults ends the measuring, one that hangs hangs the tuner";
+  LoweredFunc default_func;
+  try {
+    std::tie(default_func, out.default_knobs) = default_of();
+  } catch (const Error& e) {
+    out.failure = e.what();
+    return out;
+  }
   try {
     GemmDeviceTimer timer(m, n, k, input, a_layout, b_layout);
     measure_ranked_with(timer, top, default_func, ranked, func_of, out);

@@ -110,6 +110,10 @@ struct GpuGemmTuneResult {
   int measured = 0;
   std::string measure_failure;
   /// @}
+  /// Where the measuring ran: "worker processes" (forked ones, while this process has not loaded the
+  /// CUDA driver: a candidate that faults or hangs costs only its own measurement), or "this process
+  /// (...)" with the reason and what it risks; empty when nothing was measured.
+  std::string measured_in;
   /// Wall time of the whole search, in seconds.
   double seconds = 0;
 };

@@ -23,10 +23,18 @@
 
 namespace loom::lib::detail {
 
-/// The GPU the grid is sized for: the one the driver sees, else the architecture the config
-/// names (sm_90 by default) with the config's SM count.
+/// Whether the driver's GPU sizes the grid and measures occupancy: when the config asks for the
+/// GPU's own SMs (sms 0), or the process has loaded the driver anyway. A config with its SM count
+/// given (the tuners' model GPU) does not load it: lib's GPU tuners measure in forked workers only
+/// while this process has not (lib/gemm_device_timer.hpp).
+inline bool streamk_uses_driver(const StreamKConfig& config) {
+  return (config.sms == 0 || runtime::cuda::driver_loaded()) && runtime::cuda::driver_available();
+}
+
+/// The GPU the grid is sized for: the one the driver sees (streamk_uses_driver), else the
+/// architecture the config names (sm_90 by default) with the config's SM count.
 inline GpuDeviceSpec streamk_device(const StreamKConfig& config) {
-  if (runtime::cuda::driver_available()) {
+  if (streamk_uses_driver(config)) {
     const runtime::cuda::Driver& d = runtime::cuda::driver();
     GpuDeviceSpec spec =
         GpuDeviceSpec::for_compute_capability(d.cc_major * 10 + d.cc_minor, d.multiprocessors);
@@ -93,9 +101,9 @@ inline StreamKResidency streamk_residency(const StreamKGemm& g, const GpuDeviceS
 
   // A block over the GPU's opt-in shared memory per block cannot be loaded (the driver answers
   // "invalid argument"): the model below says why, 0 blocks limited by shared memory.
-  const bool loadable =
-      !runtime::cuda::driver_available() || block.shared_bytes <= runtime::cuda::driver().max_shared_optin;
-  if (runtime::cuda::driver_available() && loadable) {
+  const bool on_driver = streamk_uses_driver(config);
+  const bool loadable = !on_driver || block.shared_bytes <= runtime::cuda::driver().max_shared_optin;
+  if (on_driver && loadable) {
     const runtime::cuda::Driver& d = runtime::cuda::driver();
     const runtime::cuda::NvrtcOutput out =
         runtime::cuda::nvrtc_compile(module.source, func.name, d.arch(), true);

@@ -105,6 +105,8 @@ struct StreamKTuneResult {
   int measured = 0;
   std::string measure_failure;
   /// @}
+  /// Where the measuring ran (as lib::GpuGemmTuneResult's).
+  std::string measured_in;
   /// Wall time of the whole search, in seconds.
   double seconds = 0;
 };

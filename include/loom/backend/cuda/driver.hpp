@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
@@ -137,7 +138,14 @@ struct DriverLoad {
   std::string error;
 };
 
+/// Set once this process has begun loading the driver (driver_loaded()).
+inline std::atomic<bool>& driver_load_begun() {
+  static std::atomic<bool> begun{false};
+  return begun;
+}
+
 inline DriverLoad load_driver() {
+  driver_load_begun().store(true);
   DriverLoad out;
   const char* forced = std::getenv("LOOM_CUDA_DRIVER_PATH");
   void* handle = nullptr;
@@ -240,5 +248,10 @@ inline const Driver& driver() {
 
 /// Whether a driver and a GPU are present (never throws).
 inline bool driver_available() { return detail::driver_load().ok; }
+
+/// Whether this process has loaded (or tried to load) the driver, without loading it. A process
+/// made by fork() after that cannot use CUDA (the driver's state does not survive a fork), so lib's
+/// GPU tuners measure in forked workers only while this is false (lib/gemm_device_timer.hpp).
+inline bool driver_loaded() { return detail::driver_load_begun().load(); }
 
 }  // namespace loom::runtime::cuda

@@ -206,17 +206,22 @@ LOOM_DECL GpuGemmTuneResult tune_gpu_gemm(int64_t m, int64_t n, int64_t k, DType
   result.best = result.candidates.front().config;
   result.best_prediction = result.candidates.front().prediction;
   // The GPU, where one of the architecture is present, times the best predictions and the default.
-  const detail::MeasuredRanking measured =
-      detail::measure_ranked(m, n, k, input, a_layout, b_layout, spec.arch, options.measure_top,
-                             default_gemm.func, result.candidates, [&](const GpuGemmTuneCandidate& c) {
-                               return gpu_gemm(m, n, k, input, c.config, a_layout, b_layout).func;
-                             });
+  const detail::MeasuredRanking measured = detail::measure_ranked(
+      m, n, k, input, a_layout, b_layout, spec.arch, options.measure_top,
+      [&] {
+        return std::pair{default_gemm.func, gpu_gemm_config_knobs(default_gemm.config)};
+      },
+      result.candidates,
+      [&](const GpuGemmTuneCandidate& c) {
+        return gpu_gemm(m, n, k, input, c.config, a_layout, b_layout).func;
+      });
   result.device = measured.device;
   result.default_measured_ms = measured.default_ms;
   result.measured = measured.measured;
   result.measure_failure = measured.failure;
+  result.measured_in = measured.measured_in;
   const detail::MeasuredChoice choice =
-      detail::choose_measured(measured, gpu_gemm_config_knobs(default_gemm.config), result.candidates,
+      detail::choose_measured(measured, measured.default_knobs, result.candidates,
                               [](const GpuGemmTuneCandidate& c) { return gpu_gemm_config_knobs(c.config); });
   if (!choice.times.empty()) {
     detail::append_records(options.database, result.workload, cat(problem, ": measured on ", measured.device),

@@ -282,31 +282,33 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
     c.sms = 0;
     return c;
   };
-  const std::string device = options.measure_top > 0 ? detail::gpu_present_for(spec.arch) : "";
-  detail::MeasuredRanking measured;
-  StreamKConfig default_config;  // as built for the GPU: block_k and blocks_per_sm resolved
-  if (!device.empty()) {
-    try {
-      const StreamKGemm default_gemm =
-          streamk_gemm(m, n, k, input, on_gpu(detail::streamk_default_config(spec)), a_layout, b_layout);
-      default_config = default_gemm.config;
-      measured = detail::measure_ranked(
-          m, n, k, input, a_layout, b_layout, spec.arch, options.measure_top, default_gemm.func,
-          result.candidates, [&](const StreamKTuneCandidate& c) {
-            return streamk_gemm(m, n, k, input, on_gpu(c.config), a_layout, b_layout).func;
-          });
-    } catch (const Error& e) {
-      // streamk_gemm refused the default for this GPU (measure_ranked itself does not throw).
-      measured.device = device;
-      measured.failure = cat("the default configuration could not be made for this GPU: ", e.what());
-    }
-  }
+  // Both are built where they are measured (a worker, when this process has not loaded the driver):
+  // the GPU's SMs and occupancy size their grids.
+  const detail::MeasuredRanking measured = detail::measure_ranked(
+      m, n, k, input, a_layout, b_layout, spec.arch, options.measure_top,
+      [&] {
+        StreamKGemm g;
+        try {
+          g = streamk_gemm(m, n, k, input, on_gpu(detail::streamk_default_config(spec)), a_layout, b_layout);
+        } catch (const Error& e) {
+          throw Error(cat("the default configuration could not be made for this GPU: ", e.what()));
+        }
+        return std::pair{g.func, streamk_config_knobs(g.config)};
+      },
+      result.candidates,
+      [&](const StreamKTuneCandidate& c) {
+        return streamk_gemm(m, n, k, input, on_gpu(c.config), a_layout, b_layout).func;
+      });
+  // The default as built for the GPU (block_k and blocks_per_sm resolved), its grid on the GPU's SMs.
+  StreamKConfig default_config;
+  if (auto c = detail::streamk_config_from_knobs(measured.default_knobs, spec.arch)) default_config = *c;
   result.device = measured.device;
   result.default_measured_ms = measured.default_ms;
   result.measured = measured.measured;
   result.measure_failure = measured.failure;
+  result.measured_in = measured.measured_in;
   const detail::MeasuredChoice choice =
-      detail::choose_measured(measured, streamk_config_knobs(default_config), result.candidates,
+      detail::choose_measured(measured, measured.default_knobs, result.candidates,
                               [](const StreamKTuneCandidate& c) { return streamk_config_knobs(c.config); });
   if (!choice.times.empty()) {
     detail::append_records(options.database, result.workload, cat(problem, ": measured on ", measured.device),

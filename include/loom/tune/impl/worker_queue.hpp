@@ -1,0 +1,228 @@
+// The definitions of tune/worker_queue.hpp. A worker reports through a pipe in framed messages (a
+// type byte, the payload's length as 8 raw bytes, the payload): 'R' its setup's report, 'E' / 'C'
+// its setup's loom::Error / other failure, 'S' the index of the item it starts, then 'F', 'T' or
+// 'X' that item's result (as run_in_worker's). The parent reads with a deadline that restarts at
+// every message, so the time limit applies to the setup and to each item on its own.
+#pragma once
+
+#include "loom/support/config.hpp"
+LOOM_IMPLEMENTATION_FILE("loom/tune/worker_queue.hpp");
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+
+#include "loom/runtime/thread_pool.hpp"
+#include "loom/support/error.hpp"
+#include "loom/tune/worker_queue.hpp"
+
+namespace loom::tune {
+
+namespace detail {
+
+/// Writes one framed message; false when the pipe is gone (the parent stopped listening).
+inline bool send_message(int fd, char type, const std::string& payload) {
+  std::string frame(1 + sizeof(uint64_t), type);
+  const uint64_t length = payload.size();
+  std::memcpy(&frame[1], &length, sizeof length);
+  frame += payload;
+  size_t done = 0;
+  while (done < frame.size()) {
+    const ssize_t n = ::write(fd, frame.data() + done, frame.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+/// The worker's side: setup, then items from `first` on. Never returns.
+[[noreturn]] inline void serve_queue(int fd, int first, int count,
+                                     const std::function<WorkerSession()>& start) {
+  runtime::ThreadPool::restart_after_fork();
+  WorkerSession session;
+  try {
+    session = start();
+  } catch (const Error& e) {
+    send_message(fd, 'E', e.what());
+    ::_exit(0);
+  } catch (const std::exception& e) {
+    send_message(fd, 'C', e.what());
+    ::_exit(0);
+  } catch (...) {
+    send_message(fd, 'C', "an exception that is not a std::exception");
+    ::_exit(0);
+  }
+  if (!send_message(fd, 'R', session.started) || !session.run) ::_exit(0);
+  for (int item = first; item < count; ++item) {
+    if (!send_message(fd, 'S', std::to_string(item))) ::_exit(3);
+    bool retire = false;
+    char type = 'F';
+    std::string report;
+    try {
+      report = session.run(item, retire);
+    } catch (const Error& e) {
+      type = 'T';
+      report = e.what();
+    } catch (const std::exception& e) {  // not a refusal: a failure, reported as a crash
+      type = 'X';
+      report = e.what();
+    } catch (...) {
+      type = 'X';
+      report = "an exception that is not a std::exception";
+    }
+    if (!send_message(fd, type, report)) ::_exit(3);
+    if (retire) break;
+  }
+  ::_exit(0);
+}
+
+/// The parent's reading of one worker's messages.
+class QueueReader {
+ public:
+  explicit QueueReader(int fd) : fd_(fd) {}
+
+  /// The next whole message, or nothing when the worker closed the pipe (`closed`) or
+  /// `deadline` passed (`timed_out`).
+  std::optional<std::pair<char, std::string>> next(std::chrono::steady_clock::time_point deadline) {
+    for (;;) {
+      if (auto message = take()) return message;
+      if (closed) return std::nullopt;
+      const double left =
+          std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now()).count();
+      if (left <= 0) {
+        timed_out = true;
+        return std::nullopt;
+      }
+      pollfd p{fd_, POLLIN, 0};
+      const int ready = ::poll(&p, 1, static_cast<int>(std::min(left, 60000.0)) + 1);
+      if (ready <= 0) continue;  // interrupted, or the deadline is checked above
+      char chunk[4096];
+      const ssize_t n = ::read(fd_, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        closed = true;
+        continue;
+      }
+      buffer_.append(chunk, static_cast<size_t>(n));
+    }
+  }
+
+  bool closed = false, timed_out = false;
+
+ private:
+  std::optional<std::pair<char, std::string>> take() {
+    constexpr size_t header = 1 + sizeof(uint64_t);
+    if (buffer_.size() < header) return std::nullopt;
+    uint64_t length = 0;
+    std::memcpy(&length, &buffer_[1], sizeof length);
+    if (buffer_.size() < header + length) return std::nullopt;
+    std::pair<char, std::string> message{buffer_[0], buffer_.substr(header, length)};
+    buffer_.erase(0, header + length);
+    return message;
+  }
+
+  int fd_;
+  std::string buffer_;
+};
+
+/// How a worker that stopped talking ended: its signal or exit status.
+inline std::string worker_end(int status) {
+  if (WIFSIGNALED(status))
+    return cat("the worker died of signal ", WTERMSIG(status), " (", ::strsignal(WTERMSIG(status)), ")");
+  return cat("the worker exited with status ", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+}  // namespace detail
+
+LOOM_DECL WorkerQueueResult run_queue_in_workers(int count, const std::function<WorkerSession()>& start,
+                                                 double time_limit_s) {
+  using Clock = std::chrono::steady_clock;
+  const auto limit = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(time_limit_s));
+  WorkerQueueResult out;
+  int next = 0;  // the first item not yet reported
+  do {
+    int fds[2];
+    // Close-on-exec, as run_in_worker's: no process started meanwhile may hold the write end open.
+    if (::pipe2(fds, O_CLOEXEC) != 0)
+      throw Error(cat("tune: cannot create a pipe for a worker: ", std::strerror(errno)));
+    std::fflush(nullptr);  // else the child's exit could print what the parent had buffered
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      throw Error(cat("tune: cannot fork a worker process: ", std::strerror(errno)));
+    }
+    if (pid == 0) {
+      ::close(fds[0]);
+      detail::serve_queue(fds[1], next, count, start);
+    }
+    ::close(fds[1]);
+    ++out.workers;
+
+    detail::QueueReader reader(fds[0]);
+    bool ready = false, runs_items = false;
+    std::string setup_error;
+    int running = -1;  // the item the worker said it started and has not reported
+    while (auto message = reader.next(Clock::now() + limit)) {
+      const auto& [type, payload] = *message;
+      if (type == 'R') {
+        ready = true;
+        out.started.push_back(payload);
+      } else if (type == 'E' || type == 'C') {
+        setup_error = type == 'E' ? payload : "the worker's setup threw: " + payload;
+      } else if (type == 'S') {
+        running = std::stoi(payload);
+        runs_items = true;
+      } else if (running >= 0) {
+        WorkerResult r;
+        r.status = type == 'F'   ? WorkerResult::Status::Finished
+                   : type == 'T' ? WorkerResult::Status::Threw
+                                 : WorkerResult::Status::Crashed;
+        if (type == 'F')
+          r.output = payload;
+        else
+          r.detail = type == 'X' ? "the worker threw: " + payload : payload;
+        out.items.push_back(std::move(r));
+        next = running + 1;
+        running = -1;
+      }
+    }
+    ::close(fds[0]);
+    if (reader.timed_out) ::kill(pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+
+    if (!ready) {
+      out.setup_failure = !setup_error.empty() ? setup_error
+                          : reader.timed_out   ? cat("the worker's setup ran past the time limit of ",
+                                                     time_limit_s, " s and was killed")
+                                             : cat("the worker's setup failed: ", detail::worker_end(status));
+      break;
+    }
+    if (running >= 0) {  // the worker died, or was killed, inside an item: charge that item alone
+      WorkerResult r;
+      r.status = reader.timed_out ? WorkerResult::Status::TimedOut : WorkerResult::Status::Crashed;
+      r.detail = reader.timed_out ? cat("killed after the time limit of ", time_limit_s, " s")
+                                  : detail::worker_end(status);
+      out.items.push_back(std::move(r));
+      next = running + 1;
+    } else if (!runs_items) {
+      break;  // a session without items, or a worker that stopped before its first: nothing to resume
+    }
+  } while (next < count);
+  return out;
+}
+
+}  // namespace loom::tune
