@@ -130,6 +130,16 @@ TEST_CASE("tune worker queue: a failed setup stops the queue; a session without 
   CHECK_MESSAGE(r.setup_failure.find("the worker's setup failed: the worker died of signal 6") == 0,
                 r.setup_failure);
 
+  // No time limit.
+  r = run_queue_in_workers(
+      2,
+      [] {
+        return WorkerSession{"unlimited", [](int item, bool&) { return std::to_string(item); }};
+      },
+      0);
+  REQUIRE(r.items.size() == 2);
+  CHECK(r.items[1].output == "1");
+
   r = run_queue_in_workers(
       0,
       [] {

@@ -47,25 +47,29 @@ inline std::string gpu_identity_here() {
   return d.arch() + "\n" + (d.name.empty() ? d.arch() : d.name);
 }
 
-/// The name of the GPU present when it is one of `arch` ("sm_90"); empty when there is no GPU or
-/// it is of another architecture (its timings would not be `arch`'s). A process that has not loaded
-/// the CUDA driver asks a forked worker (once per process), so that its own workers can still use
-/// CUDA afterwards (runtime::cuda::driver_loaded()).
-inline std::string gpu_present_for(const std::string& arch) {
-  std::string identity;
-  if (runtime::cuda::driver_loaded()) {
-    identity = gpu_identity_here();
-  } else {
-    static const std::string probed = [] {
-      const tune::WorkerResult r = tune::run_in_worker(gpu_identity_here, 60);
-      return r.status == tune::WorkerResult::Status::Finished ? r.output : std::string();
-    }();
-    identity = probed;
-  }
+/// gpu_identity_here's answer without loading the driver into this process when it has not loaded
+/// it yet: a forked worker is asked (once per process), so that later workers can still use CUDA
+/// (runtime::cuda::driver_loaded()).
+inline std::string gpu_identity() {
+  if (runtime::cuda::driver_loaded()) return gpu_identity_here();
+  static const std::string probed = [] {
+    const tune::WorkerResult r = tune::run_in_worker(gpu_identity_here, 60);
+    return r.status == tune::WorkerResult::Status::Finished ? r.output : std::string();
+  }();
+  return probed;
+}
+
+/// The GPU's name in `identity` (gpu_identity's) when it is one of `arch` ("sm_90"); empty when there
+/// is no GPU or it is of another architecture (its timings would not be `arch`'s).
+inline std::string gpu_name_if(const std::string& identity, const std::string& arch) {
   const size_t newline = identity.find('\n');
   if (newline == std::string::npos || identity.substr(0, newline) != arch) return "";
   return identity.substr(newline + 1);
 }
+
+/// The name of the GPU present when it is one of `arch`; empty otherwise. Does not load the driver
+/// into a process that has not loaded it (gpu_identity).
+inline std::string gpu_present_for(const std::string& arch) { return gpu_name_if(gpu_identity(), arch); }
 
 /// One kernel's measurement: its median device time, or why it has none.
 struct GemmDeviceTiming {
@@ -438,7 +442,7 @@ MeasuredRanking measure_ranked(int64_t m, int64_t n, int64_t k, DType input, Lay
   if (top <= 0) return out;
   if (!runtime::cuda::driver_loaded()) {
     auto make_timer = [&]() -> std::pair<std::string, std::unique_ptr<GemmDeviceTimer>> {
-      std::string device = gpu_present_for(arch);  // in the worker: loads the driver there
+      std::string device = gpu_name_if(gpu_identity_here(), arch);  // loads the driver in the worker
       if (device.empty()) return {};
       try {
         return {device, std::make_unique<GemmDeviceTimer>(m, n, k, input, a_layout, b_layout)};

@@ -46,7 +46,7 @@ struct WorkerQueueResult {
 /// `start` (once), reports WorkerSession::started, then runs items until the queue is done, it dies,
 /// an item runs past `time_limit_s`, or an item retires it; then the next worker (which calls
 /// `start` again) continues with the next item. A worker starts even when `count` is 0, for its
-/// setup alone. `time_limit_s` (> 0) bounds the setup and each item separately. The workers see
+/// setup alone. `time_limit_s` bounds the setup and each item separately (<= 0: no limit). The workers see
 /// this process's memory as it was at the fork, as run_in_worker's do, under the same conditions:
 /// no other thread of this process inside Loom or holding a lock that they need.
 LOOM_DECL WorkerQueueResult run_queue_in_workers(int count, const std::function<WorkerSession()>& start,

@@ -350,7 +350,7 @@ LOOM_DECL StreamKConfig tuned_streamk_config(int64_t m, int64_t n, int64_t k, DT
     return fallback;
   // The GPU's SMs where one runs it (its own count, which may differ from the model's); without one,
   // the modelled GPU's, so that the kernel built is the one predicted.
-  chosen.sms = runtime::cuda::driver_available() ? 0 : GpuPerfSpec::for_arch(arch).device.sms;
+  chosen.sms = detail::gpu_identity().empty() ? GpuPerfSpec::for_arch(arch).device.sms : 0;
   chosen.arch = arch;
   return chosen;
 }

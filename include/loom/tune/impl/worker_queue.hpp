@@ -148,7 +148,9 @@ inline std::string worker_end(int status) {
 LOOM_DECL WorkerQueueResult run_queue_in_workers(int count, const std::function<WorkerSession()>& start,
                                                  double time_limit_s) {
   using Clock = std::chrono::steady_clock;
-  const auto limit = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(time_limit_s));
+  // No limit (time_limit_s <= 0): a deadline a year away.
+  const auto limit = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(time_limit_s > 0 ? time_limit_s : 365 * 86400.0));
   WorkerQueueResult out;
   int next = 0;  // the first item not yet reported
   do {
