@@ -5,7 +5,6 @@
 #include "loom/support/config.hpp"
 LOOM_IMPLEMENTATION_FILE("loom/tune/measure.hpp");
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -17,8 +16,8 @@ LOOM_IMPLEMENTATION_FILE("loom/tune/measure.hpp");
 #include <cstdio>
 #include <cstring>
 
-#include "loom/runtime/thread_pool.hpp"
 #include "loom/support/error.hpp"
+#include "loom/tune/impl/fork_worker.hpp"
 #include "loom/tune/measure.hpp"
 
 namespace loom::tune {
@@ -31,18 +30,6 @@ inline double quantile(const std::vector<double>& v, double q) {
   const size_t lo = static_cast<size_t>(pos);
   const size_t hi = std::min(lo + 1, v.size() - 1);
   return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
-
-/// Writes all of `data` to `fd` (a pipe), retrying short writes and interruptions.
-inline bool write_all(int fd, const std::string& data) {
-  size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
 }
 
 }  // namespace detail
@@ -105,21 +92,9 @@ LOOM_DECL Timing time_calls(const std::function<void()>& call, int repeats, doub
 }
 
 LOOM_DECL WorkerResult run_in_worker(const std::function<std::string()>& work, double time_limit_s) {
-  int fds[2];
-  // Close-on-exec: a process that another thread starts meanwhile must not hold the write end
-  // open, or the end of the worker's report would wait for that process to exit.
-  if (::pipe2(fds, O_CLOEXEC) != 0)
-    throw Error(cat("tune: cannot create a pipe for the worker: ", std::strerror(errno)));
-  std::fflush(nullptr);  // else the child's exit could print what the parent had buffered
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw Error(cat("tune: cannot fork a worker process: ", std::strerror(errno)));
-  }
+  const detail::ForkedWorker worker = detail::fork_worker();
+  const pid_t pid = worker.pid;
   if (pid == 0) {
-    ::close(fds[0]);
-    runtime::ThreadPool::restart_after_fork();
     std::string message;
     try {
       message = "F" + work();
@@ -130,10 +105,10 @@ LOOM_DECL WorkerResult run_in_worker(const std::function<std::string()>& work, d
     } catch (...) {
       message = "Xan exception that is not a std::exception";
     }
-    const bool written = detail::write_all(fds[1], message);
+    const bool written = detail::write_all(worker.fd, message);
     ::_exit(written ? 0 : 3);
   }
-  ::close(fds[1]);
+  const int fd = worker.fd;
 
   // Read until the child closes the pipe (it wrote everything, or died) or the deadline passes.
   using Clock = std::chrono::steady_clock;
@@ -151,16 +126,16 @@ LOOM_DECL WorkerResult run_in_worker(const std::function<std::string()>& work, d
       }
       wait_ms = static_cast<int>(std::min(left, 60000.0)) + 1;
     }
-    pollfd p{fds[0], POLLIN, 0};
+    pollfd p{fd, POLLIN, 0};
     const int ready = ::poll(&p, 1, wait_ms);
     if (ready < 0 && errno == EINTR) continue;
     if (ready == 0) continue;  // the deadline is checked above
-    const ssize_t n = ::read(fds[0], chunk, sizeof chunk);
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     message.append(chunk, static_cast<size_t>(n));
   }
-  ::close(fds[0]);
+  ::close(fd);
   if (timed_out) ::kill(pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {

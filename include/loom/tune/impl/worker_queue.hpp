@@ -8,7 +8,6 @@
 #include "loom/support/config.hpp"
 LOOM_IMPLEMENTATION_FILE("loom/tune/worker_queue.hpp");
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -22,8 +21,8 @@ LOOM_IMPLEMENTATION_FILE("loom/tune/worker_queue.hpp");
 #include <cstring>
 #include <optional>
 
-#include "loom/runtime/thread_pool.hpp"
 #include "loom/support/error.hpp"
+#include "loom/tune/impl/fork_worker.hpp"
 #include "loom/tune/worker_queue.hpp"
 
 namespace loom::tune {
@@ -35,21 +34,12 @@ inline bool send_message(int fd, char type, const std::string& payload) {
   std::string frame(1 + sizeof(uint64_t), type);
   const uint64_t length = payload.size();
   std::memcpy(&frame[1], &length, sizeof length);
-  frame += payload;
-  size_t done = 0;
-  while (done < frame.size()) {
-    const ssize_t n = ::write(fd, frame.data() + done, frame.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
+  return write_all(fd, frame + payload);
 }
 
 /// The worker's side: setup, then items from `first` on. Never returns.
 [[noreturn]] inline void serve_queue(int fd, int first, int count,
                                      const std::function<WorkerSession()>& start) {
-  runtime::ThreadPool::restart_after_fork();
   WorkerSession session;
   try {
     session = start();
@@ -154,25 +144,12 @@ LOOM_DECL WorkerQueueResult run_queue_in_workers(int count, const std::function<
   WorkerQueueResult out;
   int next = 0;  // the first item not yet reported
   do {
-    int fds[2];
-    // Close-on-exec, as run_in_worker's: no process started meanwhile may hold the write end open.
-    if (::pipe2(fds, O_CLOEXEC) != 0)
-      throw Error(cat("tune: cannot create a pipe for a worker: ", std::strerror(errno)));
-    std::fflush(nullptr);  // else the child's exit could print what the parent had buffered
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-      ::close(fds[0]);
-      ::close(fds[1]);
-      throw Error(cat("tune: cannot fork a worker process: ", std::strerror(errno)));
-    }
-    if (pid == 0) {
-      ::close(fds[0]);
-      detail::serve_queue(fds[1], next, count, start);
-    }
-    ::close(fds[1]);
+    const detail::ForkedWorker worker = detail::fork_worker();
+    if (worker.pid == 0) detail::serve_queue(worker.fd, next, count, start);
+    const pid_t pid = worker.pid;
     ++out.workers;
 
-    detail::QueueReader reader(fds[0]);
+    detail::QueueReader reader(worker.fd);
     bool ready = false, runs_items = false;
     std::string setup_error;
     int running = -1;  // the item the worker said it started and has not reported
@@ -200,7 +177,7 @@ LOOM_DECL WorkerQueueResult run_queue_in_workers(int count, const std::function<
         running = -1;
       }
     }
-    ::close(fds[0]);
+    ::close(worker.fd);
     if (reader.timed_out) ::kill(pid, SIGKILL);
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
