@@ -116,6 +116,18 @@ std::vector<UlpResult> max_ulp(const MathFn& fn, uint64_t stride, const std::vec
   return results;
 }
 
+/// Elements per block in the in-cache timing: 256 KiB of floats in and out (half that many doubles'
+/// 512 KiB), which stay in L2 on current x86 cores.
+constexpr int64_t kCachedN = int64_t{1} << 16;
+
+/// The in-cache times and, as the line's `ratio`, the peer's in-cache time over Loom's: the math's
+/// own cost, where the streaming times (`stream_ratio`) may both be the memory's.
+void print_cached(int64_t cached_n, double loom_cached_ms, double peer_cached_ms) {
+  std::printf(" cached_n=%lld loom_cached_ms=%.3f peer_cached_ms=%.3f ratio=%.3f",
+              static_cast<long long>(cached_n), loom_cached_ms, peer_cached_ms,
+              peer_cached_ms / loom_cached_ms);
+}
+
 Kernel build_fn(const MathFn& fn, int64_t n, const Target& target) {
   Tensor X = placeholder({n}, f32, "X");
   Tensor Y = compute(
@@ -210,16 +222,27 @@ void bench_f64(void* libmvec, const std::string& peer, bool quick, int rounds) {
       for (int64_t i = 0; i < n; ++i) w = std::max(w, ulp_error64(got[i], want[i]));
       return w;
     };
-    Tensor X = placeholder({n}, f64, "X");
-    Tensor Y = compute(
-        {n}, [&](Expr i) { return fn.make(X(i)); }, "Y");
-    Schedule s = create_schedule(Y);
-    auto [outer, inner] = s[Y].split(Y.axis(0), 8);
-    s[Y].vectorize(inner);
-    Kernel loom = build(s, {X, Y}, Target::cpu(), std::string("bench_f64_") + fn.name);
+    auto build_f64 = [&](int64_t size) {
+      Tensor X = placeholder({size}, f64, "X");
+      Tensor Y = compute(
+          {size}, [&](Expr i) { return fn.make(X(i)); }, "Y");
+      Schedule s = create_schedule(Y);
+      auto [outer, inner] = s[Y].split(Y.axis(0), 8);
+      s[Y].vectorize(inner);
+      return build(s, {X, Y}, Target::cpu(), std::string("bench_f64_") + fn.name);
+    };
+    Kernel loom = build_f64(n);
     Buffer<double> in({n}), out({n});
     std::memcpy(in.data(), x.data(), n * sizeof(double));
     const double loom_ms = tune::best_ms([&] { loom(in, out); }, rounds);
+    const int64_t cached_n = std::min(kCachedN / 2, n);  // the same bytes as the float blocks
+    Kernel loom_cached = build_f64(cached_n);
+    const double loom_cached_ms = tune::best_ms(
+        [&] {
+          for (int64_t b = 0; b < n / cached_n; ++b)
+            loom_cached(BufferView(in.data(), f64, {cached_n}), BufferView(out.data(), f64, {cached_n}));
+        },
+        rounds);
     std::memcpy(y.data(), out.data(), n * sizeof(double));
     const double loom_ulp = worst(y);
     const double scalar_ms = tune::best_ms(
@@ -236,8 +259,15 @@ void bench_f64(void* libmvec, const std::string& peer, bool quick, int rounds) {
 #ifdef __AVX512F__
     if (auto f = libmvec ? reinterpret_cast<VectorFn64>(dlsym(libmvec, fn.libmvec_symbol)) : nullptr) {
       const double peer_ms = tune::best_ms([&] { run_libmvec64(f, x.data(), y.data(), n); }, rounds);
-      std::printf(" peer=%s peer_ms=%.3f peer_max_ulp=%.3f ratio=%.3f", peer.c_str(), peer_ms, worst(y),
-                  peer_ms / loom_ms);
+      const double peer_ulp = worst(y);
+      const double peer_cached_ms = tune::best_ms(
+          [&] {
+            for (int64_t b = 0; b < n / cached_n; ++b) run_libmvec64(f, x.data(), y.data(), cached_n);
+          },
+          rounds);
+      std::printf(" peer=%s peer_ms=%.3f peer_max_ulp=%.3f stream_ratio=%.3f", peer.c_str(), peer_ms,
+                  peer_ulp, peer_ms / loom_ms);
+      print_cached(cached_n, loom_cached_ms, peer_cached_ms);
     }
 #endif
     std::printf("\n");
@@ -278,6 +308,15 @@ int main() {
           for (int64_t i = 0; i < n; ++i) y[i] = fn.scalar(x[i]);
         },
         rounds);
+    // The same count of elements as kCachedN-element blocks that stay in L2, where the math's own
+    // cost shows (the streaming time above can be the memory's: 32 MiB in and out).
+    Kernel loom_cached = build_fn(fn, kCachedN, Target::cpu());
+    const double loom_cached_ms = tune::best_ms(
+        [&] {
+          for (int64_t b = 0; b < n / kCachedN; ++b)
+            loom_cached(BufferView(in.data(), f32, {kCachedN}), BufferView(out.data(), f32, {kCachedN}));
+        },
+        rounds);
 
     Kernel loom_chunk = build_fn(fn, int64_t{1} << 24, Target::cpu());
     Kernel baseline_chunk = build_fn(fn, int64_t{1} << 24, Target::cpu("x86-64"));
@@ -304,13 +343,19 @@ int main() {
 #ifdef __AVX512F__
     if (auto f = libmvec ? reinterpret_cast<VectorFn>(dlsym(libmvec, fn.libmvec_symbol)) : nullptr) {
       const double peer_ms = tune::best_ms([&] { run_libmvec(f, x.data(), y.data(), n); }, rounds);
+      const double peer_cached_ms = tune::best_ms(
+          [&] {
+            for (int64_t b = 0; b < n / kCachedN; ++b) run_libmvec(f, x.data(), y.data(), kCachedN);
+          },
+          rounds);
       // libmvec's error on the sample only, even in the exhaustive run (glibc documents its bounds).
       const double peer_ulp =
           max_ulp(fn, exhaustive ? 257 : stride,
                   {[f](float* px, float* py, int64_t count) { run_libmvec(f, px, py, count); }})[0]
               .worst;
-      std::printf(" peer=%s peer_ms=%.3f peer_max_ulp=%.3f ratio=%.3f", peer.c_str(), peer_ms, peer_ulp,
-                  peer_ms / loom_ms);
+      std::printf(" peer=%s peer_ms=%.3f peer_max_ulp=%.3f stream_ratio=%.3f", peer.c_str(), peer_ms,
+                  peer_ulp, peer_ms / loom_ms);
+      print_cached(kCachedN, loom_cached_ms, peer_cached_ms);
     }
 #endif
     std::printf("\n");

@@ -30,7 +30,7 @@ class LlvmCpuBackend final : public runtime::CpuBackend {
   /// inline polynomials; 7: double erf too; 8: log's reduction in integer arithmetic; 9: prefetches
   /// in their buffer's alias scope; 10: exp rounds n with one instruction; 11: allocations written
   /// whole before any read are not zero-filled (loom_rt_alloc takes a sixth argument).
-  static constexpr int kCodegenVersion = 11;
+  static constexpr int kCodegenVersion = 12;
 
   static LlvmCpuBackend& instance() {
     static LlvmCpuBackend* backend = new LlvmCpuBackend();

@@ -103,7 +103,11 @@ class PolynomialIR {
   /// Whether times_power_of_two scales values of v's type with one vscalefps / vscalefpd: a 512-bit
   /// vector on a target with AVX-512 on 512-bit registers. That instruction takes n as a float and
   /// returns NaN for a NaN operand, so a NaN may flow through a sequence that ends in it.
-  bool scales_in_one_instruction(llvm::Value* v) {
+  bool scales_in_one_instruction(llvm::Value* v) { return is_zmm_vector(v); }
+  /// Whether v is a 512-bit vector on a target with AVX-512 on 512-bit registers: the sequences may
+  /// use AVX-512's whole-vector instructions on it (vscalef, vgetmant, vgetexp). Other widths (and a
+  /// loop's scalar remainder) compute the same bits by other means.
+  bool is_zmm_vector(llvm::Value* v) {
     auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(v->getType());
     return target_.avx512_zmm && vector &&
            vector->getNumElements() * vector->getScalarType()->getPrimitiveSizeInBits() == 512;

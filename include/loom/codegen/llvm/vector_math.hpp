@@ -6,7 +6,7 @@
 // fits on Chebyshev nodes (near minimax), rounded to float.
 //
 // Accuracy against the correctly rounded result, every float input checked (bench/vector_math.cpp,
-// docs/vector-math.md): exp 1.02 ulp, log 0.94, tanh 1.34, erf 1.30 at most; NaN, +-inf, +-0,
+// docs/vector-math.md): exp 1.02 ulp, log 0.97, tanh 1.34, erf 1.30 at most; NaN, +-inf, +-0,
 // subnormal inputs and results behave as libm's.
 #pragma once
 
@@ -68,31 +68,59 @@ class VectorMath : PolynomialIR {
     return exp_result(arg, x, times_power_of_two(p, nearest));
   }
 
-  /// log x: x = m 2^e with m in (sqrt(1/2), sqrt(2)); log(1 + f) = f + f^2 (-1/2 + f P(f)), f = m - 1.
+  /// log x: x = m 2^e with m in [3/4, 3/2); log(1 + f) = f + f^2 (-1/2 + f P(f)), f = m - 1 in
+  /// [-1/4, 1/2) (the interval vgetmantps offers that contains 1, so that log x near 1 is f itself).
   llvm::Value* log(llvm::Value* x) {
-    // Subnormal x: scale into the normal range first.
-    llvm::Value* tiny = b_.CreateFCmpOLT(x, f(x, 1.17549435e-38f));
-    llvm::Value* xs = b_.CreateSelect(tiny, b_.CreateFMul(x, f(x, 8388608.0f)), x);
-    // m = xs / 2^k in (sqrt(1/2), sqrt(2)) from integer arithmetic alone: subtracting the bits of
-    // sqrt(1/2) (rounded up) carries into the exponent exactly when the mantissa is above sqrt(2)'s.
-    llvm::Value* bits = b_.CreateBitCast(xs, i32(x));
-    llvm::Value* k = b_.CreateAShr(b_.CreateSub(bits, c32(x, 0x3f3504f4)), c32(x, 23));
-    llvm::Value* m = b_.CreateBitCast(b_.CreateSub(bits, b_.CreateShl(k, c32(x, 23))), x->getType());
-    llvm::Value* e = b_.CreateSIToFP(k, x->getType());
-    e = b_.CreateSelect(tiny, b_.CreateFSub(e, f(x, 23.0f)), e);
-    llvm::Value* fr = b_.CreateFSub(m, f(x, 1.0f));
+    const bool zmm = is_zmm_vector(x);
+    const LogArgument arg = zmm ? log_argument_avx512(x) : log_argument_from_bits(x);
+    llvm::Value* fr = b_.CreateFSub(arg.m, f(x, 1.0f));
     llvm::Value* f2 = b_.CreateFMul(fr, fr);
     llvm::Value* p = horner(
-        fr, {0.33333354047279121f, -0.25000851943542837f, 0.19999826572957434f, -0.16621369910242969f,
-             0.14227114035864636f, -0.13202104208880273f, 0.12620327488929574f, -0.073628678714710166f});
+        fr, {0.33333449218411176f, -0.2500009627058708f, 0.19990857663411568f, -0.16647293878830155f,
+             0.14478405770299183f, -0.13161371520859774f, 0.10463336424016187f, -0.04507647721395351f});
     // f + f^2 (-1/2 + f P): as with erf, the last operation adds a small correction to f.
     llvm::Value* log_m = fma(f2, fma(fr, p, f(x, -0.5f)), fr);
-    // e ln2 with ln2 in two parts, the first short enough that e times it is exact (|e| <= 150).
-    llvm::Value* result = fma(e, f(x, 0.693359375f), fma(e, f(x, -2.12194440e-4f), log_m));
+    // + e ln2, ln2 in two parts: the first has 16 significant bits, so e times it is exact (|e| <= 150);
+    // the second is positive, so that e = +-inf (x = inf or 0 on the AVX-512 path) gives +-inf.
+    llvm::Value* result = fma(arg.e, f(x, 0.693145751953125f), fma(arg.e, f(x, 1.42860682e-6f), log_m));
+    if (zmm) return result;  // vgetmantps and vgetexpps made the special values already (below)
     // log 0 = -inf, log of a negative number (-inf too) is NaN; log inf = inf and log NaN is that NaN.
     result = b_.CreateSelect(b_.CreateFCmpOEQ(x, f(x, 0.0f)), f(x, -INFINITY), result);
     result = b_.CreateSelect(b_.CreateFCmpOLT(x, f(x, 0.0f)), f(x, NAN), result);
     return b_.CreateSelect(b_.CreateFCmpOLT(x, f(x, INFINITY)), result, x);
+  }
+
+  /// log's reduction x = m 2^e, m in [3/4, 3/2), e an integer as a float.
+  struct LogArgument {
+    llvm::Value* m;
+    llvm::Value* e;
+  };
+  /// The reduction from integer arithmetic alone: subtracting the bits of 3/4 carries into the
+  /// exponent exactly when the mantissa is at least 3/2's. Subnormal x is scaled into the normal range
+  /// first. Finite positive x only: log() selects the special values after.
+  LogArgument log_argument_from_bits(llvm::Value* x) {
+    llvm::Value* tiny = b_.CreateFCmpOLT(x, f(x, 1.17549435e-38f));
+    llvm::Value* xs = b_.CreateSelect(tiny, b_.CreateFMul(x, f(x, 8388608.0f)), x);
+    llvm::Value* bits = b_.CreateBitCast(xs, i32(x));
+    llvm::Value* k = b_.CreateAShr(b_.CreateSub(bits, c32(x, 0x3f400000)), c32(x, 23));
+    llvm::Value* m = b_.CreateBitCast(b_.CreateSub(bits, b_.CreateShl(k, c32(x, 23))), x->getType());
+    llvm::Value* e = b_.CreateSIToFP(k, x->getType());
+    return {m, b_.CreateSelect(tiny, b_.CreateFSub(e, f(x, 23.0f)), e)};
+  }
+  /// The same reduction in two AVX-512 instructions, subnormal x included: vgetmantps (interval
+  /// [3/4, 3/2), NaN for a negative sign) and vgetexpps (floor(log2 |x|), one more where the mantissa
+  /// was halved into [3/4, 1)). Their special values make log's: x = 0 gives e = -inf, x = inf gives
+  /// m = 1 and e = inf, and a negative x (-inf and -0 too) or NaN gives m = NaN.
+  LogArgument log_argument_avx512(llvm::Value* x) {
+    llvm::Value* keep_all = b_.getInt16(0xffff);
+    llvm::Value* current_rounding = b_.getInt32(4);
+    llvm::Value* m = b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_getmant_ps_512, {},
+                                        {x, b_.getInt32(0b1011 /* NaN if negative, interval [3/4, 3/2) */),
+                                         llvm::PoisonValue::get(x->getType()), keep_all, current_rounding});
+    llvm::Value* e =
+        b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_getexp_ps_512, {},
+                           {x, llvm::PoisonValue::get(x->getType()), keep_all, current_rounding});
+    return {m, b_.CreateSelect(b_.CreateFCmpOLT(m, f(x, 1.0f)), b_.CreateFAdd(e, f(x, 1.0f)), e)};
   }
 
   /// tanh x: an odd polynomial below |x| = 0.625, 1 - 2 / (e^(2|x|) + 1) with x's sign above.
