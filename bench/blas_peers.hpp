@@ -152,13 +152,18 @@ inline void BlasPeer::gemm_int8(int m, int n, int k, const void* a, const void* 
 /// environment forces a kernel, and an OpenBLAS that does not recognise a CPU falls back to an older
 /// one. Comparing with such a peer flatters Loom: on a CPU with AVX-512 the strongest OpenBLAS is
 /// the one on its AVX-512 kernel.
+/// Whether `kernel` (openblas_get_corename()) names one of OpenBLAS's AVX-512 kernels.
+inline bool is_avx512_openblas_kernel(const std::string& kernel) {
+  for (const char* name : {"SkylakeX", "Cooperlake", "SapphireRapids", "Sapphirerapids"})
+    if (kernel.find(name) != std::string::npos) return true;
+  return false;
+}
+
 inline std::string weak_kernel_note(const BlasPeer& p) {
   if (p.name.rfind("openblas", 0) != 0) return "";
   __builtin_cpu_init();
   const bool avx512_cpu = __builtin_cpu_supports("avx512f");
-  bool avx512_kernel = false;
-  for (const char* kernel : {"SkylakeX", "Cooperlake", "SapphireRapids", "Sapphirerapids"})
-    avx512_kernel = avx512_kernel || p.kernel.find(kernel) != std::string::npos;
+  const bool avx512_kernel = is_avx512_openblas_kernel(p.kernel);
   const char* forced = std::getenv("OPENBLAS_CORETYPE");
   if (forced && *forced)
     return p.name + " runs its " + p.kernel + " kernel because OPENBLAS_CORETYPE=" + forced + " is set" +

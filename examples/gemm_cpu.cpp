@@ -7,11 +7,15 @@
 #include <loom/runtime/thread_pool.hpp>
 
 #include <cblas.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <string>
@@ -143,7 +147,28 @@ struct PackedGemm {
 
 }  // namespace
 
-int main() {
+/// OPENBLAS_CORETYPE, read when OpenBLAS loads (before main), can force a kernel older than this
+/// CPU's, and a comparison with it flatters Loom (bench/blas_peers.hpp, weak_kernel_note). The demo
+/// then runs itself again without the variable, and says so.
+void restart_without_forced_weak_openblas_kernel(char** argv) {
+  const char* forced = std::getenv("OPENBLAS_CORETYPE");
+  if (!forced || !*forced) return;
+  __builtin_cpu_init();
+  const std::string kernel = openblas_get_corename();
+  if (!__builtin_cpu_supports("avx512f") || loom_bench::is_avx512_openblas_kernel(kernel)) return;
+  std::printf(
+      "OPENBLAS_CORETYPE=%s makes OpenBLAS run its %s kernel on this AVX-512 CPU: running the demo "
+      "again without it, so that OpenBLAS runs the kernel it chooses for this CPU\n\n",
+      forced, kernel.c_str());
+  std::fflush(stdout);
+  unsetenv("OPENBLAS_CORETYPE");
+  execv("/proc/self/exe", argv);
+  std::printf("(could not run again: %s; the OpenBLAS lines below are on the %s kernel)\n\n",
+              std::strerror(errno), kernel.c_str());
+}
+
+int main(int, char** argv) {
+  restart_without_forced_weak_openblas_kernel(argv);
   Data d;
   Demo demo(d);
   const int bn = 32, kfactor = 4;
