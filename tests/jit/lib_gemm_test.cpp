@@ -234,6 +234,16 @@ TEST_CASE("lib::gemm: the default tiles follow the cache sizes and the vector wi
   CHECK(lib::default_gemm_config(256, 256, 256, f32, 1, cpu).mc == 256);
   CHECK(lib::default_gemm_config(1024, 1024, 1024, f32, 2, cpu).mc < 1024);
   CHECK(lib::default_gemm_config(300, 300, 300, f32, 2, cpu).mc < 304);
+  // A is packed when its rows are a multiple of 4 KB apart and L1's ways cannot hold the register
+  // tile's rows besides B's lines (8 ways, as Zen 4's), read in place with more ways (Zen 5's 12);
+  // rows that are not 4 KB apart are read in place either way.
+  lib::CpuCacheInfo twelve_ways = cpu;
+  twelve_ways.l1d_ways = 12;
+  CHECK(lib::default_gemm_config(2048, 2048, 2048, f32, 1, cpu).pack_a);
+  CHECK_FALSE(lib::default_gemm_config(2048, 2048, 2048, f32, 1, twelve_ways).pack_a);
+  CHECK(lib::default_gemm_config(1024, 1024, 1024, f64, 2, cpu).pack_a);
+  CHECK_FALSE(lib::default_gemm_config(1024, 1024, 1024, f64, 2, twelve_ways).pack_a);
+  CHECK_FALSE(lib::default_gemm_config(2000, 2000, 2000, f32, 1, cpu).pack_a);
   lib::GemmConfig d = lib::default_gemm_config(1024, 1024, 1024, f64, 1, cpu);
   CHECK(d.lanes == 8);
   CHECK(d.nr == 16);

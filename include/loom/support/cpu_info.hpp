@@ -20,6 +20,8 @@ struct CpuCacheInfo {
   int64_t l2_bytes = 1024 * 1024;
   int64_t l3_bytes = 8 * 1024 * 1024;
   /// @}
+  /// The L1 data cache's ways: lines a 4 KiB-aligned stride puts in one set (sysfs; 8 when unknown).
+  int l1d_ways = 8;
   int vector_bytes = 32;  ///< 64 with AVX-512, 32 with AVX2, 16 otherwise
   int registers = 16;     ///< vector registers the micro-kernel may use (32 with AVX-512)
   /// The 512-bit dot-product instructions: AVX512-BF16 (vdpbf16ps) and AVX512-VNNI (vpdpbusd).
@@ -42,12 +44,14 @@ struct CpuCacheInfo {
     // sysfs gives each level's size; sysconf knows the same on glibc but may say 0.
     for (int index = 0; index < 8; ++index) {
       const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
-      std::ifstream level_file(dir + "level"), type_file(dir + "type"), size_file(dir + "size");
+      std::ifstream level_file(dir + "level"), type_file(dir + "type"), size_file(dir + "size"),
+          ways_file(dir + "ways_of_associativity");
       int level = 0;
       std::string type, size;
       if (!(level_file >> level) || !(type_file >> type) || !(size_file >> size)) break;
       const int64_t bytes = parse_size(size);
       if (bytes <= 0 || type == "Instruction") continue;
+      if (int ways = 0; level == 1 && ways_file >> ways && ways > 0) c.l1d_ways = ways;
       if (level == 1) c.l1d_bytes = bytes;
       if (level == 2) c.l2_bytes = bytes;
       if (level == 3) c.l3_bytes = bytes;
