@@ -148,10 +148,6 @@ inline void BlasPeer::gemm_int8(int m, int n, int k, const void* a, const void* 
             1.0f, a, k, 0, b, n, 0, 0.0f, c, n, &no_offset);
 }
 
-/// A note when an OpenBLAS may run below what this CPU can do, else "": OPENBLAS_CORETYPE in the
-/// environment forces a kernel, and an OpenBLAS that does not recognise a CPU falls back to an older
-/// one. Comparing with such a peer flatters Loom: on a CPU with AVX-512 the strongest OpenBLAS is
-/// the one on its AVX-512 kernel.
 /// Whether `kernel` (openblas_get_corename()) names one of OpenBLAS's AVX-512 kernels.
 inline bool is_avx512_openblas_kernel(const std::string& kernel) {
   for (const char* name : {"SkylakeX", "Cooperlake", "SapphireRapids", "Sapphirerapids"})
@@ -159,6 +155,10 @@ inline bool is_avx512_openblas_kernel(const std::string& kernel) {
   return false;
 }
 
+/// A note when an OpenBLAS may run below what this CPU can do, else "": OPENBLAS_CORETYPE in the
+/// environment forces a kernel, and an OpenBLAS that does not recognise a CPU falls back to an older
+/// one. Comparing with such a peer flatters Loom: on a CPU with AVX-512 the strongest OpenBLAS is
+/// the one on its AVX-512 kernel.
 inline std::string weak_kernel_note(const BlasPeer& p) {
   if (p.name.rfind("openblas", 0) != 0) return "";
   __builtin_cpu_init();

@@ -116,17 +116,12 @@ std::vector<UlpResult> max_ulp(const MathFn& fn, uint64_t stride, const std::vec
   return results;
 }
 
-/// Elements per block in the in-cache timing: 256 KiB of floats in and out (half that many doubles'
-/// 512 KiB), which stay in L2 on current x86 cores.
+/// Elements per block in the in-cache timing (`cached_n`, `loom_cached_ms`, `peer_cached_ms`):
+/// 256 KiB of floats in and 256 KiB out, which stay in L2 on current x86 cores; the double timing
+/// takes half as many elements, the same bytes. The line's `ratio` is the peer's in-cache time over
+/// Loom's, the math's own cost; `stream_ratio` compares the streaming times, which may both be the
+/// memory's.
 constexpr int64_t kCachedN = int64_t{1} << 16;
-
-/// The in-cache times and, as the line's `ratio`, the peer's in-cache time over Loom's: the math's
-/// own cost, where the streaming times (`stream_ratio`) may both be the memory's.
-void print_cached(int64_t cached_n, double loom_cached_ms, double peer_cached_ms) {
-  std::printf(" cached_n=%lld loom_cached_ms=%.3f peer_cached_ms=%.3f ratio=%.3f",
-              static_cast<long long>(cached_n), loom_cached_ms, peer_cached_ms,
-              peer_cached_ms / loom_cached_ms);
-}
 
 Kernel build_fn(const MathFn& fn, int64_t n, const Target& target) {
   Tensor X = placeholder({n}, f32, "X");
@@ -253,9 +248,10 @@ void bench_f64(void* libmvec, const std::string& peer, bool quick, int rounds) {
     const double scalar_ulp = worst(y);
     std::printf(
         "loom-bench vector_math fn=%s dtype=f64 n=%lld threads=1 loom_ms=%.3f loom_gelems=%.3f "
-        "loom_max_ulp=%.3f scalar_libm_ms=%.3f scalar_libm_max_ulp=%.3f scalar_ratio=%.3f",
+        "loom_max_ulp=%.3f scalar_libm_ms=%.3f scalar_libm_max_ulp=%.3f scalar_ratio=%.3f cached_n=%lld "
+        "loom_cached_ms=%.3f",
         fn.name, static_cast<long long>(n), loom_ms, n / loom_ms / 1e6, loom_ulp, scalar_ms, scalar_ulp,
-        scalar_ms / loom_ms);
+        scalar_ms / loom_ms, static_cast<long long>(cached_n), loom_cached_ms);
 #ifdef __AVX512F__
     if (auto f = libmvec ? reinterpret_cast<VectorFn64>(dlsym(libmvec, fn.libmvec_symbol)) : nullptr) {
       const double peer_ms = tune::best_ms([&] { run_libmvec64(f, x.data(), y.data(), n); }, rounds);
@@ -265,9 +261,9 @@ void bench_f64(void* libmvec, const std::string& peer, bool quick, int rounds) {
             for (int64_t b = 0; b < n / cached_n; ++b) run_libmvec64(f, x.data(), y.data(), cached_n);
           },
           rounds);
-      std::printf(" peer=%s peer_ms=%.3f peer_max_ulp=%.3f stream_ratio=%.3f", peer.c_str(), peer_ms,
-                  peer_ulp, peer_ms / loom_ms);
-      print_cached(cached_n, loom_cached_ms, peer_cached_ms);
+      std::printf(" peer=%s peer_ms=%.3f peer_max_ulp=%.3f stream_ratio=%.3f peer_cached_ms=%.3f ratio=%.3f",
+                  peer.c_str(), peer_ms, peer_ulp, peer_ms / loom_ms, peer_cached_ms,
+                  peer_cached_ms / loom_cached_ms);
     }
 #endif
     std::printf("\n");
@@ -338,8 +334,11 @@ int main() {
         fn.name, static_cast<long long>(n), fn.lo, fn.hi, loom_ms, n / loom_ms / 1e6, ulp[0].worst,
         ulp[0].at);
     if (exhaustive) std::printf(" baseline_x86_64_max_ulp=%.3f at=%a", ulp[1].worst, ulp[1].at);
-    std::printf(" loom_ulp_sample=every_%llu_bit_pattern scalar_libm_ms=%.3f scalar_ratio=%.3f",
-                static_cast<unsigned long long>(stride), scalar_ms, scalar_ms / loom_ms);
+    std::printf(
+        " loom_ulp_sample=every_%llu_bit_pattern scalar_libm_ms=%.3f scalar_ratio=%.3f cached_n=%lld "
+        "loom_cached_ms=%.3f",
+        static_cast<unsigned long long>(stride), scalar_ms, scalar_ms / loom_ms,
+        static_cast<long long>(kCachedN), loom_cached_ms);
 #ifdef __AVX512F__
     if (auto f = libmvec ? reinterpret_cast<VectorFn>(dlsym(libmvec, fn.libmvec_symbol)) : nullptr) {
       const double peer_ms = tune::best_ms([&] { run_libmvec(f, x.data(), y.data(), n); }, rounds);
@@ -353,9 +352,9 @@ int main() {
           max_ulp(fn, exhaustive ? 257 : stride,
                   {[f](float* px, float* py, int64_t count) { run_libmvec(f, px, py, count); }})[0]
               .worst;
-      std::printf(" peer=%s peer_ms=%.3f peer_max_ulp=%.3f stream_ratio=%.3f", peer.c_str(), peer_ms,
-                  peer_ulp, peer_ms / loom_ms);
-      print_cached(kCachedN, loom_cached_ms, peer_cached_ms);
+      std::printf(" peer=%s peer_ms=%.3f peer_max_ulp=%.3f stream_ratio=%.3f peer_cached_ms=%.3f ratio=%.3f",
+                  peer.c_str(), peer_ms, peer_ulp, peer_ms / loom_ms, peer_cached_ms,
+                  peer_cached_ms / loom_cached_ms);
     }
 #endif
     std::printf("\n");

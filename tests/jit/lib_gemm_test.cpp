@@ -237,13 +237,27 @@ TEST_CASE("lib::gemm: the default tiles follow the cache sizes and the vector wi
   // A is packed when its rows are a multiple of 4 KB apart and L1's ways cannot hold the register
   // tile's rows besides B's lines (8 ways, as Zen 4's), read in place with more ways (Zen 5's 12);
   // rows that are not 4 KB apart are read in place either way.
-  lib::CpuCacheInfo twelve_ways = cpu;
+  lib::CpuCacheInfo eight_ways = cpu, twelve_ways = cpu;
+  eight_ways.l1d_ways = 8;
   twelve_ways.l1d_ways = 12;
-  CHECK(lib::default_gemm_config(2048, 2048, 2048, f32, 1, cpu).pack_a);
+  CHECK(lib::default_gemm_config(2048, 2048, 2048, f32, 1, eight_ways).pack_a);
   CHECK_FALSE(lib::default_gemm_config(2048, 2048, 2048, f32, 1, twelve_ways).pack_a);
-  CHECK(lib::default_gemm_config(1024, 1024, 1024, f64, 2, cpu).pack_a);
+  CHECK(lib::default_gemm_config(1024, 1024, 1024, f64, 2, eight_ways).pack_a);
   CHECK_FALSE(lib::default_gemm_config(1024, 1024, 1024, f64, 2, twelve_ways).pack_a);
-  CHECK_FALSE(lib::default_gemm_config(2000, 2000, 2000, f32, 1, cpu).pack_a);
+  CHECK_FALSE(lib::default_gemm_config(2000, 2000, 2000, f32, 1, eight_ways).pack_a);
+  // Ways unknown: a 48 KiB L1 has 12 (x86 L1s hold one 4 KiB page per way); a 32 KiB one 8.
+  CHECK(cpu.l1d_ways == 0);
+  CHECK(cpu.l1d_associativity() == 12);
+  CHECK_FALSE(lib::default_gemm_config(2048, 2048, 2048, f32, 1, cpu).pack_a);
+  lib::CpuCacheInfo small_l1 = cpu;
+  small_l1.l1d_bytes = 32 * 1024;
+  CHECK(lib::default_gemm_config(2048, 2048, 2048, f32, 1, small_l1).pack_a);
+  // AVX2's 4-row tile keeps the 8-way rule (measured there; fewer rows were not).
+  lib::CpuCacheInfo avx2_eight = eight_ways;
+  avx2_eight.vector_bytes = 32;
+  avx2_eight.registers = 16;
+  CHECK(lib::default_gemm_config(2048, 2048, 2048, f32, 1, avx2_eight).mr == 4);
+  CHECK(lib::default_gemm_config(2048, 2048, 2048, f32, 1, avx2_eight).pack_a);
   lib::GemmConfig d = lib::default_gemm_config(1024, 1024, 1024, f64, 1, cpu);
   CHECK(d.lanes == 8);
   CHECK(d.nr == 16);

@@ -324,6 +324,12 @@ TEST_CASE("tune: the database skips lines it does not understand and takes appen
   CHECK(read[0].name == r.name);
   CHECK(read[0].knobs == r.knobs);
   CHECK(read[0].ms == 0.125);
+  // That record's caches are not this machine's: best() does not take it (a CPU model name such as
+  // "AMD EPYC" can stand for several generations).
+  CHECK_FALSE(db.best(r.workload, r.target));
+  r.l1d_bytes = loom::CpuCacheInfo::host().l1d_bytes;
+  r.l2_bytes = loom::CpuCacheInfo::host().l2_bytes;
+  r.l3_bytes = loom::CpuCacheInfo::host().l3_bytes;
   // Four processes append 50 records each at once: every line stays whole.
   std::vector<pid_t> children;
   for (int p = 0; p < 4; ++p) {
@@ -348,6 +354,12 @@ TEST_CASE("tune: the database skips lines it does not understand and takes appen
   // A confirmed record (from a tuning run's final rounds) is the best even where the search's own
   // records of the workload are faster.
   REQUIRE(db.best(r.workload, r.target));
+  CHECK(db.best(r.workload, r.target)->ms == 0.125);
+  tune::Record elsewhere = r;  // faster, on a machine with another L2
+  elsewhere.l2_bytes = 2 * r.l2_bytes;
+  elsewhere.knobs = {{"elsewhere", 1}};
+  elsewhere.ms = 0.001;
+  db.append(elsewhere);
   CHECK(db.best(r.workload, r.target)->ms == 0.125);
   tune::Record confirmed = r;
   confirmed.knobs = {{"final", 1}};

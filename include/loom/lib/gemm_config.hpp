@@ -224,13 +224,15 @@ inline GemmConfig default_gemm_config(int64_t m, int64_t n, int64_t k, DType dty
   // (and avoid the cache-set conflicts of a large row stride); A is read in place unless its rows
   // or K need padding, or its rows are a multiple of 4 KB apart while many columns of C reuse
   // them and L1 has no more ways than the register tile has rows: the mr rows then fill one set of
-  // L1 (each way 4 KB) and evict each other and B's lines. One Zen 4 core (8 ways), packed against
-  // in place: float64 1024^3 and 2048^3 45 -> 48 and 42 -> 48 GFLOP/s, float32 2048^3 96 -> 101,
+  // L1 (each way 4 KB) and evict each other and B's lines. (With AVX2's 4-row tile the rule stays
+  // that of 8 ways, where it was measured: nothing measured fewer rows.) One Zen 4 core (8 ways), packed
+  // against in place: float64 1024^3 and 2048^3 45 -> 48 and 42 -> 48 GFLOP/s, float32 2048^3 96 -> 101,
   // float32 1024^3 the same. On Zen 5 (12 ways) in place is the faster, 2026-11-29, interleaved,
   // one / two cores: float32 1024^3 249 / 485 -> 260 / 508 GFLOP/s, 2048^3 246 / 465 -> 261 / 497,
   // 4096^3 236 / 458 -> 246 / 472; float64 2048^3 110 / 204 -> 119 / 221.
   c.pack_b = m > 2 * c.mr;
-  const bool aliased_rows = (k * elem) % 4096 == 0 && n >= 8 * c.nr && cpu.l1d_ways <= c.mr;
+  const bool aliased_rows =
+      (k * elem) % 4096 == 0 && n >= 8 * c.nr && cpu.l1d_associativity() <= std::max<int64_t>(c.mr, 8);
   c.pack_a = m % c.mr != 0 || k % c.kc != 0 || aliased_rows;
   // The dot instructions take K in groups (pairs of bfloat16, quads of bytes); gemm() packs A when
   // K is not whole groups.

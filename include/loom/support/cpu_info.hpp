@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <string>
@@ -20,8 +21,9 @@ struct CpuCacheInfo {
   int64_t l2_bytes = 1024 * 1024;
   int64_t l3_bytes = 8 * 1024 * 1024;
   /// @}
-  /// The L1 data cache's ways: lines a 4 KiB-aligned stride puts in one set (sysfs; 8 when unknown).
-  int l1d_ways = 8;
+  /// The L1 data cache's ways (sysfs, else sysconf; 0: unknown). l1d_associativity() says how many
+  /// lines a 4 KiB-aligned stride can keep in one set.
+  int l1d_ways = 0;
   int vector_bytes = 32;  ///< 64 with AVX-512, 32 with AVX2, 16 otherwise
   int registers = 16;     ///< vector registers the micro-kernel may use (32 with AVX-512)
   /// The 512-bit dot-product instructions: AVX512-BF16 (vdpbf16ps) and AVX512-VNNI (vpdpbusd).
@@ -31,6 +33,12 @@ struct CpuCacheInfo {
   /// Whether large blocks can have transparent huge pages (sysfs says `always` or `madvise`):
   /// runtime::WorkspacePool asks for them for the blocks of 2 MiB and more it maps.
   bool huge_pages = false;
+
+  /// l1d_ways, or where it is unknown l1d_bytes / 4 KiB: x86's L1 data caches are indexed by the
+  /// address bits within a 4 KiB page, so they have as many ways as pages they hold.
+  int l1d_associativity() const {
+    return l1d_ways > 0 ? l1d_ways : static_cast<int>(std::max<int64_t>(1, l1d_bytes / 4096));
+  }
 
   /// This machine's caches, detected once.
   static const CpuCacheInfo& host() {
@@ -63,6 +71,9 @@ struct CpuCacheInfo {
         thp_modes.find("[always]") != std::string::npos || thp_modes.find("[madvise]") != std::string::npos;
 #ifdef _SC_LEVEL1_DCACHE_SIZE
     if (c.l1d_bytes <= 0) c.l1d_bytes = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+#endif
+#ifdef _SC_LEVEL1_DCACHE_ASSOC
+    if (c.l1d_ways <= 0) c.l1d_ways = static_cast<int>(std::max<long>(0, sysconf(_SC_LEVEL1_DCACHE_ASSOC)));
 #endif
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_cpu_init();

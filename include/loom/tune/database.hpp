@@ -52,8 +52,8 @@ class Database {
   LOOM_DECL void append(const Record& r) const;
   /// Every readable record of the current schema; lines that are not records are skipped.
   LOOM_DECL std::vector<Record> read() const;
-  /// The fastest record for `workload` on `target` and this machine's CPU, if any; the fastest
-  /// confirmed one where there are confirmed ones.
+  /// The fastest record for `workload` on `target` and this machine (its CPU model, and its cache
+  /// sizes where the record has them), if any; the fastest confirmed one where there are confirmed ones.
   LOOM_DECL std::optional<Record> best(const std::string& workload, const std::string& target) const;
 
  private:

@@ -109,8 +109,10 @@ class VectorMath : PolynomialIR {
   }
   /// The same reduction in two AVX-512 instructions, subnormal x included: vgetmantps (interval
   /// [3/4, 3/2), NaN for a negative sign) and vgetexpps (floor(log2 |x|), one more where the mantissa
-  /// was halved into [3/4, 1)). Their special values make log's: x = 0 gives e = -inf, x = inf gives
-  /// m = 1 and e = inf, and a negative x (-inf and -0 too) or NaN gives m = NaN.
+  /// was halved into [3/4, 1)). Their special values make log's: x = +-0 gives e = -inf (and m = +-1,
+  /// finite), x = inf gives m = 1 and e = inf, and a negative x (-inf too) or NaN gives m = NaN. The
+  /// same bits as log_argument_from_bits's results except for NaNs: these are the default NaN (sign
+  /// set, as glibc's) and quiet a signalling NaN, where the selects give +NaN and pass x through.
   LogArgument log_argument_avx512(llvm::Value* x) {
     llvm::Value* keep_all = b_.getInt16(0xffff);
     llvm::Value* current_rounding = b_.getInt32(4);

@@ -6,6 +6,8 @@
 #include "loom/support/config.hpp"
 LOOM_IMPLEMENTATION_FILE("loom/tune/database.hpp");
 
+#include "loom/support/cpu_info.hpp"
+
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -221,8 +223,16 @@ LOOM_DECL std::vector<Record> Database::read() const {
 LOOM_DECL std::optional<Record> Database::best(const std::string& workload, const std::string& target) const {
   std::optional<Record> best;
   const std::string cpu = cpu_model();
+  // The model name alone may not tell machines apart (VMs of two AMD generations both say "AMD
+  // EPYC"): the caches must match too where the record has them.
+  const CpuCacheInfo& here = CpuCacheInfo::host();
+  auto same_caches = [&](const Record& r) {
+    auto same = [](int64_t recorded, int64_t host) { return recorded == 0 || recorded == host; };
+    return same(r.l1d_bytes, here.l1d_bytes) && same(r.l2_bytes, here.l2_bytes) &&
+           same(r.l3_bytes, here.l3_bytes);
+  };
   for (Record& r : read())
-    if (r.workload == workload && r.target == target && r.cpu == cpu &&
+    if (r.workload == workload && r.target == target && r.cpu == cpu && same_caches(r) &&
         (!best || (r.confirmed && !best->confirmed) || (r.confirmed == best->confirmed && r.ms < best->ms)))
       best = std::move(r);
   return best;
