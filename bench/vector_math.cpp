@@ -123,14 +123,21 @@ std::vector<UlpResult> max_ulp(const MathFn& fn, uint64_t stride, const std::vec
 /// memory's.
 constexpr int64_t kCachedN = int64_t{1} << 16;
 
-Kernel build_fn(const MathFn& fn, int64_t n, const Target& target) {
-  Tensor X = placeholder({n}, f32, "X");
+/// Y = make(X) over n elements of `dtype`, in vectors of one 512-bit register (16 floats, 8 doubles)
+/// with a scalar remainder.
+Kernel build_elementwise(Expr (*make)(Expr), int64_t n, DType dtype, const Target& target,
+                         const std::string& name) {
+  Tensor X = placeholder({n}, dtype, "X");
   Tensor Y = compute(
-      {n}, [&](Expr i) { return fn.make(X(i)); }, "Y");
+      {n}, [&](Expr i) { return make(X(i)); }, "Y");
   Schedule s = create_schedule(Y);
-  auto [outer, inner] = s[Y].split(Y.axis(0), 16);
+  auto [outer, inner] = s[Y].split(Y.axis(0), 64 / dtype.bytes());
   s[Y].vectorize(inner);
-  return build(s, {X, Y}, target, std::string("bench_") + fn.name);
+  return build(s, {X, Y}, target, name);
+}
+
+Kernel build_fn(const MathFn& fn, int64_t n, const Target& target) {
+  return build_elementwise(fn.make, n, f32, target, std::string("bench_") + fn.name);
 }
 
 #ifdef __AVX512F__
@@ -218,13 +225,7 @@ void bench_f64(void* libmvec, const std::string& peer, bool quick, int rounds) {
       return w;
     };
     auto build_f64 = [&](int64_t size) {
-      Tensor X = placeholder({size}, f64, "X");
-      Tensor Y = compute(
-          {size}, [&](Expr i) { return fn.make(X(i)); }, "Y");
-      Schedule s = create_schedule(Y);
-      auto [outer, inner] = s[Y].split(Y.axis(0), 8);
-      s[Y].vectorize(inner);
-      return build(s, {X, Y}, Target::cpu(), std::string("bench_f64_") + fn.name);
+      return build_elementwise(fn.make, size, f64, Target::cpu(), std::string("bench_f64_") + fn.name);
     };
     Kernel loom = build_f64(n);
     Buffer<double> in({n}), out({n});
