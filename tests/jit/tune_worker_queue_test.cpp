@@ -7,14 +7,17 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
 
 #include <loom/support/error.hpp>
+#include <loom/tune/impl/fork_worker.hpp>
 
 using namespace loom;
 using namespace loom::tune;
@@ -49,7 +52,9 @@ WorkerSession scripted_session() {
 }  // namespace
 
 TEST_CASE("tune worker queue: a crash, a hang and a retirement cost one item each; refusals do not") {
-  const WorkerQueueResult r = run_queue_in_workers(11, scripted_session, 0.5);
+  // 2 s: every setup and passing item finishes well within it (forking this test binary included);
+  // item 6's hang costs that long.
+  const WorkerQueueResult r = run_queue_in_workers(11, scripted_session, 2);
   REQUIRE(r.items.size() == 11);
   CHECK(r.setup_failure.empty());
   using S = WorkerResult::Status;
@@ -63,7 +68,7 @@ TEST_CASE("tune worker queue: a crash, a hang and a retirement cost one item eac
   CHECK(r.items[4].status == S::Threw);
   CHECK(r.items[4].detail == "item 4 is refused");
   CHECK(r.items[6].status == S::TimedOut);
-  CHECK_MESSAGE(r.items[6].detail.find("time limit of 0.5 s") != std::string::npos, r.items[6].detail);
+  CHECK_MESSAGE(r.items[6].detail.find("time limit of 2 s") != std::string::npos, r.items[6].detail);
   CHECK(r.items[8].status == S::Threw);
   CHECK(r.items[8].detail == "item 8 lost the context");
   CHECK(r.items[9].status == S::Crashed);
@@ -130,15 +135,18 @@ TEST_CASE("tune worker queue: a failed setup stops the queue; a session without 
   CHECK_MESSAGE(r.setup_failure.find("the worker's setup failed: the worker died of signal 6") == 0,
                 r.setup_failure);
 
-  // No time limit.
-  r = run_queue_in_workers(
-      2,
-      [] {
-        return WorkerSession{"unlimited", [](int item, bool&) { return std::to_string(item); }};
-      },
-      0);
-  REQUIRE(r.items.size() == 2);
-  CHECK(r.items[1].output == "1");
+  // No time limit, and one too long for the clock (an infinite one): both wait as long as it takes.
+  for (double unlimited : {0.0, 1e12, static_cast<double>(INFINITY)}) {
+    CAPTURE(unlimited);
+    r = run_queue_in_workers(
+        2,
+        [] {
+          return WorkerSession{"unlimited", [](int item, bool&) { return std::to_string(item); }};
+        },
+        unlimited);
+    REQUIRE(r.items.size() == 2);
+    CHECK(r.items[1].output == "1");
+  }
 
   r = run_queue_in_workers(
       0,
@@ -157,4 +165,43 @@ TEST_CASE("tune worker queue: a failed setup stops the queue; a session without 
   CHECK(r.items.empty());
   CHECK(r.workers == 1);
   CHECK(r.setup_failure.empty());
+}
+
+TEST_CASE("tune worker queue: a later worker without items stops the queue and says so") {
+  // The first worker runs item 0 and retires; the second finds no device (its session has no
+  // items): items 1 and 2 cannot run, and the result must say why rather than end quietly.
+  char marker[] = "/tmp/loom-worker-queue-XXXXXX";
+  const int fd = ::mkstemp(marker);
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  ::unlink(marker);
+  const WorkerQueueResult r = run_queue_in_workers(
+      3,
+      [&] {
+        if (::access(marker, F_OK) == 0) return WorkerSession{"", nullptr};
+        ::close(::open(marker, O_CREAT | O_WRONLY, 0600));
+        return WorkerSession{"first", [](int item, bool& retire) {
+                               retire = true;
+                               return std::to_string(item);
+                             }};
+      },
+      5);
+  ::unlink(marker);
+  REQUIRE(r.items.size() == 1);
+  CHECK(r.workers == 2);
+  CHECK(r.setup_failure == "worker 2 set up with no items to run (1 of 3 were run)");
+}
+
+TEST_CASE("tune worker queue: an exception that escapes a worker ends it, not the caller's code") {
+  // A worker is a copy of the caller: an exception unwinding out of its work would run the
+  // caller's code a second time. fork_worker ends it with status 4 instead.
+  const tune::detail::ForkedWorker w = tune::detail::fork_worker([](int) {
+    throw std::runtime_error("escaped");  // as a std::bad_alloc from a full heap would
+  });
+  if (w.pid <= 0) ::_exit(99);  // a worker that returned here: its status would say 99, not 4
+  ::close(w.fd);
+  int status = 0;
+  REQUIRE(::waitpid(w.pid, &status, 0) == w.pid);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 4);
 }

@@ -170,12 +170,14 @@ TEST_CASE("gpu measurement: a reference that fails, a kernel that cannot be made
 namespace {
 
 /// Times kernels by name in a worker: "crash" kills it, "hang" never returns, "fault" fails and
-/// loses the context, "wrong" fails; the others take the time the script gives them.
+/// loses the context (every later kernel then fails too, as on a GPU), "wrong" fails; the others
+/// take the time the script gives them.
 struct NamedTimer {
   std::map<std::string, std::string> script;
   bool lost = false;
 
   GemmDeviceTiming measure(const LoweredFunc& f) {
+    if (lost) return failed("the CUDA context was lost before this kernel");
     const std::string& what = script.at(f.name);
     if (what == "crash") {
       std::signal(SIGSEGV, SIG_DFL);  // not the test framework's handler: die as a plain process would
@@ -202,9 +204,10 @@ std::vector<ScriptedCandidate> candidates(int count) {
 }  // namespace
 
 TEST_CASE("gpu measurement in workers: a candidate that crashes, hangs or faults costs only itself") {
-  const std::map<std::string, std::string> script = {{"default", "1.0"}, {"c0", "1.2"},   {"c1", "crash"},
-                                                     {"c2", "0.8"},      {"c3", "fault"}, {"c4", "hang"},
-                                                     {"c5", "0.9"},      {"c6", "wrong"}, {"c7", "0.5"}};
+  // c4 follows the fault: measured only if the faulted worker retired and a fresh one took over.
+  const std::map<std::string, std::string> script = {
+      {"default", "1.0"}, {"c0", "1.2"}, {"c1", "crash"}, {"c2", "0.8"},   {"c3", "fault"},
+      {"c4", "0.95"},     {"c5", "0.9"}, {"c6", "hang"},  {"c7", "wrong"}, {"c8", "0.5"}};
   auto make_timer = [&] {
     return std::pair{std::string("Scripted GPU"), std::make_unique<NamedTimer>(NamedTimer{script})};
   };
@@ -213,31 +216,33 @@ TEST_CASE("gpu measurement in workers: a candidate that crashes, hangs or faults
     if (c.id == 5) throw Error("gpu_gemm refused it");
     return named_func("c" + std::to_string(c.id));
   };
-  std::vector<ScriptedCandidate> ranked = candidates(8);
+  std::vector<ScriptedCandidate> ranked = candidates(9);
   MeasuredRanking out;
-  measure_ranked_in_workers(make_timer, 7, default_of, ranked, func_of, out, 0.5);
+  measure_ranked_in_workers(make_timer, 8, default_of, ranked, func_of, out, 2);
   CHECK(out.measured_in == std::string(kInWorkers));
   CHECK(out.device == "Scripted GPU");
   CHECK(out.default_ms == 1.0);
   CHECK(out.default_knobs == tune::Assignment{{"id", -1}});
   CHECK(out.failure.empty());
-  CHECK(out.measured == 2);
-  // Timed ones by time; the failed ones, then c7 (beyond the top 7), in their predicted order.
-  CHECK(ids(ranked) == std::vector<int>{2, 0, 1, 3, 4, 5, 6, 7});
+  CHECK(out.measured == 3);
+  // Timed ones by time; the failed ones, then c8 (beyond the top 8), in their predicted order.
+  CHECK(ids(ranked) == std::vector<int>{2, 4, 0, 1, 3, 5, 6, 7, 8});
   std::map<int, std::string> failure;
   for (const ScriptedCandidate& c : ranked) failure[c.id] = c.measure_failure;
   CHECK(failure[1] ==
         "the worker process measuring it failed: the worker died of signal 11 (Segmentation fault)");
   CHECK(failure[3] == "an illegal memory access was encountered (fault)");
-  CHECK(failure[4] == "the worker process measuring it failed: killed after the time limit of 0.5 s");
+  CHECK(failure[4].empty());
   CHECK(failure[5] == "gpu_gemm refused it");
-  CHECK(failure[6].find("wrong result") == 0);
-  CHECK(failure[7].empty());
+  CHECK(failure[6] == "the worker process measuring it failed: killed after the time limit of 2 s");
+  CHECK(failure[7].find("wrong result") == 0);
+  CHECK(failure[8].empty());
   CHECK(ranked[0].measured_ms == 0.8);
-  CHECK(ranked[1].measured_ms == 1.2);
+  CHECK(ranked[1].measured_ms == 0.95);
+  CHECK(ranked[2].measured_ms == 1.2);
   const MeasuredChoice choice = choose_measured(out, out.default_knobs, ranked, knobs_of);
   CHECK(choice.use_first);
-  CHECK(choice.times.size() == 3);
+  CHECK(choice.times.size() == 4);
 }
 
 TEST_CASE("gpu measurement in workers: no GPU measures nothing; a default that fails says so") {

@@ -249,9 +249,21 @@ inline const Driver& driver() {
 /// Whether a driver and a GPU are present (never throws).
 inline bool driver_available() { return detail::driver_load().ok; }
 
-/// Whether this process has loaded (or tried to load) the driver, without loading it. A process
-/// made by fork() after that cannot use CUDA (the driver's state does not survive a fork), so lib's
-/// GPU tuners measure in forked workers only while this is false (lib/gemm_device_timer.hpp).
-inline bool driver_loaded() { return detail::driver_load_begun().load(); }
+/// Whether this process has loaded (or tried to load) the driver, or holds it loaded by other code (a
+/// framework that initialized CUDA itself), without loading it. A process made by fork() after that
+/// cannot use CUDA (the driver's state does not survive a fork), so lib's GPU tuners measure in
+/// forked workers only while this is false (lib/gemm_device_timer.hpp).
+inline bool driver_loaded() {
+  if (detail::driver_load_begun().load()) return true;
+  const char* forced = std::getenv("LOOM_CUDA_DRIVER_PATH");
+  for (const char* name : {forced, "libcuda.so.1", "libcuda.so"}) {
+    if (!name) continue;
+    if (void* handle = dlopen(name, RTLD_NOW | RTLD_NOLOAD)) {  // a reference only if already loaded
+      dlclose(handle);
+      return true;
+    }
+  }
+  return false;
+}
 
 }  // namespace loom::runtime::cuda

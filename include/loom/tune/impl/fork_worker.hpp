@@ -3,11 +3,14 @@
 #pragma once
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
 
 #include "loom/runtime/thread_pool.hpp"
@@ -15,21 +18,25 @@
 
 namespace loom::tune::detail {
 
-/// One side of a forked worker: in the parent its pid and the pipe's read end, in the worker pid 0
-/// and the write end (its thread pool restarted).
+/// A forked worker, as its parent sees it: its pid and the pipe's read end.
 struct ForkedWorker {
-  pid_t pid = 0;
+  pid_t pid = -1;
   int fd = -1;
 };
 
-/// Forks a worker connected by a pipe; throws a loom::Error when there is no pipe or process.
-inline ForkedWorker fork_worker() {
+/// Forks a worker that runs `child(write end of the pipe)` and must end with _exit; returns in the
+/// parent only. Throws a loom::Error when there is no pipe or process. Whatever `child` lets escape
+/// (an exception, say std::bad_alloc) ends the worker with status 4: it must never unwind into the
+/// caller's code, which would then run twice. The worker dies with its parent (a tuner killed by a
+/// test's timeout must not leave a worker holding the GPU).
+inline ForkedWorker fork_worker(const std::function<void(int fd)>& child) {
   int fds[2];
   // Close-on-exec: a process that another thread starts meanwhile must not hold the write end
   // open, or the end of the worker's report would wait for that process to exit.
   if (::pipe2(fds, O_CLOEXEC) != 0)
     throw Error(cat("tune: cannot create a pipe for a worker: ", std::strerror(errno)));
   std::fflush(nullptr);  // else the child's exit could print what the parent had buffered
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
@@ -37,9 +44,15 @@ inline ForkedWorker fork_worker() {
     throw Error(cat("tune: cannot fork a worker process: ", std::strerror(errno)));
   }
   if (pid == 0) {
-    ::close(fds[0]);
-    runtime::ThreadPool::restart_after_fork();
-    return {0, fds[1]};
+    try {
+      ::close(fds[0]);
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(5);  // the parent died before the line above
+      runtime::ThreadPool::restart_after_fork();
+      child(fds[1]);
+    } catch (...) {
+    }
+    ::_exit(4);
   }
   ::close(fds[1]);
   return {pid, fds[0]};

@@ -92,9 +92,7 @@ LOOM_DECL Timing time_calls(const std::function<void()>& call, int repeats, doub
 }
 
 LOOM_DECL WorkerResult run_in_worker(const std::function<std::string()>& work, double time_limit_s) {
-  const detail::ForkedWorker worker = detail::fork_worker();
-  const pid_t pid = worker.pid;
-  if (pid == 0) {
+  const detail::ForkedWorker worker = detail::fork_worker([&](int fd) {
     std::string message;
     try {
       message = "F" + work();
@@ -105,9 +103,10 @@ LOOM_DECL WorkerResult run_in_worker(const std::function<std::string()>& work, d
     } catch (...) {
       message = "Xan exception that is not a std::exception";
     }
-    const bool written = detail::write_all(worker.fd, message);
+    const bool written = detail::write_all(fd, message);
     ::_exit(written ? 0 : 3);
-  }
+  });
+  const pid_t pid = worker.pid;
   const int fd = worker.fd;
 
   // Read until the child closes the pipe (it wrote everything, or died) or the deadline passes.

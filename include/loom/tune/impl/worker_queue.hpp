@@ -1,8 +1,9 @@
 // The definitions of tune/worker_queue.hpp. A worker reports through a pipe in framed messages (a
 // type byte, the payload's length as 8 raw bytes, the payload): 'R' its setup's report, 'E' / 'C'
-// its setup's loom::Error / other failure, 'S' the index of the item it starts, then 'F', 'T' or
-// 'X' that item's result (as run_in_worker's). The parent reads with a deadline that restarts at
-// every message, so the time limit applies to the setup and to each item on its own.
+// its setup's loom::Error / other failure, 'N' when its session has no items to run, 'S' the index
+// of the item it starts, then 'F', 'T' or 'X' that item's result (as run_in_worker's). The parent reads with
+// a deadline that restarts at every message, so the time limit applies to the setup and to each item on its
+// own.
 #pragma once
 
 #include "loom/support/config.hpp"
@@ -53,7 +54,11 @@ inline bool send_message(int fd, char type, const std::string& payload) {
     send_message(fd, 'C', "an exception that is not a std::exception");
     ::_exit(0);
   }
-  if (!send_message(fd, 'R', session.started) || !session.run) ::_exit(0);
+  if (!send_message(fd, 'R', session.started)) ::_exit(3);
+  if (!session.run) {
+    send_message(fd, 'N', "");
+    ::_exit(0);
+  }
   for (int item = first; item < count; ++item) {
     if (!send_message(fd, 'S', std::to_string(item))) ::_exit(3);
     bool retire = false;
@@ -138,19 +143,21 @@ inline std::string worker_end(int status) {
 LOOM_DECL WorkerQueueResult run_queue_in_workers(int count, const std::function<WorkerSession()>& start,
                                                  double time_limit_s) {
   using Clock = std::chrono::steady_clock;
-  // No limit (time_limit_s <= 0): a deadline a year away.
+  // No limit (time_limit_s <= 0): a deadline a year away; longer limits (infinity too) are that
+  // year, which a clock's 64-bit nanoseconds still hold.
+  const double year_s = 365 * 86400.0;
   const auto limit = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(time_limit_s > 0 ? time_limit_s : 365 * 86400.0));
+      std::chrono::duration<double>(time_limit_s > 0 ? std::min(time_limit_s, year_s) : year_s));
   WorkerQueueResult out;
   int next = 0;  // the first item not yet reported
   do {
-    const detail::ForkedWorker worker = detail::fork_worker();
-    if (worker.pid == 0) detail::serve_queue(worker.fd, next, count, start);
+    const detail::ForkedWorker worker =
+        detail::fork_worker([&](int fd) { detail::serve_queue(fd, next, count, start); });
     const pid_t pid = worker.pid;
     ++out.workers;
 
     detail::QueueReader reader(worker.fd);
-    bool ready = false, runs_items = false;
+    bool ready = false, runs_items = false, offers_none = false;
     std::string setup_error;
     int running = -1;  // the item the worker said it started and has not reported
     while (auto message = reader.next(Clock::now() + limit)) {
@@ -158,6 +165,8 @@ LOOM_DECL WorkerQueueResult run_queue_in_workers(int count, const std::function<
       if (type == 'R') {
         ready = true;
         out.started.push_back(payload);
+      } else if (type == 'N') {
+        offers_none = true;
       } else if (type == 'E' || type == 'C') {
         setup_error = type == 'E' ? payload : "the worker's setup threw: " + payload;
       } else if (type == 'S') {
@@ -180,25 +189,34 @@ LOOM_DECL WorkerQueueResult run_queue_in_workers(int count, const std::function<
     ::close(worker.fd);
     if (reader.timed_out) ::kill(pid, SIGKILL);
     int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    pid_t reaped = -1;
+    while ((reaped = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
     }
+    const std::string end = reaped == pid ? detail::worker_end(status)
+                                          : cat("its end is unknown (waitpid: ", std::strerror(errno), ")");
 
     if (!ready) {
       out.setup_failure = !setup_error.empty() ? setup_error
                           : reader.timed_out   ? cat("the worker's setup ran past the time limit of ",
                                                      time_limit_s, " s and was killed")
-                                             : cat("the worker's setup failed: ", detail::worker_end(status));
+                                               : cat("the worker's setup failed: ", end);
       break;
     }
     if (running >= 0) {  // the worker died, or was killed, inside an item: charge that item alone
       WorkerResult r;
       r.status = reader.timed_out ? WorkerResult::Status::TimedOut : WorkerResult::Status::Crashed;
-      r.detail = reader.timed_out ? cat("killed after the time limit of ", time_limit_s, " s")
-                                  : detail::worker_end(status);
+      r.detail = reader.timed_out ? cat("killed after the time limit of ", time_limit_s, " s") : end;
       out.items.push_back(std::move(r));
       next = running + 1;
     } else if (!runs_items) {
-      break;  // a session without items, or a worker that stopped before its first: nothing to resume
+      // A first worker without items has nothing to run. A later one (items were run before it), or
+      // one that stopped before its first item, leaves the rest unrun: say so.
+      if (next < count && (!offers_none || !out.items.empty()))
+        out.setup_failure = offers_none
+                                ? cat("worker ", out.workers, " set up with no items to run (", next, " of ",
+                                      count, " were run)")
+                                : cat("worker ", out.workers, " stopped before its first item: ", end);
+      break;
     }
   } while (next < count);
   return out;
