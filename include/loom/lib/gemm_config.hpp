@@ -224,8 +224,8 @@ inline GemmConfig default_gemm_config(int64_t m, int64_t n, int64_t k, DType dty
   // (and avoid the cache-set conflicts of a large row stride); A is read in place unless its rows
   // or K need padding, or its rows are a multiple of 4 KB apart while many columns of C reuse
   // them and L1 has no more ways than the register tile has rows: the mr rows then fill one set of
-  // L1 (each way 4 KB) and evict each other and B's lines. (With AVX2's 4-row tile the rule stays
-  // that of 8 ways, where it was measured: nothing measured fewer rows.) One Zen 4 core (8 ways), packed
+  // L1 (each way 4 KB) and evict each other and B's lines. (AVX2's 4-row tile keeps the 8-way
+  // threshold: the rule was measured with 8-row tiles only.) One Zen 4 core (8 ways), packed
   // against in place: float64 1024^3 and 2048^3 45 -> 48 and 42 -> 48 GFLOP/s, float32 2048^3 96 -> 101,
   // float32 1024^3 the same. On Zen 5 (12 ways) in place is the faster, 2026-11-29, interleaved,
   // one / two cores: float32 1024^3 249 / 485 -> 260 / 508 GFLOP/s, 2048^3 246 / 465 -> 261 / 497,

@@ -28,7 +28,8 @@ struct ForkedWorker {
 /// parent only. Throws a loom::Error when there is no pipe or process. Whatever `child` lets escape
 /// (an exception, say std::bad_alloc) ends the worker with status 4: it must never unwind into the
 /// caller's code, which would then run twice. The worker dies with its parent (a tuner killed by a
-/// test's timeout must not leave a worker holding the GPU).
+/// test's timeout must not leave a worker holding the GPU): Linux sends that signal when the forking
+/// thread ends, and the callers' threads wait for their worker, so it comes only with the process's end.
 inline ForkedWorker fork_worker(const std::function<void(int fd)>& child) {
   int fds[2];
   // Close-on-exec: a process that another thread starts meanwhile must not hold the write end
