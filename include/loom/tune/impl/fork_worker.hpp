@@ -1,10 +1,11 @@
 // Internal to tune/impl/measure.hpp and tune/impl/worker_queue.hpp: forking a worker process with a
-// pipe back to its parent, and writing to that pipe whole.
+// pipe back to its parent, writing to that pipe whole, and reaping a worker the parent abandons.
 #pragma once
 
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -58,6 +59,21 @@ inline ForkedWorker fork_worker(const std::function<void(int fd)>& child) {
   ::close(fds[1]);
   return {pid, fds[0]};
 }
+
+/// Kills and reaps a worker whose parent leaves its reading by an exception (a std::bad_alloc, a
+/// malformed frame), so that no process or pipe is left behind; disarmed on the normal path.
+struct WorkerGuard {
+  pid_t pid;
+  int fd;
+  bool armed = true;
+  ~WorkerGuard() {
+    if (!armed) return;
+    ::close(fd);
+    ::kill(pid, SIGKILL);
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+};
 
 /// Writes all of `data` to `fd` (a pipe), retrying short writes and interruptions.
 inline bool write_all(int fd, const std::string& data) {

@@ -108,6 +108,7 @@ LOOM_DECL WorkerResult run_in_worker(const std::function<std::string()>& work, d
   });
   const pid_t pid = worker.pid;
   const int fd = worker.fd;
+  detail::WorkerGuard guard{pid, fd};
 
   // Read until the child closes the pipe (it wrote everything, or died) or the deadline passes.
   using Clock = std::chrono::steady_clock;
@@ -134,6 +135,7 @@ LOOM_DECL WorkerResult run_in_worker(const std::function<std::string()>& work, d
     if (n <= 0) break;
     message.append(chunk, static_cast<size_t>(n));
   }
+  guard.armed = false;
   ::close(fd);
   if (timed_out) ::kill(pid, SIGKILL);
   int status = 0;

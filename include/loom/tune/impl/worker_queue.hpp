@@ -154,6 +154,7 @@ LOOM_DECL WorkerQueueResult run_queue_in_workers(int count, const std::function<
     const detail::ForkedWorker worker =
         detail::fork_worker([&](int fd) { detail::serve_queue(fd, next, count, start); });
     const pid_t pid = worker.pid;
+    detail::WorkerGuard guard{pid, worker.fd};
     ++out.workers;
 
     detail::QueueReader reader(worker.fd);
@@ -186,6 +187,7 @@ LOOM_DECL WorkerQueueResult run_queue_in_workers(int count, const std::function<
         running = -1;
       }
     }
+    guard.armed = false;
     ::close(worker.fd);
     if (reader.timed_out) ::kill(pid, SIGKILL);
     int status = 0;
