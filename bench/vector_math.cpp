@@ -123,6 +123,15 @@ std::vector<UlpResult> max_ulp(const MathFn& fn, uint64_t stride, const std::vec
 /// memory's.
 constexpr int64_t kCachedN = int64_t{1} << 16;
 
+/// Best time of `n / block` calls of `one_block`: the in-cache timing of `n` elements.
+double cached_ms(int64_t n, int64_t block, int rounds, const std::function<void()>& one_block) {
+  return tune::best_ms(
+      [&] {
+        for (int64_t b = 0; b < n / block; ++b) one_block();
+      },
+      rounds);
+}
+
 /// Y = make(X) over n elements of `dtype`, in vectors of one 512-bit register (16 floats, 8 doubles)
 /// with a scalar remainder.
 Kernel build_elementwise(Expr (*make)(Expr), int64_t n, DType dtype, const Target& target,
@@ -233,12 +242,9 @@ void bench_f64(void* libmvec, const std::string& peer, bool quick, int rounds) {
     const double loom_ms = tune::best_ms([&] { loom(in, out); }, rounds);
     const int64_t cached_n = std::min(kCachedN / 2, n);  // the same bytes as the float blocks
     Kernel loom_cached = build_f64(cached_n);
-    const double loom_cached_ms = tune::best_ms(
-        [&] {
-          for (int64_t b = 0; b < n / cached_n; ++b)
-            loom_cached(BufferView(in.data(), f64, {cached_n}), BufferView(out.data(), f64, {cached_n}));
-        },
-        rounds);
+    const double loom_cached_ms = cached_ms(n, cached_n, rounds, [&] {
+      loom_cached(BufferView(in.data(), f64, {cached_n}), BufferView(out.data(), f64, {cached_n}));
+    });
     std::memcpy(y.data(), out.data(), n * sizeof(double));
     const double loom_ulp = worst(y);
     const double scalar_ms = tune::best_ms(
@@ -257,11 +263,8 @@ void bench_f64(void* libmvec, const std::string& peer, bool quick, int rounds) {
     if (auto f = libmvec ? reinterpret_cast<VectorFn64>(dlsym(libmvec, fn.libmvec_symbol)) : nullptr) {
       const double peer_ms = tune::best_ms([&] { run_libmvec64(f, x.data(), y.data(), n); }, rounds);
       const double peer_ulp = worst(y);
-      const double peer_cached_ms = tune::best_ms(
-          [&] {
-            for (int64_t b = 0; b < n / cached_n; ++b) run_libmvec64(f, x.data(), y.data(), cached_n);
-          },
-          rounds);
+      const double peer_cached_ms =
+          cached_ms(n, cached_n, rounds, [&] { run_libmvec64(f, x.data(), y.data(), cached_n); });
       std::printf(" peer=%s peer_ms=%.3f peer_max_ulp=%.3f stream_ratio=%.3f peer_cached_ms=%.3f ratio=%.3f",
                   peer.c_str(), peer_ms, peer_ulp, peer_ms / loom_ms, peer_cached_ms,
                   peer_cached_ms / loom_cached_ms);
@@ -308,12 +311,9 @@ int main() {
     // The same count of elements as kCachedN-element blocks that stay in L2, where the math's own
     // cost shows (the streaming time above can be the memory's: 32 MiB in and out).
     Kernel loom_cached = build_fn(fn, kCachedN, Target::cpu());
-    const double loom_cached_ms = tune::best_ms(
-        [&] {
-          for (int64_t b = 0; b < n / kCachedN; ++b)
-            loom_cached(BufferView(in.data(), f32, {kCachedN}), BufferView(out.data(), f32, {kCachedN}));
-        },
-        rounds);
+    const double loom_cached_ms = cached_ms(n, kCachedN, rounds, [&] {
+      loom_cached(BufferView(in.data(), f32, {kCachedN}), BufferView(out.data(), f32, {kCachedN}));
+    });
 
     Kernel loom_chunk = build_fn(fn, int64_t{1} << 24, Target::cpu());
     Kernel baseline_chunk = build_fn(fn, int64_t{1} << 24, Target::cpu("x86-64"));
@@ -343,11 +343,8 @@ int main() {
 #ifdef __AVX512F__
     if (auto f = libmvec ? reinterpret_cast<VectorFn>(dlsym(libmvec, fn.libmvec_symbol)) : nullptr) {
       const double peer_ms = tune::best_ms([&] { run_libmvec(f, x.data(), y.data(), n); }, rounds);
-      const double peer_cached_ms = tune::best_ms(
-          [&] {
-            for (int64_t b = 0; b < n / kCachedN; ++b) run_libmvec(f, x.data(), y.data(), kCachedN);
-          },
-          rounds);
+      const double peer_cached_ms =
+          cached_ms(n, kCachedN, rounds, [&] { run_libmvec(f, x.data(), y.data(), kCachedN); });
       // libmvec's error on the sample only, even in the exhaustive run (glibc documents its bounds).
       const double peer_ulp =
           max_ulp(fn, exhaustive ? 257 : stride,

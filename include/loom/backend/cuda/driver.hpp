@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "loom/support/error.hpp"
 #include "loom/support/library_symbols.hpp"
@@ -144,21 +145,24 @@ inline std::atomic<bool>& driver_load_begun() {
   return begun;
 }
 
+/// The driver libraries to load, in order: LOOM_CUDA_DRIVER_PATH alone when it is set.
+inline std::vector<const char*> driver_library_names() {
+  if (const char* forced = std::getenv("LOOM_CUDA_DRIVER_PATH"); forced && *forced) return {forced};
+  return {"libcuda.so.1", "libcuda.so"};
+}
+
 inline DriverLoad load_driver() {
   driver_load_begun().store(true);
   DriverLoad out;
-  const char* forced = std::getenv("LOOM_CUDA_DRIVER_PATH");
   void* handle = nullptr;
   std::string tried;
-  for (const char* name : {forced, "libcuda.so.1", "libcuda.so"}) {
-    if (!name) continue;
+  for (const char* name : driver_library_names()) {
     handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (handle) {
       out.api.path = name;
       break;
     }
     tried += cat(tried.empty() ? "" : ", ", name);
-    if (forced) break;
   }
   const std::string hint =
       "; to run GPU kernels on this machine without a GPU, build for Target::cuda_sim() (the GPU simulator)";
@@ -255,9 +259,7 @@ inline bool driver_available() { return detail::driver_load().ok; }
 /// forked workers only while this is false (lib/gemm_device_timer.hpp).
 inline bool driver_loaded() {
   if (detail::driver_load_begun().load()) return true;
-  const char* forced = std::getenv("LOOM_CUDA_DRIVER_PATH");
-  for (const char* name : {forced, "libcuda.so.1", "libcuda.so"}) {
-    if (!name) continue;
+  for (const char* name : detail::driver_library_names()) {
     if (void* handle = dlopen(name, RTLD_NOW | RTLD_NOLOAD)) {  // a reference only if already loaded
       dlclose(handle);
       return true;
