@@ -62,6 +62,65 @@ TEST_CASE("prefetch and double_buffer do not change results") {
   CHECK(contains(text, "floormod((k.outer + 1), 2)"));
 }
 
+TEST_CASE("prefetch spread over inner loops: the next block's copy, a line at a time") {
+  // C = A B with B's rows copied a block of 16 columns at a time (a stage attached at jo): while
+  // block jo computes, its k loop prefetches the rows that block jo + 1's copy reads.
+  Tensor A = placeholder({9, 70}, f32, "A");
+  Tensor B = placeholder({70, 45}, f32, "B");
+  IterVar k = reduce_axis(0, 70, "k");
+  Tensor C = compute(
+      {9, 45}, [&](Expr i, Expr j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
+  Schedule s = create_schedule(C);
+  Tensor BC = s.cache_read(B, "global", {C});
+  auto [jo, ji] = s[C].split(C.axis(1), 16);
+  s[C].reorder({jo, C.axis(0), k, ji});
+  s[BC].compute_at(s[C], jo);
+  s[C].prefetch(B, jo, 1, k);
+  LoweredFunc f = check_against_default(s, {A, B}, {C});
+  const std::string text = f.to_string();
+  // 70 rows of one line each (16 floats) over 9 x 70 iterations of (i, k): one every 9 iterations.
+  CHECK(contains(text, "floormod(((i*70) + k), 9) == 0"));
+  CHECK(contains(text, "prefetch(B["));
+  // The column of the block after the last is clamped into B.
+  CHECK(contains(text, ", 44)"));
+
+  // Fewer iterations than lines: several lines per iteration, in a loop.
+  Schedule s2 = create_schedule(C);
+  Tensor BC2 = s2.cache_read(B, "global", {C});
+  auto [jo2, ji2] = s2[C].split(C.axis(1), 16);
+  auto [ko2, ki2] = s2[C].split(k, 32);
+  s2[C].reorder({jo2, ko2, C.axis(0), ki2, ji2});
+  s2[BC2].compute_at(s2[C], jo2);
+  s2[C].prefetch(B, jo2, 1, ko2);  // 70 lines over the 3 iterations of ko: 24 each
+  LoweredFunc f2 = check_against_default(s2, {A, B}, {C});
+  CHECK(contains(f2.to_string(), "for (prefetch.B.line: int32, 0, 24)"));
+}
+
+TEST_CASE("prefetch spread: mistakes name the stage and axis, and change nothing") {
+  Tensor A = placeholder({9, 70}, f32, "A");
+  Tensor B = placeholder({70, 45}, f32, "B");
+  IterVar k = reduce_axis(0, 70, "k");
+  Tensor C = compute(
+      {9, 45}, [&](Expr i, Expr j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
+  Schedule s = create_schedule(C);
+  auto [jo, ji] = s[C].split(C.axis(1), 16);
+  s[C].vectorize(ji);
+  CHECK_THROWS_WITH_AS(s[C].prefetch(B, k, 1, jo),
+                       doctest::Contains("axis 'j.outer' of stage 'C' is not inside axis 'k'"),
+                       ScheduleError);
+  CHECK_THROWS_WITH_AS(s[C].prefetch(B, jo, 1, ji),
+                       doctest::Contains("axis 'j.inner' of stage 'C' is vectorized"), ScheduleError);
+  CHECK(lower(s, {A, B, C}, "unchanged").to_string().find("prefetch") == std::string::npos);
+  // A tensor that neither the stage nor a stage attached at the axis reads: found when lowering.
+  Tensor D = placeholder({70, 45}, f32, "D");
+  s[C].prefetch(D, C.axis(0), 1, k);
+  CHECK_THROWS_WITH_AS(
+      lower(s, {A, B, C}, "f"),
+      doctest::Contains("prefetch of 'D' at axis 'i' of stage 'C': neither the stage nor a stage "
+                        "attached at that axis reads 'D'"),
+      ScheduleError);
+}
+
 namespace {
 TensorIntrin vector_add_intrin(int width) {
   Tensor x = placeholder({width}, f32, "x");

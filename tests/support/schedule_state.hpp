@@ -116,9 +116,9 @@ inline std::string relation(const IterVarRelation& rel) {
 inline std::string attr(const IterVarAttr& a) {
   std::string out = cat(for_kind_name(a.for_kind), " bind ", full(a.bind_thread));
   for (const LoopAnnotation& p : a.pragmas) out += cat(" pragma ", p.key, "=", expr(p.value));
-  for (const auto& [tensor, offset] : a.prefetch)
+  for (const auto& [tensor, offset, spread] : a.prefetch)
     out += cat(" prefetch ", tensor.name(), "@", address(tensor.op().get()), "#", tensor.value_index(),
-               " by ", expr(offset));
+               " by ", expr(offset), " spread ", full(spread));
   if (a.tensor_intrin) out += cat(" tensorize ", a.tensor_intrin->name, "@", address(a.tensor_intrin.get()));
   return out;
 }

@@ -122,6 +122,17 @@ class ScheduleOpsBuilder {
     return body;
   }
 
+  /// The stages attached at each leaf loop of `s` (for prefetches of what they will read).
+  AttachedStages attached_at(const StageNode& s) {
+    return [this, &s](const IterVar& leaf) {
+      std::vector<const StageNode*> out;
+      if (auto sit = attached_.find(&s); sit != attached_.end())
+        if (auto it = sit->second.find(leaf.get()); it != sit->second.end())
+          out.assign(it->second.begin(), it->second.end());
+      return out;
+    };
+  }
+
   Stmt build_stage(const StageNode& s) {
     switch (s.op->kind) {
       case OpKind::Compute: return build_compute(s);
@@ -292,7 +303,7 @@ class ScheduleOpsBuilder {
       if (init.defined() && init_pos == l + 1) body = SeqNode::make({init, body});
       body = wrap_attached(s, nest.leaves[l], body);
       body = append_reverse_attached(s, nest.leaves[l], body);
-      body = SeqNode::make({make_prefetches(s, l, bounds_.ranges, nest.values), body});
+      body = SeqNode::make({make_prefetches(s, l, bounds_.ranges, nest.values, attached_at(s)), body});
       body = make_loop(s, nest.leaves[l], body);
     }
     if (init.defined() && init_pos == 0) body = SeqNode::make({init, body});

@@ -154,6 +154,11 @@ class Stage {
   /// Prefetches `tensor` (read by this stage) `offset` iterations of loop `iv` ahead of its use;
   /// the offset is an integer Expr. Throws loom::ScheduleError naming the stage and axis otherwise.
   Stage& prefetch(const Tensor& tensor, const IterVar& iv, Expr offset);
+  /// The same, with the cache lines issued one at a time across the iterations of the loops inside
+  /// `iv` down to `spread_over` (a later leaf, not vectorized) instead of all at once: for a region
+  /// larger than the hardware keeps in flight, read while this iteration computes. The region may
+  /// also be one that a stage attached at `iv` (compute_at) reads: a copy of the next block.
+  Stage& prefetch(const Tensor& tensor, const IterVar& iv, Expr offset, const IterVar& spread_over);
 
   /// The leaf IterVar that `iv` names in this stage (the user's reduce_axis handle maps to
   /// this compute's copy); throws a ScheduleError that explains what happened to it otherwise.

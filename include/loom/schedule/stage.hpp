@@ -44,14 +44,23 @@ inline const char* attach_type_name(AttachType t) {
   return "?";
 }
 
+/// prefetch(tensor, axis, offset[, spread_over]) at one loop.
+struct PrefetchRequest {
+  Tensor tensor;  ///< read by the stage, or by a stage attached at the loop
+  Expr offset;    ///< iterations of the loop ahead
+  /// Undefined: every line at the start of each iteration. Else an inner loop of the stage: the
+  /// lines are issued one at a time across the iterations of the loops down to it (lower/prefetch.hpp).
+  IterVar spread;
+};
+
 /// What the schedule says about one loop.
 struct IterVarAttr {
   /// How the loop runs: serial, parallel, vectorized, unrolled, or bound to a thread.
   ForKind for_kind = ForKind::Serial;
-  IterVar bind_thread;                            ///< the thread axis this loop is bound to
-  std::vector<LoopAnnotation> pragmas;            ///< pragma(axis, key, value)
-  std::vector<std::pair<Tensor, Expr>> prefetch;  ///< (tensor, offset) prefetched each iteration
-  TensorIntrin tensor_intrin;                     ///< the loop nest from here inward is this intrinsic
+  IterVar bind_thread;                    ///< the thread axis this loop is bound to
+  std::vector<LoopAnnotation> pragmas;    ///< pragma(axis, key, value)
+  std::vector<PrefetchRequest> prefetch;  ///< prefetched each iteration
+  TensorIntrin tensor_intrin;             ///< the loop nest from here inward is this intrinsic
 };
 
 /// storage_align(axis, factor, offset) on the stage's output buffer dimension `dim`.

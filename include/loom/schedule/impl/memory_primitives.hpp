@@ -5,6 +5,7 @@
 #include "loom/support/config.hpp"
 LOOM_IMPLEMENTATION_FILE("loom/schedule/schedule.hpp");
 
+#include <algorithm>
 #include <string>
 
 #include "loom/ir/gpu_vocabulary.hpp"
@@ -114,7 +115,32 @@ LOOM_DECL Stage& Stage::prefetch(const Tensor& tensor, const IterVar& iv_in, Exp
   if (!offset.defined() || !offset.dtype().is_integral())
     throw ScheduleError(cat("prefetch: the offset for axis '", iv.name(), "' of stage '", name(),
                             "' must be an integer number of iterations"));
-  node_->attr_mut(iv).prefetch.emplace_back(tensor, offset);
+  node_->attr_mut(iv).prefetch.push_back({tensor, offset, IterVar()});
+  return *this;
+}
+
+LOOM_DECL Stage& Stage::prefetch(const Tensor& tensor, const IterVar& iv_in, Expr offset,
+                                 const IterVar& spread_in) {
+  IterVar iv = resolve(iv_in, "prefetch");
+  IterVar spread = resolve(spread_in, "prefetch");
+  if (!offset.defined() || !offset.dtype().is_integral())
+    throw ScheduleError(cat("prefetch: the offset for axis '", iv.name(), "' of stage '", name(),
+                            "' must be an integer number of iterations"));
+  const std::vector<IterVar>& leaves = node_->leaf_iter_vars;
+  auto position = [&](const IterVar& v) {
+    return std::find_if(leaves.begin(), leaves.end(), [&](const IterVar& l) { return l.get() == v.get(); });
+  };
+  const auto at = position(iv), inner = position(spread);
+  if (inner <= at)
+    throw ScheduleError(cat("prefetch: axis '", spread.name(), "' of stage '", name(),
+                            "' is not inside axis '", iv.name(),
+                            "'; spread the prefetches over a loop nested in it"));
+  if (const IterVarAttr* a = node_->attr(spread); a && a->for_kind == ForKind::Vectorized)
+    throw ScheduleError(cat("prefetch: axis '", spread.name(), "' of stage '", name(),
+                            "' is vectorized; spread the prefetches over a loop outside the vector"));
+  // Whether the stage or one attached at `iv` reads the tensor is known only when the schedule is
+  // complete: lower() checks it (lower/prefetch.hpp).
+  node_->attr_mut(iv).prefetch.push_back({tensor, offset, spread});
   return *this;
 }
 
