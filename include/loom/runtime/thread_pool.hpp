@@ -6,12 +6,13 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
-#include <vector>
 
 namespace loom::runtime {
 
@@ -30,8 +31,10 @@ class ThreadPool {
   /// not exist in the child, so the child gets a pool of its own with the same size and thread
   /// limit. The parent's pool is left as it was (its mutex may have been held at the fork).
   static void restart_after_fork() {
+    // A parent that never used the pool has none to copy: the child makes its own on first use.
+    if (!created()) return;
     ThreadPool* old = instance();
-    auto* fresh = new ThreadPool(old->pool_size_);
+    auto* fresh = new ThreadPool(old->pool_threads());
     fresh->set_num_threads(old->num_threads());
     instance() = fresh;
   }
@@ -39,7 +42,7 @@ class ThreadPool {
   /// Threads that run a parallel loop, counting the caller.
   int num_threads() const { return std::min(max_threads_.load(std::memory_order_relaxed), pool_threads()); }
   /// Threads the pool was created with (LOOM_NUM_THREADS), whatever set_num_threads says now.
-  int pool_threads() const { return pool_size_; }
+  int pool_threads() const { return pool_size_.load(std::memory_order_relaxed); }
 
   /// Limits later parallel loops to n threads (at most the pool's, at least 1): for comparing
   /// thread counts in one process, as a benchmark does; LOOM_NUM_THREADS sets the pool's size.
@@ -88,15 +91,31 @@ class ThreadPool {
     int holders = 0;              // workers running chunks of this job; guarded by mutex_
   };
 
-  // pool_size_ is set before any worker starts: workers read it (workers_ grows meanwhile).
+  // Workers are detached as they start (see global(): the pool lives until exit). Where the system
+  // refuses a thread (a process or memory limit), the pool keeps the ones it has and says so: a
+  // kernel's parallel loops then run on fewer threads rather than the process ending in
+  // std::terminate. Workers read pool_size_, so it only ever shrinks, before they could see a job.
   explicit ThreadPool(int threads) : pool_size_(threads), max_threads_(threads) {
-    for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
-    for (std::thread& t : workers_) t.detach();  // see global(): the pool lives until exit
+    for (int i = 1; i < threads; ++i) {
+      try {
+        std::thread([this, i] { worker_loop(i); }).detach();
+      } catch (const std::system_error& e) {
+        pool_size_.store(i, std::memory_order_relaxed);
+        std::fprintf(stderr, "loom: the thread pool started %d of %d threads (%s); parallel loops use %d\n",
+                     i, threads, e.what(), i);
+        break;
+      }
+    }
   }
 
   static ThreadPool*& instance() {
-    static ThreadPool* pool = new ThreadPool(threads_from_environment());
+    static ThreadPool* pool = (created() = true, new ThreadPool(threads_from_environment()));
     return pool;
+  }
+  /// Whether instance() has made the process's pool.
+  static bool& created() {
+    static bool flag = false;
+    return flag;
   }
 
   static int threads_from_environment() {
@@ -165,9 +184,8 @@ class ThreadPool {
     }
   }
 
-  const int pool_size_;
+  std::atomic<int> pool_size_;
   std::atomic<int> max_threads_;
-  std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable work_ready_;
   std::condition_variable job_done_;

@@ -1,0 +1,77 @@
+// runtime::ThreadPool where the system refuses threads: the pool keeps the workers it could start,
+// says so, and its parallel loops still run every iteration (before, the process ended in
+// std::terminate).
+#include <loom/loom.hpp>
+#include <loom/runtime/thread_pool.hpp>
+
+#include <doctest/doctest.h>
+
+#include <pthread.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+
+using loom::runtime::ThreadPool;
+
+namespace {
+
+std::atomic<int64_t> iterations_run{0};
+
+int32_t count_iterations(void*, int64_t begin, int64_t end, void*) {
+  iterations_run += end - begin;
+  return 0;
+}
+
+/// The process's mapped address space in bytes (/proc/self/statm's first field), 0 if unknown.
+uint64_t mapped_bytes() {
+  unsigned long pages = 0;
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  const int read = std::fscanf(f, "%lu", &pages);
+  std::fclose(f);
+  return read == 1 ? pages * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
+
+}  // namespace
+
+TEST_CASE("thread pool: where no thread can start, the pool runs its loops on the caller") {
+  const int threads = ThreadPool::global().pool_threads();
+  if (threads < 2) {
+    MESSAGE("a one-thread pool starts no worker: nothing to refuse on this machine");
+    return;
+  }
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    // Room for this process as it is and 1 MiB more: no thread stack (8 MiB by default) fits.
+    const uint64_t now = mapped_bytes();
+    const rlimit limit{now + (1u << 20), now + (1u << 20)};
+    if (now == 0 || ::setrlimit(RLIMIT_AS, &limit) != 0) ::_exit(3);
+    // glibc gives a new thread the stack of one of the parent's threads (which the child does not
+    // have) without mapping memory: idle threads take those first, until none can start.
+    for (int i = 0; i < 4096; ++i) {
+      pthread_t idle;
+      if (::pthread_create(
+              &idle, nullptr,
+              [](void*) -> void* {
+                for (;;) ::pause();
+              },
+              nullptr) != 0)
+        break;
+      if (i == 4095) ::_exit(4);
+    }
+    ThreadPool::restart_after_fork();  // a pool of the parent's size: every worker refused
+    ThreadPool& pool = ThreadPool::global();
+    const int32_t status = pool.parallel_for(1000, count_iterations, nullptr, nullptr);
+    ::_exit(pool.pool_threads() == 1 && pool.num_threads() == 1 && status == 0 && iterations_run == 1000 ? 0
+                                                                                                         : 1);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK(WIFEXITED(status));  // not killed by std::terminate's abort
+  CHECK(WEXITSTATUS(status) == 0);
+}
