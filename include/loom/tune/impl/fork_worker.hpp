@@ -1,18 +1,26 @@
 // Internal to tune/impl/measure.hpp and tune/impl/worker_queue.hpp: forking a worker process with a
-// pipe back to its parent, writing to that pipe whole, and reaping a worker the parent abandons.
+// pipe back to its parent, framed messages on that pipe (a type byte, the payload's length as 8 raw
+// bytes, the payload) and the parent's reading of them with a deadline, how a worker ended, and
+// reaping a worker the parent abandons.
 #pragma once
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "loom/runtime/thread_pool.hpp"
 #include "loom/support/error.hpp"
@@ -85,6 +93,70 @@ inline bool write_all(int fd, const std::string& data) {
     done += static_cast<size_t>(n);
   }
   return true;
+}
+
+/// Writes one framed message; false when the pipe is gone (the parent stopped listening).
+inline bool send_message(int fd, char type, const std::string& payload) {
+  std::string frame(1 + sizeof(uint64_t), type);
+  const uint64_t length = payload.size();
+  std::memcpy(&frame[1], &length, sizeof length);
+  return write_all(fd, frame + payload);
+}
+
+/// The parent's reading of a worker's framed messages (send_message).
+class MessageReader {
+ public:
+  explicit MessageReader(int fd) : fd_(fd) {}
+
+  /// The next whole message, or nothing when the worker closed the pipe (`closed`) or
+  /// `deadline` passed (`timed_out`).
+  std::optional<std::pair<char, std::string>> next(std::chrono::steady_clock::time_point deadline) {
+    for (;;) {
+      if (auto message = take()) return message;
+      if (closed) return std::nullopt;
+      const double left =
+          std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now()).count();
+      if (left <= 0) {
+        timed_out = true;
+        return std::nullopt;
+      }
+      pollfd p{fd_, POLLIN, 0};
+      const int ready = ::poll(&p, 1, static_cast<int>(std::min(left, 60000.0)) + 1);
+      if (ready <= 0) continue;  // interrupted, or the deadline is checked above
+      char chunk[4096];
+      const ssize_t n = ::read(fd_, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        closed = true;
+        continue;
+      }
+      buffer_.append(chunk, static_cast<size_t>(n));
+    }
+  }
+
+  bool closed = false, timed_out = false;
+
+ private:
+  std::optional<std::pair<char, std::string>> take() {
+    constexpr size_t header = 1 + sizeof(uint64_t);
+    if (buffer_.size() < header) return std::nullopt;
+    uint64_t length = 0;
+    std::memcpy(&length, &buffer_[1], sizeof length);
+    if (buffer_.size() < header + length) return std::nullopt;
+    std::pair<char, std::string> message{buffer_[0], buffer_.substr(header, length)};
+    buffer_.erase(0, header + length);
+    return message;
+  }
+
+  int fd_;
+  std::string buffer_;
+};
+
+/// How a worker that stopped talking ended: its signal or exit status.
+inline std::string worker_end(int status) {
+  if (WIFSIGNALED(status))
+    return cat("the worker died of signal ", WTERMSIG(status), " (", ::strsignal(WTERMSIG(status)), ")");
+  return cat("the worker exited with status ", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
 }  // namespace loom::tune::detail

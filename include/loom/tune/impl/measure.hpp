@@ -93,74 +93,59 @@ LOOM_DECL Timing time_calls(const std::function<void()>& call, int repeats, doub
 
 LOOM_DECL WorkerResult run_in_worker(const std::function<std::string()>& work, double time_limit_s) {
   const detail::ForkedWorker worker = detail::fork_worker([&](int fd) {
-    std::string message;
+    char type = 'F';
+    std::string report;
     try {
-      message = "F" + work();
+      report = work();
     } catch (const Error& e) {
-      message = std::string("T") + e.what();
+      type = 'T';
+      report = e.what();
     } catch (const std::exception& e) {  // not a refusal: a failure, reported as a crash
-      message = std::string("X") + e.what();
+      type = 'X';
+      report = e.what();
     } catch (...) {
-      message = "Xan exception that is not a std::exception";
+      type = 'X';
+      report = "an exception that is not a std::exception";
     }
-    const bool written = detail::write_all(fd, message);
-    ::_exit(written ? 0 : 3);
+    ::_exit(detail::send_message(fd, type, report) ? 0 : 3);
   });
   const pid_t pid = worker.pid;
-  const int fd = worker.fd;
-  detail::WorkerGuard guard{pid, fd};
+  detail::WorkerGuard guard{pid, worker.fd};
 
-  // Read until the child closes the pipe (it wrote everything, or died) or the deadline passes.
+  // One message, or the pipe closed (the worker died), or the deadline passed.
   using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::duration<double>(time_limit_s);
-  std::string message;
-  bool timed_out = false;
-  char chunk[4096];
-  for (;;) {
-    int wait_ms = -1;
-    if (time_limit_s > 0) {
-      const double left = std::chrono::duration<double, std::milli>(deadline - Clock::now()).count();
-      if (left <= 0) {
-        timed_out = true;
-        break;
-      }
-      wait_ms = static_cast<int>(std::min(left, 60000.0)) + 1;
-    }
-    pollfd p{fd, POLLIN, 0};
-    const int ready = ::poll(&p, 1, wait_ms);
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready == 0) continue;  // the deadline is checked above
-    const ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    message.append(chunk, static_cast<size_t>(n));
-  }
+  const Clock::time_point deadline = time_limit_s > 0
+                                         ? Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                              std::chrono::duration<double>(time_limit_s))
+                                         : Clock::time_point::max();
+  detail::MessageReader reader(worker.fd);
+  const std::optional<std::pair<char, std::string>> message = reader.next(deadline);
   guard.armed = false;
-  ::close(fd);
-  if (timed_out) ::kill(pid, SIGKILL);
+  ::close(worker.fd);
+  if (reader.timed_out) ::kill(pid, SIGKILL);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  pid_t reaped;
+  while ((reaped = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
   }
 
   WorkerResult r;
-  if (timed_out) {
+  if (reader.timed_out) {
     r.status = WorkerResult::Status::TimedOut;
     r.detail = cat("killed after the time limit of ", time_limit_s, " s");
-  } else if (WIFSIGNALED(status)) {
+  } else if (reaped != pid) {
     r.status = WorkerResult::Status::Crashed;
-    r.detail = cat("the worker died of signal ", WTERMSIG(status), " (", ::strsignal(WTERMSIG(status)), ")");
-  } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || message.empty()) {
+    r.detail = cat("the worker's end is unknown (waitpid: ", std::strerror(errno), ")");
+  } else if (!message || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     r.status = WorkerResult::Status::Crashed;
-    r.detail = cat("the worker exited with status ", WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-                   " before it reported");
-  } else if (message[0] == 'T') {
+    r.detail = detail::worker_end(status) + (!message && WIFEXITED(status) ? " before it reported" : "");
+  } else if (message->first == 'T') {
     r.status = WorkerResult::Status::Threw;
-    r.detail = message.substr(1);
-  } else if (message[0] == 'X') {
+    r.detail = message->second;
+  } else if (message->first == 'X') {
     r.status = WorkerResult::Status::Crashed;
-    r.detail = "the worker threw: " + message.substr(1);
+    r.detail = "the worker threw: " + message->second;
   } else {
-    r.output = message.substr(1);
+    r.output = message->second;
   }
   return r;
 }

@@ -30,14 +30,6 @@ namespace loom::tune {
 
 namespace detail {
 
-/// Writes one framed message; false when the pipe is gone (the parent stopped listening).
-inline bool send_message(int fd, char type, const std::string& payload) {
-  std::string frame(1 + sizeof(uint64_t), type);
-  const uint64_t length = payload.size();
-  std::memcpy(&frame[1], &length, sizeof length);
-  return write_all(fd, frame + payload);
-}
-
 /// The worker's side: setup, then items from `first` on. Never returns.
 [[noreturn]] inline void serve_queue(int fd, int first, int count,
                                      const std::function<WorkerSession()>& start) {
@@ -82,62 +74,6 @@ inline bool send_message(int fd, char type, const std::string& payload) {
   ::_exit(0);
 }
 
-/// The parent's reading of one worker's messages.
-class QueueReader {
- public:
-  explicit QueueReader(int fd) : fd_(fd) {}
-
-  /// The next whole message, or nothing when the worker closed the pipe (`closed`) or
-  /// `deadline` passed (`timed_out`).
-  std::optional<std::pair<char, std::string>> next(std::chrono::steady_clock::time_point deadline) {
-    for (;;) {
-      if (auto message = take()) return message;
-      if (closed) return std::nullopt;
-      const double left =
-          std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now()).count();
-      if (left <= 0) {
-        timed_out = true;
-        return std::nullopt;
-      }
-      pollfd p{fd_, POLLIN, 0};
-      const int ready = ::poll(&p, 1, static_cast<int>(std::min(left, 60000.0)) + 1);
-      if (ready <= 0) continue;  // interrupted, or the deadline is checked above
-      char chunk[4096];
-      const ssize_t n = ::read(fd_, chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        closed = true;
-        continue;
-      }
-      buffer_.append(chunk, static_cast<size_t>(n));
-    }
-  }
-
-  bool closed = false, timed_out = false;
-
- private:
-  std::optional<std::pair<char, std::string>> take() {
-    constexpr size_t header = 1 + sizeof(uint64_t);
-    if (buffer_.size() < header) return std::nullopt;
-    uint64_t length = 0;
-    std::memcpy(&length, &buffer_[1], sizeof length);
-    if (buffer_.size() < header + length) return std::nullopt;
-    std::pair<char, std::string> message{buffer_[0], buffer_.substr(header, length)};
-    buffer_.erase(0, header + length);
-    return message;
-  }
-
-  int fd_;
-  std::string buffer_;
-};
-
-/// How a worker that stopped talking ended: its signal or exit status.
-inline std::string worker_end(int status) {
-  if (WIFSIGNALED(status))
-    return cat("the worker died of signal ", WTERMSIG(status), " (", ::strsignal(WTERMSIG(status)), ")");
-  return cat("the worker exited with status ", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-}
-
 }  // namespace detail
 
 LOOM_DECL WorkerQueueResult run_queue_in_workers(int count, const std::function<WorkerSession()>& start,
@@ -157,7 +93,7 @@ LOOM_DECL WorkerQueueResult run_queue_in_workers(int count, const std::function<
     detail::WorkerGuard guard{pid, worker.fd};
     ++out.workers;
 
-    detail::QueueReader reader(worker.fd);
+    detail::MessageReader reader(worker.fd);
     bool ready = false, runs_items = false, offers_none = false;
     std::string setup_error;
     int running = -1;  // the item the worker said it started and has not reported
