@@ -276,3 +276,50 @@ TEST_CASE("gpu measurement in workers: no GPU measures nothing; a default that f
     CHECK(choose_measured(out, out.default_knobs, ranked, knobs_of).times.empty());
   }
 }
+
+TEST_CASE("gpu identity probe: kept once a probe answers; a failed probe is asked again, three at most") {
+  using tune::WorkerResult;
+  auto result = [](WorkerResult::Status status, std::string output) {
+    WorkerResult r;
+    r.status = status;
+    r.output = std::move(output);
+    return r;
+  };
+  std::deque<WorkerResult> script{result(WorkerResult::Status::Crashed, ""),
+                                  result(WorkerResult::Status::TimedOut, ""),
+                                  result(WorkerResult::Status::Finished, "sm_90\nScripted GPU")};
+  int probes = 0;
+  auto probe = [&] {
+    ++probes;
+    WorkerResult r = script.front();
+    script.pop_front();
+    return r;
+  };
+  ProbeCache cache;
+  CHECK(cache.get(probe).empty());  // crashed: no answer yet
+  CHECK(cache.get(probe).empty());  // hung
+  CHECK(cache.get(probe) == "sm_90\nScripted GPU");
+  CHECK(cache.get(probe) == "sm_90\nScripted GPU");  // kept: no fourth probe
+  CHECK(probes == 3);
+  CHECK(cache.failures() == 2);
+
+  // A machine where no probe ever answers: "none" after three, and no more workers.
+  ProbeCache failing;
+  int failed = 0;
+  auto crash = [&] {
+    ++failed;
+    return result(WorkerResult::Status::Crashed, "");
+  };
+  for (int i = 0; i < 5; ++i) CHECK(failing.get(crash).empty());
+  CHECK(failed == 3);
+  // "No GPU" from a probe that ran is an answer too.
+  ProbeCache none;
+  int asked = 0;
+  auto no_gpu = [&] {
+    ++asked;
+    return result(WorkerResult::Status::Finished, "");
+  };
+  CHECK(none.get(no_gpu).empty());
+  CHECK(none.get(no_gpu).empty());
+  CHECK(asked == 1);
+}

@@ -18,8 +18,11 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -47,16 +50,41 @@ inline std::string gpu_identity_here() {
   return d.arch() + "\n" + (d.name.empty() ? d.arch() : d.name);
 }
 
+/// A probe's answer, kept once a probe has given one. A probe that crashed, hung or could not start
+/// says nothing about the GPU (a worker killed by a loaded machine, a fork refused for a moment):
+/// the next call asks again, and only after `attempts` such failures is the answer "none".
+class ProbeCache {
+ public:
+  explicit ProbeCache(int attempts = 3) : attempts_(attempts) {}
+  std::string get(const std::function<tune::WorkerResult()>& probe) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (answer_) return *answer_;
+    const tune::WorkerResult r = probe();
+    if (r.status == tune::WorkerResult::Status::Finished)
+      answer_ = r.output;
+    else if (++failures_ >= attempts_)
+      answer_ = "";
+    return answer_.value_or("");
+  }
+  int failures() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return failures_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::optional<std::string> answer_;
+  int failures_ = 0;
+  const int attempts_;
+};
+
 /// gpu_identity_here's answer without loading the driver into this process when it has not loaded
-/// it yet: a forked worker is asked (once per process), so that later workers can still use CUDA
-/// (runtime::cuda::driver_loaded()).
+/// it yet: a forked worker is asked (ProbeCache: until one answers), so that later workers can still
+/// use CUDA (runtime::cuda::driver_loaded()).
 inline std::string gpu_identity() {
   if (runtime::cuda::driver_loaded()) return gpu_identity_here();
-  static const std::string probed = [] {
-    const tune::WorkerResult r = tune::run_in_worker(gpu_identity_here, 60);
-    return r.status == tune::WorkerResult::Status::Finished ? r.output : std::string();
-  }();
-  return probed;
+  static ProbeCache cache;
+  return cache.get([] { return tune::run_in_worker(gpu_identity_here, 60); });
 }
 
 /// The GPU's name in `identity` (gpu_identity's) when it is one of `arch` ("sm_90"); empty when there
