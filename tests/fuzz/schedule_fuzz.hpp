@@ -313,6 +313,20 @@ class ScheduleBuilder {
       emit(cat("s[", stage, "].unroll(", axis_name(u), ");"));
       st.unroll(u);
     }
+    // A prefetch of something the stage reads, spread over the loops inside one of its loops.
+    std::vector<Tensor> read;
+    // The stage's current op (cache_read rewrites its readers); inputs only, which no later step
+    // can move inside the stage's loops; named in the reproducing code.
+    for (const Tensor& in : st->op->input_tensors())
+      if (in.op()->kind == OpKind::Placeholder && stage_names_.count(in.op().get())) read.push_back(in);
+    if (rng_.chance(0.2) && leaf.size() >= 2 && !read.empty()) {
+      const int at = rng_.uniform(0, static_cast<int>(leaf.size()) - 2);
+      const int spread = rng_.uniform(at + 1, static_cast<int>(leaf.size()) - 1);
+      const Tensor& in = rng_.pick(read);
+      emit(cat("s[", stage, "].prefetch(", name_of(in), ", ", axis_name(leaf[static_cast<size_t>(at)]),
+               ", 1, ", axis_name(leaf[static_cast<size_t>(spread)]), ");"));
+      st.prefetch(in, leaf[static_cast<size_t>(at)], 1, leaf[static_cast<size_t>(spread)]);
+    }
     if (rng_.chance(0.3) && st->attach_type == AttachType::Root && !leaf.empty() &&
         !is_reduce(leaf.front()) && st->attr(leaf.front()) == nullptr) {
       emit(cat("s[", stage, "].parallel(", axis_name(leaf.front()), ");"));

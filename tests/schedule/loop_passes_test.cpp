@@ -121,6 +121,38 @@ TEST_CASE("prefetch spread: mistakes name the stage and axis, and change nothing
       ScheduleError);
 }
 
+TEST_CASE("prefetch of a tensor computed inside the loop is refused; of one inlined since, dropped") {
+  Tensor A = placeholder({3, 5}, f32, "A");
+  Tensor P = compute(
+      {3, 5}, [&](Expr i, Expr j) { return A(i, j) * A(i, j); }, "P");
+  IterVar r = reduce_axis(0, 5, "r");
+  Tensor C = compute(
+      {3}, [&](Expr i) { return sum(P(i, r), {r}); }, "C");
+  for (bool spread : {false, true}) {
+    CAPTURE(spread);
+    Schedule s = create_schedule(C);
+    s[P].compute_at(s[C], C.reduce_axis(0));
+    if (spread)
+      s[C].prefetch(P, C.axis(0), 1, C.reduce_axis(0));
+    else
+      s[C].prefetch(P, C.axis(0), 1);
+    // Before, the unspread prefetch ended in an internal error ("no storage for tensor 'P'").
+    CHECK_THROWS_WITH_AS(
+        lower(s, {A, C}, "f"),
+        doctest::Contains("prefetch of 'P' at axis 'i' of stage 'C': 'P' is computed inside that "
+                          "loop (compute_at axis 'r')"),
+        ScheduleError);
+    Schedule t = create_schedule(C);
+    if (spread)
+      t[C].prefetch(P, C.axis(0), 1, C.reduce_axis(0));
+    else
+      t[C].prefetch(P, C.axis(0), 1);
+    t[P].compute_inline();  // C now reads A: nothing reads P
+    LoweredFunc f = check_against_default(t, {A}, {C});
+    CHECK(f.to_string().find("prefetch") == std::string::npos);
+  }
+}
+
 namespace {
 TensorIntrin vector_add_intrin(int width) {
   Tensor x = placeholder({width}, f32, "x");

@@ -15,8 +15,17 @@
 
 namespace loom {
 
-/// The stages attached (compute_at) at a leaf loop of the stage being built.
-using AttachedStages = std::function<std::vector<const StageNode*>(const IterVar& leaf)>;
+/// What make_prefetches needs to know of the rest of the schedule.
+struct PrefetchScope {
+  /// The stages attached (compute_at) at a leaf loop of the stage being built.
+  std::function<std::vector<const StageNode*>(const IterVar& leaf)> attached;
+  /// Whether a tensor's stage was inlined into its readers (compute_inline after the prefetch
+  /// request): nothing reads it any more, and its prefetch is dropped.
+  std::function<bool(const Tensor&)> inlined;
+  /// The leaf loop of the stage being built inside which a tensor's stage is computed (compute_at,
+  /// directly or through other attached stages); undefined when it is stored outside that stage.
+  std::function<IterVar(const Tensor&)> computed_at;
+};
 
 namespace detail {
 
@@ -25,7 +34,7 @@ namespace detail {
 /// or the region depends on data.
 inline std::vector<IntervalSet> prefetch_region(const StageNode& s, size_t at, const Tensor& tensor,
                                                 const Expr& offset, const RangeMap& ranges,
-                                                const ValueMap& values, const AttachedStages& attached,
+                                                const ValueMap& values, const PrefetchScope& scope,
                                                 Analyzer& analyzer) {
   Var loop_var = loop_var_of(s, s.leaf_iter_vars[at]);
   IntervalMap relax;
@@ -61,8 +70,8 @@ inline std::vector<IntervalSet> prefetch_region(const StageNode& s, size_t at, c
   }
   // A stage attached at the loop: its own iteration space, as bound inference sized it for this
   // iteration of the loop, moved `offset` iterations ahead.
-  if (attached)
-    for (const StageNode* a : attached(s.leaf_iter_vars[at])) {
+  if (scope.attached)
+    for (const StageNode* a : scope.attached(s.leaf_iter_vars[at])) {
       if (a->op->kind != OpKind::Compute) continue;
       const auto* ac = static_cast<const ComputeOpNode*>(a->op.get());
       IntervalMap inner = relax;
@@ -105,7 +114,7 @@ inline std::vector<Expr> region_line(const Tensor& tensor, const std::vector<Int
 /// at that loop without a spread, and those requested at an outer loop spread down to it. `values`
 /// gives every IterVar of the stage in loop counters. Undefined when there are none.
 inline Stmt make_prefetches(const StageNode& s, size_t l, const RangeMap& ranges, const ValueMap& values,
-                            const AttachedStages& attached = {}) {
+                            const PrefetchScope& scope = {}) {
   if (s.op->kind != OpKind::Compute) return Stmt();
   Analyzer analyzer;
   std::vector<Stmt> out;
@@ -117,12 +126,26 @@ inline Stmt make_prefetches(const StageNode& s, size_t l, const RangeMap& ranges
       const bool spread = request.spread.defined();
       if (spread ? request.spread.get() != s.leaf_iter_vars[l].get() : at != l) continue;
       const Tensor& tensor = request.tensor;
-      std::vector<IntervalSet> region = detail::prefetch_region(
-          s, at, tensor, request.offset, ranges, values, spread ? attached : AttachedStages(), analyzer);
+      if (scope.computed_at) {
+        // Made inside the loop: the iteration ahead has not computed it yet, and its storage exists
+        // only within the loop's body.
+        const IterVar inside = scope.computed_at(tensor);
+        for (size_t k = at; inside.defined() && k < s.leaf_iter_vars.size(); ++k)
+          if (s.leaf_iter_vars[k].get() == inside.get())
+            throw ScheduleError(cat("prefetch of '", tensor.name(), "' at axis '",
+                                    s.leaf_iter_vars[at].name(), "' of stage '", s.op->name, "': '",
+                                    tensor.name(), "' is computed inside that loop (compute_at axis '",
+                                    inside.name(),
+                                    "'), so the iteration ahead has not made it; prefetch a tensor stored "
+                                    "outside the loop, such as the one it is computed from"));
+      }
+      std::vector<IntervalSet> region = detail::prefetch_region(s, at, tensor, request.offset, ranges, values,
+                                                                spread ? scope : PrefetchScope(), analyzer);
       const std::string where = cat("prefetch of '", tensor.name(), "' at axis '",
                                     s.leaf_iter_vars[at].name(), "' of stage '", s.op->name, "'");
       if (region.empty()) {
-        if (!spread) continue;  // a data-dependent region: nothing sensible to prefetch
+        // A data-dependent region (nothing sensible to prefetch), or a tensor inlined since.
+        if (!spread || (scope.inlined && scope.inlined(tensor))) continue;
         throw ScheduleError(cat(where, ": neither the stage nor a stage attached at that axis reads '",
                                 tensor.name(),
                                 "' in a region known before it runs; prefetch a tensor they read"));
@@ -138,7 +161,14 @@ inline Stmt make_prefetches(const StageNode& s, size_t l, const RangeMap& ranges
           extent = analyzer.simplify(floordiv(extent + make_int_const(extent.dtype(), per_line - 1),
                                               make_int_const(extent.dtype(), per_line)));
         extents[d] = extent;
-        if (const int64_t* c = as_const_int(extent)) lines[d] = *c;
+        if (const int64_t* c = as_const_int(extent)) {
+          lines[d] = *c;
+        } else if (spread) {
+          // A region whose size depends on the iteration (a partial block): spread its largest size;
+          // the lines past its end are clamped into the tensor.
+          const ConstIntBound b = analyzer.const_int_bound(extent);
+          if (b.is_finite() && b.max_value >= 0) lines[d] = b.max_value;
+        }
       }
       if (!spread) {
         // Every line at once: a loop per dimension.
@@ -181,8 +211,7 @@ inline Stmt make_prefetches(const StageNode& s, size_t l, const RangeMap& ranges
                                 "' needs constant loop extents and a region of constant size; prefetch "
                                 "without spreading, or split the loops by constant factors"));
       if (total_lines == 0) continue;
-      if (index_type.bits < 64 &&
-          std::max(iterations, total_lines) >= (int64_t{1} << (index_type.bits - 1)))
+      if (index_type.bits < 64 && std::max(iterations, total_lines) >= (int64_t{1} << (index_type.bits - 1)))
         throw ScheduleError(cat(where, " spread over axis '", s.leaf_iter_vars[l].name(), "': ", iterations,
                                 " iterations or ", total_lines, " lines overflow the loops' ",
                                 index_type.str(), " counters; spread over fewer loops"));

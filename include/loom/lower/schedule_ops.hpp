@@ -122,15 +122,29 @@ class ScheduleOpsBuilder {
     return body;
   }
 
-  /// The stages attached at each leaf loop of `s` (for prefetches of what they will read).
-  AttachedStages attached_at(const StageNode& s) {
-    return [this, &s](const IterVar& leaf) {
+  /// The stages attached at each leaf loop of `s` (for prefetches of what they will read), and which
+  /// tensors were inlined.
+  PrefetchScope prefetch_scope(const StageNode& s) {
+    PrefetchScope scope;
+    scope.attached = [this, &s](const IterVar& leaf) {
       std::vector<const StageNode*> out;
       if (auto sit = attached_.find(&s); sit != attached_.end())
         if (auto it = sit->second.find(leaf.get()); it != sit->second.end())
           out.assign(it->second.begin(), it->second.end());
       return out;
     };
+    scope.inlined = [this](const Tensor& t) {
+      const StageNode* stage = sch_.find(t.op().get());
+      return stage &&
+             (stage->attach_type == AttachType::Inline || stage->attach_type == AttachType::InlinedAlready);
+    };
+    scope.computed_at = [this, &s](const Tensor& t) {
+      for (const StageNode* stage = sch_.find(t.op().get()); stage && stage->attach_type == AttachType::Scope;
+           stage = stage->attach_stage)
+        if (stage->attach_stage == &s) return stage->attach_ivar;
+      return IterVar();
+    };
+    return scope;
   }
 
   Stmt build_stage(const StageNode& s) {
@@ -303,7 +317,7 @@ class ScheduleOpsBuilder {
       if (init.defined() && init_pos == l + 1) body = SeqNode::make({init, body});
       body = wrap_attached(s, nest.leaves[l], body);
       body = append_reverse_attached(s, nest.leaves[l], body);
-      body = SeqNode::make({make_prefetches(s, l, bounds_.ranges, nest.values, attached_at(s)), body});
+      body = SeqNode::make({make_prefetches(s, l, bounds_.ranges, nest.values, prefetch_scope(s)), body});
       body = make_loop(s, nest.leaves[l], body);
     }
     if (init.defined() && init_pos == 0) body = SeqNode::make({init, body});
