@@ -222,6 +222,15 @@ TEST_CASE("tune measure: the worker process reports a result, an exception, a cr
       0.3);
   CHECK(r.status == WorkerResult::Status::TimedOut);
   CHECK_MESSAGE(r.detail.find("time limit of 0.3 s") != std::string::npos, r.detail);
+  // No limit, or an infinite one: a year (the deadline's nanoseconds would overflow).
+  r = run_in_worker([] { return std::string("no hurry"); }, INFINITY);
+  CHECK(r.output == "no hurry");
+  // With SIGCHLD ignored the worker cannot be reaped (waitpid fails): its whole report stands.
+  auto* previous = std::signal(SIGCHLD, SIG_IGN);
+  r = run_in_worker([] { return std::string("7"); }, 10);
+  std::signal(SIGCHLD, previous);
+  CHECK(r.status == WorkerResult::Status::Finished);
+  CHECK(r.output == "7");
 }
 
 TEST_CASE("tune cost model: extra features per configuration are learned like knobs") {

@@ -322,4 +322,24 @@ TEST_CASE("gpu identity probe: kept once a probe answers; a failed probe is aske
   CHECK(none.get(no_gpu).empty());
   CHECK(none.get(no_gpu).empty());
   CHECK(asked == 1);
+  // So is a loom::Error in the worker (the driver refused); a probe that cannot start a worker is not.
+  ProbeCache refused;
+  int tries = 0;
+  auto threw = [&] {
+    ++tries;
+    return result(WorkerResult::Status::Threw, "");
+  };
+  CHECK(refused.get(threw).empty());
+  CHECK(refused.get(threw).empty());
+  CHECK(tries == 1);
+  ProbeCache no_fork;
+  int forks = 0;
+  auto cannot_fork = [&]() -> WorkerResult {
+    ++forks;
+    throw Error("fork: Resource temporarily unavailable");
+  };
+  CHECK(no_fork.get(cannot_fork).empty());
+  CHECK(no_fork.failures() == 1);
+  CHECK(no_fork.get(cannot_fork).empty());
+  CHECK(forks == 2);
 }

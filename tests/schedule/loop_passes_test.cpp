@@ -78,8 +78,9 @@ TEST_CASE("prefetch spread over inner loops: the next block's copy, a line at a 
   s[C].prefetch(B, jo, 1, k);
   LoweredFunc f = check_against_default(s, {A, B}, {C});
   const std::string text = f.to_string();
-  // 70 rows of one line each (16 floats) over 9 x 70 iterations of (i, k): one every 9 iterations.
-  CHECK(contains(text, "floormod(((i*70) + k), 9) == 0"));
+  // 70 rows of 16 floats, two lines each (a row of B starts anywhere in a line), over 9 x 70
+  // iterations of (i, k): one every 4 iterations, the first 140 such.
+  CHECK(contains(text, "floormod(((i*70) + k), 4) == 0"));
   CHECK(contains(text, "prefetch(B["));
   // The column of the block after the last is clamped into B.
   CHECK(contains(text, ", 44)"));
@@ -91,9 +92,9 @@ TEST_CASE("prefetch spread over inner loops: the next block's copy, a line at a 
   auto [ko2, ki2] = s2[C].split(k, 32);
   s2[C].reorder({jo2, ko2, C.axis(0), ki2, ji2});
   s2[BC2].compute_at(s2[C], jo2);
-  s2[C].prefetch(B, jo2, 1, ko2);  // 70 lines over the 3 iterations of ko: 24 each
+  s2[C].prefetch(B, jo2, 1, ko2);  // 140 lines over the 3 iterations of ko: 47 each
   LoweredFunc f2 = check_against_default(s2, {A, B}, {C});
-  CHECK(contains(f2.to_string(), "for (prefetch.B.line: int32, 0, 24)"));
+  CHECK(contains(f2.to_string(), "for (prefetch.B.line: int32, 0, 47)"));
 }
 
 TEST_CASE("prefetch spread: mistakes name the stage and axis, and change nothing") {
@@ -111,13 +112,50 @@ TEST_CASE("prefetch spread: mistakes name the stage and axis, and change nothing
   CHECK_THROWS_WITH_AS(s[C].prefetch(B, jo, 1, ji),
                        doctest::Contains("axis 'j.inner' of stage 'C' is vectorized"), ScheduleError);
   CHECK(lower(s, {A, B, C}, "unchanged").to_string().find("prefetch") == std::string::npos);
-  // A tensor that neither the stage nor a stage attached at the axis reads: found when lowering.
+
+  // Found when lowering: a tensor that neither the stage nor a stage attached at the axis reads.
   Tensor D = placeholder({70, 45}, f32, "D");
-  s[C].prefetch(D, C.axis(0), 1, k);
+  Schedule unread = create_schedule(C);
+  unread[C].prefetch(D, C.axis(0), 1, k);
   CHECK_THROWS_WITH_AS(
-      lower(s, {A, B, C}, "f"),
+      lower(unread, {A, B, C}, "f"),
       doctest::Contains("prefetch of 'D' at axis 'i' of stage 'C': neither the stage nor a stage "
                         "attached at that axis reads 'D'"),
+      ScheduleError);
+  // Loops changed after the request: a vector down to the spread axis, the axis split, the spread
+  // axis moved outside it. Before, each dropped the prefetch without a word.
+  Schedule vectorized = create_schedule(C);
+  auto [vo, vi] = vectorized[C].split(C.axis(1), 16);
+  vectorized[C].prefetch(B, C.axis(0), 1, k);
+  vectorized[C].vectorize(vi);
+  CHECK_THROWS_WITH_AS(
+      lower(vectorized, {A, B, C}, "f"),
+      doctest::Contains("prefetch of 'B' at axis 'i' of stage 'C': axis 'j.inner', from it down "
+                        "to the spread axis 'k', is vectorized"),
+      ScheduleError);
+  Schedule split = create_schedule(C);
+  split[C].prefetch(B, C.axis(0), 1, k);
+  split[C].split(C.axis(0), 4);
+  CHECK_THROWS_WITH_AS(
+      lower(split, {A, B, C}, "f"),
+      doctest::Contains("prefetch of 'B' at axis 'i' of stage 'C': the axis is no longer one "
+                        "of the stage's loops"),
+      ScheduleError);
+  Schedule reordered = create_schedule(C);
+  reordered[C].prefetch(B, C.axis(0), 1, k);
+  reordered[C].reorder({k, C.axis(0), C.axis(1)});
+  CHECK_THROWS_WITH_AS(lower(reordered, {A, B, C}, "f"),
+                       doctest::Contains("the spread axis 'k' is no longer a loop inside it"), ScheduleError);
+  // Indices that depend on data: no region to spread.
+  Tensor Idx = placeholder({9}, i32, "Idx");
+  Tensor G = compute(
+      {9}, [&](Expr i) { return sum(B(k, Idx(i)), {k}); }, "G");
+  Schedule gather = create_schedule(G);
+  gather[G].prefetch(B, G.axis(0), 1, k);
+  CHECK_THROWS_WITH_AS(
+      lower(gather, {B, Idx, G}, "f"),
+      doctest::Contains("prefetch of 'B' at axis 'i' of stage 'G': the region of 'B' read ahead "
+                        "has no bound before the kernel runs"),
       ScheduleError);
 }
 

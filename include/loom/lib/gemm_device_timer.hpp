@@ -50,20 +50,27 @@ inline std::string gpu_identity_here() {
   return d.arch() + "\n" + (d.name.empty() ? d.arch() : d.name);
 }
 
-/// A probe's answer, kept once a probe has given one. A probe that crashed, hung or could not start
-/// says nothing about the GPU (a worker killed by a loaded machine, a fork refused for a moment):
-/// the next call asks again, and only after `attempts` such failures is the answer "none".
+/// A probe's answer, kept once a probe has given one (a loom::Error in the worker is one: "none").
+/// A probe that crashed, hung or could not start says nothing about the GPU (a worker killed by a
+/// loaded machine, a fork refused for a moment): the next call asks again, and only after `attempts`
+/// such failures is the answer "none".
 class ProbeCache {
  public:
   explicit ProbeCache(int attempts = 3) : attempts_(attempts) {}
   std::string get(const std::function<tune::WorkerResult()>& probe) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (answer_) return *answer_;
-    const tune::WorkerResult r = probe();
+    tune::WorkerResult r;
+    try {
+      r = probe();
+    } catch (const std::exception& e) {  // no worker started (fork refused)
+      r.status = tune::WorkerResult::Status::Crashed;
+      r.detail = e.what();
+    }
     if (r.status == tune::WorkerResult::Status::Finished)
       answer_ = r.output;
-    else if (++failures_ >= attempts_)
-      answer_ = "";
+    else if (r.status == tune::WorkerResult::Status::Threw || ++failures_ >= attempts_)
+      answer_ = "";  // a loom::Error from the driver is an answer: no GPU to use
     return answer_.value_or("");
   }
   int failures() const {

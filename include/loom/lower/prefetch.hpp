@@ -7,8 +7,10 @@
 
 #include <functional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
+#include "loom/ir/free_vars.hpp"
 #include "loom/lower/interval_set.hpp"
 #include "loom/schedule/iter_values.hpp"
 #include "loom/te/compute.hpp"
@@ -29,13 +31,18 @@ struct PrefetchScope {
 
 namespace detail {
 
+/// What a stage (and the stages attached at one of its loops) read of a tensor in an iteration.
+struct PrefetchRegion {
+  std::vector<IntervalSet> dims;  ///< per dimension; empty where nothing reads it or it is unbounded
+  bool read = false;              ///< whether anything reads the tensor there
+};
+
 /// The part of `tensor` that iteration `loop + offset` of leaf `at` of stage `s` reads, the loops
-/// inside it relaxed over all their values: per dimension an interval, none where nothing reads it
-/// or the region depends on data.
-inline std::vector<IntervalSet> prefetch_region(const StageNode& s, size_t at, const Tensor& tensor,
-                                                const Expr& offset, const RangeMap& ranges,
-                                                const ValueMap& values, const PrefetchScope& scope,
-                                                Analyzer& analyzer) {
+/// inside it relaxed over all their values, and the reads of the stages attached at that loop when
+/// `scope` names them.
+inline PrefetchRegion prefetch_region(const StageNode& s, size_t at, const Tensor& tensor, const Expr& offset,
+                                      const RangeMap& ranges, const ValueMap& values,
+                                      const PrefetchScope& scope, Analyzer& analyzer) {
   Var loop_var = loop_var_of(s, s.leaf_iter_vars[at]);
   IntervalMap relax;
   for (size_t l = at + 1; l < s.leaf_iter_vars.size(); ++l) {
@@ -45,8 +52,8 @@ inline std::vector<IntervalSet> prefetch_region(const StageNode& s, size_t at, c
         make_zero(r.extent.dtype()), analyzer.simplify(r.extent - make_int_const(r.extent.dtype(), 1))};
   }
   VarMap ahead{{loop_var.get(), loop_var + cast(loop_var.dtype(), offset)}};
+  PrefetchRegion out;
   std::vector<IntervalSet> region(static_cast<size_t>(tensor.ndim()));
-  bool found = false;
   // The loads of `tensor` in `body`, its own variables replaced by `root`.
   auto add_reads = [&](const std::vector<Expr>& bodies, const VarMap& root, IntervalEvaluator& ev) {
     for (const Expr& b : bodies)
@@ -55,9 +62,9 @@ inline std::vector<IntervalSet> prefetch_region(const StageNode& s, size_t at, c
         if (!load || !(TensorKey(load->producer) == TensorKey(tensor))) return;
         for (size_t d = 0; d < region.size(); ++d) {
           IntervalSet set = ev.eval(substitute(load->indices[d], root));
-          region[d] = found ? ev.unite(region[d], set) : set;
+          region[d] = out.read ? ev.unite(region[d], set) : set;
         }
-        found = true;
+        out.read = true;
       });
   };
   const auto* c = static_cast<const ComputeOpNode*>(s.op.get());
@@ -84,31 +91,115 @@ inline std::vector<IntervalSet> prefetch_region(const StageNode& s, size_t at, c
       IntervalEvaluator ev(inner, analyzer);
       add_reads(ac->body, VarMap{}, ev);
     }
-  bool bounded = found;
+  bool bounded = out.read;
   for (const IntervalSet& r : region) bounded = bounded && r.bounded();
-  return bounded ? region : std::vector<IntervalSet>{};
+  if (bounded) out.dims = std::move(region);
+  return out;
 }
 
-/// The index of cache line `line` of `region` (lines counted row-major, the innermost dimension in
-/// lines of `per_line` elements), limited to the tensor's extent: the region of the iteration after
-/// the last is past the end, and a prefetch stays within the buffer.
+/// Whether every row of `region` starts on a cache line: its innermost start is a multiple of a
+/// line's `per_line` elements and so is the tensor's innermost extent (a row's pitch), in a buffer
+/// whose data starts on a line (Buffer<T> allocates on 64 bytes).
+inline bool rows_start_on_lines(const Tensor& tensor, const std::vector<IntervalSet>& region,
+                                int64_t per_line, Analyzer& analyzer) {
+  const size_t last = region.size() - 1;
+  const Expr start = region[last].min;
+  if (!is_zero(analyzer.simplify(floormod(start, make_int_const(start.dtype(), per_line))))) return false;
+  if (last == 0) return true;
+  const int64_t* pitch = as_const_int(tensor.shape()[last]);
+  return pitch && *pitch % per_line == 0;
+}
+
+/// The cache lines along dimension d of a region `extent` elements long (the innermost dimension:
+/// the lines those elements cover from a line's start when `aligned`, else the most they can touch
+/// however the first is placed; the others: one per index).
+inline Expr lines_along(Expr extent, bool innermost, bool aligned, int64_t per_line, Analyzer& analyzer) {
+  if (!innermost || per_line == 1) return extent;
+  const int64_t spill = aligned ? per_line - 1 : 2 * per_line - 2;
+  return analyzer.simplify(
+      floordiv(extent + make_int_const(extent.dtype(), spill), make_int_const(extent.dtype(), per_line)));
+}
+
+/// Index `i` along dimension d of `tensor`, kept inside its extent (a region ahead of the last
+/// iteration, or behind the first for a negative offset, lies outside): a prefetch is a hint, and it
+/// touches only the tensor's own memory.
+inline Expr clamp_into(const Tensor& tensor, size_t d, Expr i, Analyzer& analyzer) {
+  const DType t = i.dtype();
+  return analyzer.simplify(max(min(i, cast(t, tensor.shape()[d]) - make_int_const(t, 1)), make_zero(t)));
+}
+
+/// The index of cache line `line` of `region` (lines counted row-major, `lines_per_dim` of them
+/// along each dimension, the innermost in lines of `per_line` elements).
 inline std::vector<Expr> region_line(const Tensor& tensor, const std::vector<IntervalSet>& region,
                                      const std::vector<int64_t>& lines_per_dim, int64_t per_line, Expr line,
                                      Analyzer& analyzer) {
   std::vector<Expr> index(region.size());
   for (size_t d = region.size(); d-- > 0;) {
     const DType t = region[d].min.dtype();
-    const int64_t n = lines_per_dim[d];
-    Expr step = d == 0 ? line : floormod(line, make_int_const(line.dtype(), n));
-    if (d > 0) line = floordiv(line, make_int_const(line.dtype(), n));
-    if (d + 1 == region.size()) step = step * make_int_const(step.dtype(), per_line);
-    Expr i = region[d].min + cast(t, step);
-    index[d] = analyzer.simplify(min(i, cast(t, tensor.shape()[d]) - make_int_const(t, 1)));
+    Expr step = d == 0 ? line : floormod(line, make_int_const(line.dtype(), lines_per_dim[d]));
+    if (d > 0) line = floordiv(line, make_int_const(line.dtype(), lines_per_dim[d]));
+    step = cast(t, step);
+    if (d + 1 == region.size()) step = step * make_int_const(t, per_line);
+    index[d] = clamp_into(tensor, d, region[d].min + step, analyzer);
   }
   return index;
 }
 
+/// a * b, or -1 when either is -1 (unknown) or the product passes 2^62.
+inline int64_t times_or_unknown(int64_t a, int64_t b) {
+  if (a < 0 || b < 0) return -1;
+  if (b != 0 && a > (int64_t{1} << 62) / b) return -1;
+  return a * b;
+}
+
 }  // namespace detail
+
+/// Checks the prefetch requests of compute stage `s` against its final loops: each request's axis
+/// must still be a loop of the stage (not split or fused after the request), and a spread's inner
+/// axis a loop inside it with no vectorized loop down to it. Throws a ScheduleError naming the stage
+/// and axis otherwise.
+inline void check_prefetch_requests(const StageNode& s) {
+  auto position = [&](const IterVarNode* iv) {
+    for (size_t k = 0; k < s.leaf_iter_vars.size(); ++k)
+      if (s.leaf_iter_vars[k].get() == iv) return static_cast<int64_t>(k);
+    return int64_t{-1};
+  };
+  // Loops from a tensorized one inward become the intrinsic's code: no prefetch goes there.
+  int64_t tensorized = static_cast<int64_t>(s.leaf_iter_vars.size());
+  for (size_t k = 0; k < s.leaf_iter_vars.size(); ++k)
+    if (const IterVarAttr* a = s.attr(s.leaf_iter_vars[k]); a && a->tensor_intrin) {
+      tensorized = static_cast<int64_t>(k);
+      break;
+    }
+  for (const auto& [iv, attr] : s.iter_var_attrs)
+    for (const PrefetchRequest& request : attr.prefetch) {
+      const std::string where = cat("prefetch of '", request.tensor.name(), "' at axis '", iv->var.name(),
+                                    "' of stage '", s.op->name, "'");
+      const int64_t at = position(iv);
+      if (at < 0)
+        throw ScheduleError(
+            cat(where, ": the axis is no longer one of the stage's loops (split, fused or ",
+                "tensorized after the request); ask for the prefetch once the loops are final"));
+      const int64_t inner = request.spread.defined() ? position(request.spread.get()) : at;
+      if (std::max(at, inner) >= tensorized)
+        throw ScheduleError(
+            cat(where, ": axis '", s.leaf_iter_vars[static_cast<size_t>(std::max(at, inner))].name(),
+                "' is inside the tensorized loop '", s.leaf_iter_vars[static_cast<size_t>(tensorized)].name(),
+                "', which the intrinsic replaces; prefetch at a loop outside it"));
+      if (!request.spread.defined()) continue;
+      if (inner <= at)
+        throw ScheduleError(
+            cat(where, ": the spread axis '", request.spread.name(),
+                "' is no longer a loop inside it (split, fused or reordered after the request); ",
+                "ask for the prefetch once the loops are final"));
+      for (int64_t k = at + 1; k <= inner; ++k)
+        if (const IterVarAttr* a = s.attr(s.leaf_iter_vars[static_cast<size_t>(k)]);
+            a && a->for_kind == ForKind::Vectorized)
+          throw ScheduleError(cat(where, ": axis '", s.leaf_iter_vars[static_cast<size_t>(k)].name(),
+                                  "', from it down to the spread axis '", request.spread.name(),
+                                  "', is vectorized; spread over a loop outside the vector"));
+    }
+}
 
 /// The prefetches placed at the top of leaf loop `leaves[l]` of compute stage `s`: those requested
 /// at that loop without a spread, and those requested at an outer loop spread down to it. `values`
@@ -118,7 +209,7 @@ inline Stmt make_prefetches(const StageNode& s, size_t l, const RangeMap& ranges
   if (s.op->kind != OpKind::Compute) return Stmt();
   Analyzer analyzer;
   std::vector<Stmt> out;
-  const int64_t none = -1;
+  const int64_t unknown = -1;
   for (size_t at = 0; at <= l; ++at) {
     const IterVarAttr* attr = s.attr(s.leaf_iter_vars[at]);
     if (!attr) continue;
@@ -126,50 +217,40 @@ inline Stmt make_prefetches(const StageNode& s, size_t l, const RangeMap& ranges
       const bool spread = request.spread.defined();
       if (spread ? request.spread.get() != s.leaf_iter_vars[l].get() : at != l) continue;
       const Tensor& tensor = request.tensor;
+      const std::string where = cat("prefetch of '", tensor.name(), "' at axis '",
+                                    s.leaf_iter_vars[at].name(), "' of stage '", s.op->name, "'");
       if (scope.computed_at) {
         // Made inside the loop: the iteration ahead has not computed it yet, and its storage exists
         // only within the loop's body.
         const IterVar inside = scope.computed_at(tensor);
         for (size_t k = at; inside.defined() && k < s.leaf_iter_vars.size(); ++k)
           if (s.leaf_iter_vars[k].get() == inside.get())
-            throw ScheduleError(cat("prefetch of '", tensor.name(), "' at axis '",
-                                    s.leaf_iter_vars[at].name(), "' of stage '", s.op->name, "': '",
-                                    tensor.name(), "' is computed inside that loop (compute_at axis '",
-                                    inside.name(),
+            throw ScheduleError(cat(where, ": '", tensor.name(),
+                                    "' is computed inside that loop (compute_at axis '", inside.name(),
                                     "'), so the iteration ahead has not made it; prefetch a tensor stored "
                                     "outside the loop, such as the one it is computed from"));
       }
-      std::vector<IntervalSet> region = detail::prefetch_region(s, at, tensor, request.offset, ranges, values,
-                                                                spread ? scope : PrefetchScope(), analyzer);
-      const std::string where = cat("prefetch of '", tensor.name(), "' at axis '",
-                                    s.leaf_iter_vars[at].name(), "' of stage '", s.op->name, "'");
+      const detail::PrefetchRegion found = detail::prefetch_region(
+          s, at, tensor, request.offset, ranges, values, spread ? scope : PrefetchScope(), analyzer);
+      const std::vector<IntervalSet>& region = found.dims;
       if (region.empty()) {
-        // A data-dependent region (nothing sensible to prefetch), or a tensor inlined since.
+        // A region with no bound (nothing sensible to prefetch), or a tensor inlined since.
         if (!spread || (scope.inlined && scope.inlined(tensor))) continue;
+        if (found.read)
+          throw ScheduleError(
+              cat(where, ": the region of '", tensor.name(),
+                  "' read ahead has no bound before the kernel runs (indices read from data, or "
+                  "products of symbolic sizes); prefetch without spreading (it is then skipped)"));
         throw ScheduleError(cat(where, ": neither the stage nor a stage attached at that axis reads '",
-                                tensor.name(),
-                                "' in a region known before it runs; prefetch a tensor they read"));
+                                tensor.name(), "'; prefetch a tensor they read"));
       }
       const int64_t per_line = std::max<int64_t>(1, 64 / tensor.dtype().bytes());
-      // Lines per dimension (the innermost in lines), constant where the region's size is.
-      std::vector<int64_t> lines(region.size(), none);
+      const bool aligned = detail::rows_start_on_lines(tensor, region, per_line, analyzer);
       std::vector<Expr> extents(region.size());
-      for (size_t d = 0; d < region.size(); ++d) {
-        Expr extent =
-            analyzer.simplify(region[d].max - region[d].min + make_int_const(region[d].min.dtype(), 1));
-        if (d + 1 == region.size())
-          extent = analyzer.simplify(floordiv(extent + make_int_const(extent.dtype(), per_line - 1),
-                                              make_int_const(extent.dtype(), per_line)));
-        extents[d] = extent;
-        if (const int64_t* c = as_const_int(extent)) {
-          lines[d] = *c;
-        } else if (spread) {
-          // A region whose size depends on the iteration (a partial block): spread its largest size;
-          // the lines past its end are clamped into the tensor.
-          const ConstIntBound b = analyzer.const_int_bound(extent);
-          if (b.is_finite() && b.max_value >= 0) lines[d] = b.max_value;
-        }
-      }
+      for (size_t d = 0; d < region.size(); ++d)
+        extents[d] = detail::lines_along(
+            analyzer.simplify(region[d].max - region[d].min + make_int_const(region[d].min.dtype(), 1)),
+            d + 1 == region.size(), aligned, per_line, analyzer);
       if (!spread) {
         // Every line at once: a loop per dimension.
         std::vector<Expr> index;
@@ -179,7 +260,7 @@ inline Stmt make_prefetches(const StageNode& s, size_t l, const RangeMap& ranges
           Var v("prefetch." + tensor.name() + "." + std::to_string(d), region[d].min.dtype());
           Expr step = innermost ? v * make_int_const(v.dtype(), per_line) : Expr(v);
           if (is_one(extents[d])) step = make_zero(v.dtype());
-          index.push_back(analyzer.simplify(region[d].min + step));
+          index.push_back(detail::clamp_into(tensor, d, region[d].min + step, analyzer));
           if (!is_one(extents[d])) loops.emplace_back(v, extents[d]);
         }
         Stmt body = PrefetchNode::make(tensor(index));
@@ -188,36 +269,60 @@ inline Stmt make_prefetches(const StageNode& s, size_t l, const RangeMap& ranges
         out.push_back(body);
         continue;
       }
-      // Spread: iteration t of the loops inside `at` down to `l` (row-major) issues line t / stride
-      // when stride iterations divide t, or `per_iteration` lines where there are fewer iterations
-      // than lines.
+      // Spread. The lines along each dimension: constant, or (a partial block, whose size depends on
+      // the outer loops) the most there can be, from those loops' ranges, and no more than the tensor
+      // has; the lines past a partial block's end land in the tensor (clamped) and cost little.
+      Analyzer bounds;
+      std::unordered_set<const VarNode*> bound_vars;
+      for (size_t k = 0; k <= at; ++k) {
+        const Range& r = ranges.at(s.leaf_iter_vars[k].get());
+        if (!as_const_int(r.extent)) continue;
+        const Var v = loop_var_of(s, s.leaf_iter_vars[k]);
+        bounds.bind(v, Range(make_zero(r.extent.dtype()), r.extent));
+        bound_vars.insert(v.get());
+      }
+      std::vector<int64_t> lines(region.size(), unknown);
+      for (size_t d = 0; d < region.size(); ++d) {
+        // A bound from the loops' ranges only: a size variable's bound would be its type's range.
+        bool loops_only = true;
+        for (const Var& v : free_vars(extents[d])) loops_only = loops_only && bound_vars.count(v.get());
+        const ConstIntBound b = bounds.const_int_bound(extents[d]);
+        if (loops_only && b.is_finite() && b.max_value >= 0) lines[d] = b.max_value;
+        if (const int64_t* shape = as_const_int(tensor.shape()[d])) {
+          const int64_t all = d + 1 == region.size() ? (*shape + per_line - 1) / per_line + 1 : *shape;
+          lines[d] = lines[d] == unknown ? all : std::min(lines[d], all);
+        }
+      }
+      // Iteration t of the loops inside `at` down to `l` (row-major) issues line t / stride when
+      // stride iterations divide t, or `per_iteration` lines where there are fewer iterations than
+      // lines.
       int64_t total_lines = 1, iterations = 1;
-      for (int64_t n : lines) total_lines = n == none ? none : total_lines * n;
-      // Counted in the loops' own type where the counts fit it.
-      const DType index_type = s.leaf_iter_vars[l].var().dtype();
-      Expr t = make_int_const(index_type, 0);
+      for (int64_t n : lines) total_lines = detail::times_or_unknown(total_lines, n);
+      const DType it = s.leaf_iter_vars[l].var().dtype();  // the loops' own type, where the counts fit
+      Expr t = make_int_const(it, 0);
       for (size_t k = at + 1; k <= l; ++k) {
         const IterVar& leaf = s.leaf_iter_vars[k];
         const int64_t* extent = as_const_int(ranges.at(leaf.get()).extent);
-        if (!extent || iterations == none) {
-          iterations = none;
-          continue;
-        }
-        iterations *= *extent;
-        t = t * make_int_const(index_type, *extent) + cast(index_type, leaf_counter(s, leaf, ranges));
+        iterations = detail::times_or_unknown(iterations, extent ? *extent : unknown);
+        if (iterations != unknown)
+          t = t * make_int_const(it, *extent) + cast(it, leaf_counter(s, leaf, ranges));
       }
-      if (total_lines == none || iterations == none)
+      if (total_lines == unknown || iterations == unknown)
         throw ScheduleError(cat(where, " spread over axis '", s.leaf_iter_vars[l].name(),
-                                "' needs constant loop extents and a region of constant size; prefetch "
+                                "' needs constant loop extents and a region of bounded size; prefetch "
                                 "without spreading, or split the loops by constant factors"));
       if (total_lines == 0) continue;
-      if (index_type.bits < 64 && std::max(iterations, total_lines) >= (int64_t{1} << (index_type.bits - 1)))
+      // The largest value computed: a line number, or t * per_iteration + u, times per_line.
+      const int64_t largest =
+          detail::times_or_unknown(detail::times_or_unknown(total_lines, 1) + iterations, per_line);
+      if (largest == unknown || (it.bits < 64 && largest >= (int64_t{1} << (it.bits - 1))))
         throw ScheduleError(cat(where, " spread over axis '", s.leaf_iter_vars[l].name(), "': ", iterations,
-                                " iterations or ", total_lines, " lines overflow the loops' ",
-                                index_type.str(), " counters; spread over fewer loops"));
-      const DType it = index_type;
+                                " iterations and ", total_lines, " lines overflow the loops' ", it.str(),
+                                " counters; spread over fewer loops or a smaller region"));
       t = analyzer.simplify(t);
-      const int64_t stride = iterations / total_lines;
+      // A power of two: t / stride and t % stride are then a shift and a mask in the loop.
+      int64_t stride = iterations / total_lines;
+      while (stride & (stride - 1)) stride &= stride - 1;
       if (stride >= 1) {
         Expr line = stride == 1 ? t : floordiv(t, make_int_const(it, stride));
         Stmt p =

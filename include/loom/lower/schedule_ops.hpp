@@ -256,6 +256,7 @@ class ScheduleOpsBuilder {
     if (c->is_reduction())
       for (const IterVar& leaf : s.leaf_iter_vars)
         if (leaf.is_reduce() && bound_to_thread(s, leaf)) return build_cross_thread_reduction(s);
+    check_prefetch_requests(s);
     LoopNest nest = loop_values(s);
     VarMap root;
     for (const IterVar& iv : c->root_iter_vars()) root[iv.var().get()] = nest.values.at(iv.get());
@@ -331,6 +332,7 @@ class ScheduleOpsBuilder {
     const auto* c = static_cast<const ComputeOpNode*>(s.op.get());
     const auto* r = c->body[0].as<ReduceNode>();
     const CommReducerNode& comb = *r->combiner;
+    check_prefetch_requests(s);
     LoopNest nest = loop_values(s);
     VarMap root;
     for (const IterVar& iv : c->root_iter_vars()) root[iv.var().get()] = nest.values.at(iv.get());

@@ -9,9 +9,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <exception>
 #include <mutex>
 #include <string>
-#include <system_error>
 #include <thread>
 
 namespace loom::runtime {
@@ -99,7 +99,7 @@ class ThreadPool {
     for (int i = 1; i < threads; ++i) {
       try {
         std::thread([this, i] { worker_loop(i); }).detach();
-      } catch (const std::system_error& e) {
+      } catch (const std::exception& e) {  // std::system_error, or std::bad_alloc for its state
         pool_size_.store(i, std::memory_order_relaxed);
         std::fprintf(stderr, "loom: the thread pool started %d of %d threads (%s); parallel loops use %d\n",
                      i, threads, e.what(), i);

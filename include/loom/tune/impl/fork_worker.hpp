@@ -83,6 +83,14 @@ struct WorkerGuard {
   }
 };
 
+/// A worker's time limit as a clock duration. No limit (time_limit_s <= 0) is a year; so are longer
+/// limits (infinity too), which a clock's 64-bit nanoseconds still hold.
+inline std::chrono::steady_clock::duration worker_time_limit(double time_limit_s) {
+  const double year_s = 365 * 86400.0;
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(time_limit_s > 0 ? std::min(time_limit_s, year_s) : year_s));
+}
+
 /// Writes all of `data` to `fd` (a pipe), retrying short writes and interruptions.
 inline bool write_all(int fd, const std::string& data) {
   size_t done = 0;

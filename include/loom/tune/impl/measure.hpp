@@ -113,11 +113,7 @@ LOOM_DECL WorkerResult run_in_worker(const std::function<std::string()>& work, d
   detail::WorkerGuard guard{pid, worker.fd};
 
   // One message, or the pipe closed (the worker died), or the deadline passed.
-  using Clock = std::chrono::steady_clock;
-  const Clock::time_point deadline = time_limit_s > 0
-                                         ? Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                              std::chrono::duration<double>(time_limit_s))
-                                         : Clock::time_point::max();
+  const auto deadline = std::chrono::steady_clock::now() + detail::worker_time_limit(time_limit_s);
   detail::MessageReader reader(worker.fd);
   const std::optional<std::pair<char, std::string>> message = reader.next(deadline);
   guard.armed = false;
@@ -132,10 +128,11 @@ LOOM_DECL WorkerResult run_in_worker(const std::function<std::string()>& work, d
   if (reader.timed_out) {
     r.status = WorkerResult::Status::TimedOut;
     r.detail = cat("killed after the time limit of ", time_limit_s, " s");
-  } else if (reaped != pid) {
+  } else if (!message && reaped != pid) {
     r.status = WorkerResult::Status::Crashed;
     r.detail = cat("the worker's end is unknown (waitpid: ", std::strerror(errno), ")");
-  } else if (!message || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  } else if (!message || (reaped == pid && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))) {
+    // A worker that could not be reaped (SIGCHLD ignored: waitpid fails) and reported: the report stands.
     r.status = WorkerResult::Status::Crashed;
     r.detail = detail::worker_end(status) + (!message && WIFEXITED(status) ? " before it reported" : "");
   } else if (message->first == 'T') {

@@ -79,11 +79,7 @@ namespace detail {
 LOOM_DECL WorkerQueueResult run_queue_in_workers(int count, const std::function<WorkerSession()>& start,
                                                  double time_limit_s) {
   using Clock = std::chrono::steady_clock;
-  // No limit (time_limit_s <= 0): a deadline a year away; longer limits (infinity too) are that
-  // year, which a clock's 64-bit nanoseconds still hold.
-  const double year_s = 365 * 86400.0;
-  const auto limit = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(time_limit_s > 0 ? std::min(time_limit_s, year_s) : year_s));
+  const Clock::duration limit = detail::worker_time_limit(time_limit_s);
   WorkerQueueResult out;
   int next = 0;  // the first item not yet reported
   do {
