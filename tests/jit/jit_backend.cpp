@@ -14,6 +14,7 @@
 
 #include "../runtime/interp_test_util.hpp"
 #include "../support/jit_harness.hpp"
+#include "../support/matmul_program.hpp"
 
 using namespace loom;
 using namespace loom::test;
@@ -111,11 +112,7 @@ TEST_CASE("jit backend: a spread prefetch of the next block's copy keeps the res
   // C = A B with B's columns copied a block of 16 at a time; while a block computes, its k loop
   // prefetches the rows the next block's copy reads (as lib::gemm does with few rows). The JIT
   // result must match the interpreter's, which ignores prefetches.
-  Tensor A = placeholder({9, 70}, f32, "A");
-  Tensor B = placeholder({70, 45}, f32, "B");
-  IterVar k = reduce_axis(0, 70, "k");
-  Tensor C = compute(
-      {9, 45}, [&](Expr i, Expr j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
+  const auto [A, B, C, k] = test::matmul_program(9, 45, 70);
   Schedule s = create_schedule(C);
   Tensor BC = s.cache_read(B, "global", {C});
   auto [jo, ji] = s[C].split(C.axis(1), 16);

@@ -1,5 +1,6 @@
 // The loop transformations the lowering carries out for schedule annotations: vectorize (with
 // predicated lanes for uneven splits), unroll, prefetch, double_buffer and tensorize.
+#include "../support/matmul_program.hpp"
 #include "check_schedule.hpp"
 
 using namespace loom;
@@ -44,11 +45,7 @@ TEST_CASE("unroll copies the body once per iteration") {
 }
 
 TEST_CASE("prefetch and double_buffer do not change results") {
-  Tensor A = placeholder({33, 50}, f32, "A");
-  Tensor B = placeholder({50, 27}, f32, "B");
-  IterVar k = reduce_axis(0, 50, "k");
-  Tensor C = compute(
-      {33, 27}, [&](Expr i, Expr j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
+  const auto [A, B, C, k] = matmul_program(33, 27, 50);
   Schedule s = create_schedule(C);
   Tensor AL = s.cache_read(A, "local", {C});
   auto [ko, ki] = s[C].split(k, 8);
@@ -65,11 +62,7 @@ TEST_CASE("prefetch and double_buffer do not change results") {
 TEST_CASE("prefetch spread over inner loops: the next block's copy, a line at a time") {
   // C = A B with B's rows copied a block of 16 columns at a time (a stage attached at jo): while
   // block jo computes, its k loop prefetches the rows that block jo + 1's copy reads.
-  Tensor A = placeholder({9, 70}, f32, "A");
-  Tensor B = placeholder({70, 45}, f32, "B");
-  IterVar k = reduce_axis(0, 70, "k");
-  Tensor C = compute(
-      {9, 45}, [&](Expr i, Expr j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
+  const auto [A, B, C, k] = matmul_program(9, 45, 70);
   Schedule s = create_schedule(C);
   Tensor BC = s.cache_read(B, "global", {C});
   auto [jo, ji] = s[C].split(C.axis(1), 16);
@@ -98,11 +91,7 @@ TEST_CASE("prefetch spread over inner loops: the next block's copy, a line at a 
 }
 
 TEST_CASE("prefetch spread: mistakes name the stage and axis, and change nothing") {
-  Tensor A = placeholder({9, 70}, f32, "A");
-  Tensor B = placeholder({70, 45}, f32, "B");
-  IterVar k = reduce_axis(0, 70, "k");
-  Tensor C = compute(
-      {9, 45}, [&](Expr i, Expr j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
+  const auto [A, B, C, k] = matmul_program(9, 45, 70);
   Schedule s = create_schedule(C);
   auto [jo, ji] = s[C].split(C.axis(1), 16);
   s[C].vectorize(ji);
@@ -149,7 +138,7 @@ TEST_CASE("prefetch spread: mistakes name the stage and axis, and change nothing
   // Indices that depend on data: no region to spread.
   Tensor Idx = placeholder({9}, i32, "Idx");
   Tensor G = compute(
-      {9}, [&](Expr i) { return sum(B(k, Idx(i)), {k}); }, "G");
+      {9}, [&, B = B, k = k](Expr i) { return sum(B(k, Idx(i)), {k}); }, "G");
   Schedule gather = create_schedule(G);
   gather[G].prefetch(B, G.axis(0), 1, k);
   CHECK_THROWS_WITH_AS(
