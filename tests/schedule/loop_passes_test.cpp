@@ -148,7 +148,7 @@ TEST_CASE("prefetch spread: mistakes name the stage and axis, and change nothing
       ScheduleError);
 }
 
-TEST_CASE("prefetch of a tensor computed inside the loop is refused; of one inlined since, dropped") {
+TEST_CASE("prefetch of a tensor computed at a loop of the stage is refused; of one inlined since, dropped") {
   Tensor A = placeholder({3, 5}, f32, "A");
   Tensor P = compute(
       {3, 5}, [&](Expr i, Expr j) { return A(i, j) * A(i, j); }, "P");
@@ -166,8 +166,8 @@ TEST_CASE("prefetch of a tensor computed inside the loop is refused; of one inli
     // Before, the unspread prefetch ended in an internal error ("no storage for tensor 'P'").
     CHECK_THROWS_WITH_AS(
         lower(s, {A, C}, "f"),
-        doctest::Contains("prefetch of 'P' at axis 'i' of stage 'C': 'P' is computed inside that "
-                          "loop (compute_at axis 'r')"),
+        doctest::Contains("prefetch of 'P' at axis 'i' of stage 'C': 'P' is computed at loop 'r' of this "
+                          "stage (compute_at)"),
         ScheduleError);
     Schedule t = create_schedule(C);
     if (spread)

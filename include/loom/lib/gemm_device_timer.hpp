@@ -50,10 +50,10 @@ inline std::string gpu_identity_here() {
   return d.arch() + "\n" + (d.name.empty() ? d.arch() : d.name);
 }
 
-/// A probe's answer, kept once a probe has given one (a loom::Error in the worker is one: "none").
-/// A probe that crashed, hung or could not start says nothing about the GPU (a worker killed by a
-/// loaded machine, a fork refused for a moment): the next call asks again, and only after `attempts`
-/// such failures is the answer "none".
+/// A probe's answer, kept once a probe has given one. A probe that crashed, hung, threw (a driver
+/// error that may pass: out of memory, a device busy in exclusive mode) or could not start says
+/// nothing lasting about the GPU: the next call asks again, and only after `attempts` such failures
+/// is the answer "none".
 class ProbeCache {
  public:
   explicit ProbeCache(int attempts = 3) : attempts_(attempts) {}
@@ -69,8 +69,8 @@ class ProbeCache {
     }
     if (r.status == tune::WorkerResult::Status::Finished)
       answer_ = r.output;
-    else if (r.status == tune::WorkerResult::Status::Threw || ++failures_ >= attempts_)
-      answer_ = "";  // a loom::Error from the driver is an answer: no GPU to use
+    else if (++failures_ >= attempts_)
+      answer_ = "";
     return answer_.value_or("");
   }
   int failures() const {

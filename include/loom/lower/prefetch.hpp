@@ -5,6 +5,7 @@
 // loop (a copy of the next block, made while this one computes).
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <unordered_set>
@@ -93,15 +94,36 @@ inline PrefetchRegion prefetch_region(const StageNode& s, size_t at, const Tenso
     }
   bool bounded = out.read;
   for (const IntervalSet& r : region) bounded = bounded && r.bounded();
-  if (bounded) out.dims = std::move(region);
+  if (!bounded) return out;
+  // Only the tensor's own elements, where the interval and the shape are constants (a read guarded at
+  // an edge, x - 1 where x > 0, starts before the first): clipped, the lines counted from the start
+  // cover the end. Symbolic intervals (a block's, whose size is then a constant) keep their size;
+  // their indices are clamped where the lines are made.
+  for (size_t d = 0; d < region.size(); ++d) {
+    const int64_t *lo = as_const_int(region[d].min), *hi = as_const_int(region[d].max),
+                  *shape = as_const_int(tensor.shape()[d]);
+    if (!lo || !hi || !shape || *shape <= 0) continue;
+    const DType t = region[d].min.dtype();
+    region[d] = IntervalSet{make_int_const(t, std::clamp<int64_t>(*lo, 0, *shape - 1)),
+                            make_int_const(t, std::clamp<int64_t>(*hi, 0, *shape - 1))};
+  }
+  out.dims = std::move(region);
   return out;
 }
 
-/// Whether every row of `region` starts on a cache line: its innermost start is a multiple of a
-/// line's `per_line` elements and so is the tensor's innermost extent (a row's pitch), in a buffer
-/// whose data starts on a line (Buffer<T> allocates on 64 bytes).
+/// Elements of `dtype` in a 64-byte cache line (at least 1; sub-byte types count their bits).
+inline int64_t elements_per_line(DType dtype) {
+  const int64_t bits = std::max<int64_t>(1, int64_t{dtype.bits} * dtype.lanes);
+  return std::max<int64_t>(1, 512 / bits);
+}
+
+/// Whether every row of `region` starts on a cache line: an input's region whose innermost start is a
+/// multiple of a line's `per_line` elements, as is the tensor's innermost extent (a row's pitch), in
+/// a buffer whose data starts on a line (Buffer<T> allocates on 64 bytes).
 inline bool rows_start_on_lines(const Tensor& tensor, const std::vector<IntervalSet>& region,
                                 int64_t per_line, Analyzer& analyzer) {
+  // A computed tensor's buffer may be padded (storage_align) or hold a window of it.
+  if (tensor.op()->kind != OpKind::Placeholder) return false;
   const size_t last = region.size() - 1;
   const Expr start = region[last].min;
   if (!is_zero(analyzer.simplify(floormod(start, make_int_const(start.dtype(), per_line))))) return false;
@@ -184,8 +206,8 @@ inline void check_prefetch_requests(const StageNode& s) {
       if (std::max(at, inner) >= tensorized)
         throw ScheduleError(
             cat(where, ": axis '", s.leaf_iter_vars[static_cast<size_t>(std::max(at, inner))].name(),
-                "' is inside the tensorized loop '", s.leaf_iter_vars[static_cast<size_t>(tensorized)].name(),
-                "', which the intrinsic replaces; prefetch at a loop outside it"));
+                "' is the tensorized loop '", s.leaf_iter_vars[static_cast<size_t>(tensorized)].name(),
+                "' or inside it, which the intrinsic replaces; prefetch at a loop outside it"));
       if (!request.spread.defined()) continue;
       if (inner <= at)
         throw ScheduleError(
@@ -220,15 +242,15 @@ inline Stmt make_prefetches(const StageNode& s, size_t l, const RangeMap& ranges
       const std::string where = cat("prefetch of '", tensor.name(), "' at axis '",
                                     s.leaf_iter_vars[at].name(), "' of stage '", s.op->name, "'");
       if (scope.computed_at) {
-        // Made inside the loop: the iteration ahead has not computed it yet, and its storage exists
-        // only within the loop's body.
+        // Made at a loop of this stage: inside `axis`, the iteration ahead has not computed it yet;
+        // outside, its buffer holds only the window of the current iterations. Either way its
+        // storage is not the tensor's whole extent, which the indices are clamped to.
         const IterVar inside = scope.computed_at(tensor);
-        for (size_t k = at; inside.defined() && k < s.leaf_iter_vars.size(); ++k)
-          if (s.leaf_iter_vars[k].get() == inside.get())
-            throw ScheduleError(cat(where, ": '", tensor.name(),
-                                    "' is computed inside that loop (compute_at axis '", inside.name(),
-                                    "'), so the iteration ahead has not made it; prefetch a tensor stored "
-                                    "outside the loop, such as the one it is computed from"));
+        if (inside.defined())
+          throw ScheduleError(cat(where, ": '", tensor.name(), "' is computed at loop '", inside.name(),
+                                  "' of this stage (compute_at), so its buffer holds only what the current ",
+                                  "iterations use; prefetch a tensor stored outside the stage's loops, such "
+                                  "as the one it is computed from"));
       }
       const detail::PrefetchRegion found = detail::prefetch_region(
           s, at, tensor, request.offset, ranges, values, spread ? scope : PrefetchScope(), analyzer);
@@ -244,7 +266,7 @@ inline Stmt make_prefetches(const StageNode& s, size_t l, const RangeMap& ranges
         throw ScheduleError(cat(where, ": neither the stage nor a stage attached at that axis reads '",
                                 tensor.name(), "'; prefetch a tensor they read"));
       }
-      const int64_t per_line = std::max<int64_t>(1, 64 / tensor.dtype().bytes());
+      const int64_t per_line = detail::elements_per_line(tensor.dtype());
       const bool aligned = detail::rows_start_on_lines(tensor, region, per_line, analyzer);
       std::vector<Expr> extents(region.size());
       for (size_t d = 0; d < region.size(); ++d)
