@@ -174,6 +174,103 @@ inline int64_t times_or_unknown(int64_t a, int64_t b) {
   return a * b;
 }
 
+/// Every line of `region` at once: a loop per dimension (`extents` in lines along each).
+inline Stmt all_lines_prefetch(const Tensor& tensor, const std::vector<IntervalSet>& region,
+                               const std::vector<Expr>& extents, int64_t per_line, Analyzer& analyzer) {
+  std::vector<Expr> index;
+  std::vector<std::pair<Var, Expr>> loops;
+  for (size_t d = 0; d < region.size(); ++d) {
+    const bool innermost = d + 1 == region.size();
+    Var v("prefetch." + tensor.name() + "." + std::to_string(d), region[d].min.dtype());
+    Expr step = innermost ? v * make_int_const(v.dtype(), per_line) : Expr(v);
+    if (is_one(extents[d])) step = make_zero(v.dtype());
+    index.push_back(clamp_into(tensor, d, region[d].min + step, analyzer));
+    if (!is_one(extents[d])) loops.emplace_back(v, extents[d]);
+  }
+  Stmt body = PrefetchNode::make(tensor(index));
+  for (auto it = loops.rbegin(); it != loops.rend(); ++it)
+    body = ForNode::make(it->first, make_zero(it->first.dtype()), it->second, ForKind::Serial, body);
+  return body;
+}
+
+/// The lines of `region` spread over the iterations of leaves at + 1 .. l of stage `s` (see
+/// Stage::prefetch); undefined when the region has no lines. `where` names the request in errors.
+inline Stmt spread_prefetch(const StageNode& s, size_t at, size_t l, const Tensor& tensor,
+                            const std::vector<IntervalSet>& region, const std::vector<Expr>& extents,
+                            int64_t per_line, const RangeMap& ranges, const std::string& where,
+                            Analyzer& analyzer) {
+  const int64_t unknown = -1;
+  // The lines along each dimension: constant, or (a partial block, whose size depends on
+  // the outer loops) the most there can be, from those loops' ranges, and no more than the tensor
+  // has; the lines past a partial block's end land in the tensor (clamped) and cost little.
+  Analyzer bounds;
+  std::unordered_set<const VarNode*> bound_vars;
+  for (size_t k = 0; k <= at; ++k) {
+    const Range& r = ranges.at(s.leaf_iter_vars[k].get());
+    if (!as_const_int(r.extent)) continue;
+    const Var v = loop_var_of(s, s.leaf_iter_vars[k]);
+    bounds.bind(v, Range(make_zero(r.extent.dtype()), r.extent));
+    bound_vars.insert(v.get());
+  }
+  std::vector<int64_t> lines(region.size(), unknown);
+  for (size_t d = 0; d < region.size(); ++d) {
+    // A bound from the loops' ranges only: a size variable's bound would be its type's range.
+    bool loops_only = true;
+    for (const Var& v : free_vars(extents[d])) loops_only = loops_only && bound_vars.count(v.get());
+    const ConstIntBound b = bounds.const_int_bound(extents[d]);
+    if (loops_only && b.is_finite() && b.max_value >= 0) lines[d] = b.max_value;
+    if (const int64_t* shape = as_const_int(tensor.shape()[d])) {
+      const int64_t all = d + 1 == region.size() ? (*shape + per_line - 1) / per_line + 1 : *shape;
+      lines[d] = lines[d] == unknown ? all : std::min(lines[d], all);
+    }
+  }
+  // Iteration t of the loops inside `at` down to `l` (row-major) issues line t / stride when
+  // stride iterations divide t, or `per_iteration` lines where there are fewer iterations than
+  // lines.
+  int64_t total_lines = 1, iterations = 1;
+  for (int64_t n : lines) total_lines = times_or_unknown(total_lines, n);
+  const DType it = s.leaf_iter_vars[l].var().dtype();  // the loops' own type, where the counts fit
+  Expr t = make_int_const(it, 0);
+  for (size_t k = at + 1; k <= l; ++k) {
+    const IterVar& leaf = s.leaf_iter_vars[k];
+    const int64_t* extent = as_const_int(ranges.at(leaf.get()).extent);
+    iterations = times_or_unknown(iterations, extent ? *extent : unknown);
+    if (iterations != unknown) t = t * make_int_const(it, *extent) + cast(it, leaf_counter(s, leaf, ranges));
+  }
+  if (total_lines == unknown || iterations == unknown)
+    throw ScheduleError(cat(where, " spread over axis '", s.leaf_iter_vars[l].name(),
+                            "' needs constant loop extents and a region of bounded size; prefetch "
+                            "without spreading, or split the loops by constant factors"));
+  if (total_lines == 0) return Stmt();
+  // The largest value computed: a line number, or t * per_iteration + u, times per_line.
+  const int64_t largest = total_lines > (int64_t{1} << 61) || iterations > (int64_t{1} << 61)
+                              ? unknown
+                              : times_or_unknown(total_lines + iterations, per_line);
+  if (largest == unknown || (it.bits < 64 && largest >= (int64_t{1} << (it.bits - 1))))
+    throw ScheduleError(cat(where, " spread over axis '", s.leaf_iter_vars[l].name(), "': ", iterations,
+                            " iterations and ", total_lines, " lines overflow the loops' ", it.str(),
+                            " counters; spread over fewer loops or a smaller region"));
+  t = analyzer.simplify(t);
+  // A power of two: t / stride and t % stride are then a shift and a mask in the loop.
+  int64_t stride = iterations / total_lines;
+  while (stride & (stride - 1)) stride &= stride - 1;
+  if (stride >= 1) {
+    Expr line = stride == 1 ? t : floordiv(t, make_int_const(it, stride));
+    Stmt p = PrefetchNode::make(tensor(region_line(tensor, region, lines, per_line, line, analyzer)));
+    Expr due = make_const(boolean, 1);
+    if (stride > 1) due = floormod(t, make_int_const(it, stride)) == make_int_const(it, 0);
+    if (stride * total_lines < iterations) due = due && line < make_int_const(it, total_lines);
+    return is_one(due) ? p : IfThenElseNode::make(analyzer.simplify(due), p);
+  } else {
+    const int64_t per_iteration = (total_lines + iterations - 1) / iterations;
+    Var u("prefetch." + tensor.name() + ".line", it);
+    Expr line = t * make_int_const(it, per_iteration) + u;
+    Stmt p = PrefetchNode::make(tensor(region_line(tensor, region, lines, per_line, line, analyzer)));
+    p = IfThenElseNode::make(line < make_int_const(it, total_lines), p);
+    return ForNode::make(u, make_int_const(it, 0), make_int_const(it, per_iteration), ForKind::Serial, p);
+  }
+}
+
 }  // namespace detail
 
 /// Checks the prefetch requests of compute stage `s` against its final loops: each request's axis
@@ -231,7 +328,6 @@ inline Stmt make_prefetches(const StageNode& s, size_t l, const RangeMap& ranges
   if (s.op->kind != OpKind::Compute) return Stmt();
   Analyzer analyzer;
   std::vector<Stmt> out;
-  const int64_t unknown = -1;
   for (size_t at = 0; at <= l; ++at) {
     const IterVarAttr* attr = s.attr(s.leaf_iter_vars[at]);
     if (!attr) continue;
@@ -273,96 +369,10 @@ inline Stmt make_prefetches(const StageNode& s, size_t l, const RangeMap& ranges
         extents[d] = detail::lines_along(
             analyzer.simplify(region[d].max - region[d].min + make_int_const(region[d].min.dtype(), 1)),
             d + 1 == region.size(), aligned, per_line, analyzer);
-      if (!spread) {
-        // Every line at once: a loop per dimension.
-        std::vector<Expr> index;
-        std::vector<std::pair<Var, Expr>> loops;
-        for (size_t d = 0; d < region.size(); ++d) {
-          const bool innermost = d + 1 == region.size();
-          Var v("prefetch." + tensor.name() + "." + std::to_string(d), region[d].min.dtype());
-          Expr step = innermost ? v * make_int_const(v.dtype(), per_line) : Expr(v);
-          if (is_one(extents[d])) step = make_zero(v.dtype());
-          index.push_back(detail::clamp_into(tensor, d, region[d].min + step, analyzer));
-          if (!is_one(extents[d])) loops.emplace_back(v, extents[d]);
-        }
-        Stmt body = PrefetchNode::make(tensor(index));
-        for (auto it = loops.rbegin(); it != loops.rend(); ++it)
-          body = ForNode::make(it->first, make_zero(it->first.dtype()), it->second, ForKind::Serial, body);
-        out.push_back(body);
-        continue;
-      }
-      // Spread. The lines along each dimension: constant, or (a partial block, whose size depends on
-      // the outer loops) the most there can be, from those loops' ranges, and no more than the tensor
-      // has; the lines past a partial block's end land in the tensor (clamped) and cost little.
-      Analyzer bounds;
-      std::unordered_set<const VarNode*> bound_vars;
-      for (size_t k = 0; k <= at; ++k) {
-        const Range& r = ranges.at(s.leaf_iter_vars[k].get());
-        if (!as_const_int(r.extent)) continue;
-        const Var v = loop_var_of(s, s.leaf_iter_vars[k]);
-        bounds.bind(v, Range(make_zero(r.extent.dtype()), r.extent));
-        bound_vars.insert(v.get());
-      }
-      std::vector<int64_t> lines(region.size(), unknown);
-      for (size_t d = 0; d < region.size(); ++d) {
-        // A bound from the loops' ranges only: a size variable's bound would be its type's range.
-        bool loops_only = true;
-        for (const Var& v : free_vars(extents[d])) loops_only = loops_only && bound_vars.count(v.get());
-        const ConstIntBound b = bounds.const_int_bound(extents[d]);
-        if (loops_only && b.is_finite() && b.max_value >= 0) lines[d] = b.max_value;
-        if (const int64_t* shape = as_const_int(tensor.shape()[d])) {
-          const int64_t all = d + 1 == region.size() ? (*shape + per_line - 1) / per_line + 1 : *shape;
-          lines[d] = lines[d] == unknown ? all : std::min(lines[d], all);
-        }
-      }
-      // Iteration t of the loops inside `at` down to `l` (row-major) issues line t / stride when
-      // stride iterations divide t, or `per_iteration` lines where there are fewer iterations than
-      // lines.
-      int64_t total_lines = 1, iterations = 1;
-      for (int64_t n : lines) total_lines = detail::times_or_unknown(total_lines, n);
-      const DType it = s.leaf_iter_vars[l].var().dtype();  // the loops' own type, where the counts fit
-      Expr t = make_int_const(it, 0);
-      for (size_t k = at + 1; k <= l; ++k) {
-        const IterVar& leaf = s.leaf_iter_vars[k];
-        const int64_t* extent = as_const_int(ranges.at(leaf.get()).extent);
-        iterations = detail::times_or_unknown(iterations, extent ? *extent : unknown);
-        if (iterations != unknown)
-          t = t * make_int_const(it, *extent) + cast(it, leaf_counter(s, leaf, ranges));
-      }
-      if (total_lines == unknown || iterations == unknown)
-        throw ScheduleError(cat(where, " spread over axis '", s.leaf_iter_vars[l].name(),
-                                "' needs constant loop extents and a region of bounded size; prefetch "
-                                "without spreading, or split the loops by constant factors"));
-      if (total_lines == 0) continue;
-      // The largest value computed: a line number, or t * per_iteration + u, times per_line.
-      const int64_t largest =
-          detail::times_or_unknown(detail::times_or_unknown(total_lines, 1) + iterations, per_line);
-      if (largest == unknown || (it.bits < 64 && largest >= (int64_t{1} << (it.bits - 1))))
-        throw ScheduleError(cat(where, " spread over axis '", s.leaf_iter_vars[l].name(), "': ", iterations,
-                                " iterations and ", total_lines, " lines overflow the loops' ", it.str(),
-                                " counters; spread over fewer loops or a smaller region"));
-      t = analyzer.simplify(t);
-      // A power of two: t / stride and t % stride are then a shift and a mask in the loop.
-      int64_t stride = iterations / total_lines;
-      while (stride & (stride - 1)) stride &= stride - 1;
-      if (stride >= 1) {
-        Expr line = stride == 1 ? t : floordiv(t, make_int_const(it, stride));
-        Stmt p =
-            PrefetchNode::make(tensor(detail::region_line(tensor, region, lines, per_line, line, analyzer)));
-        Expr due = make_const(boolean, 1);
-        if (stride > 1) due = floormod(t, make_int_const(it, stride)) == make_int_const(it, 0);
-        if (stride * total_lines < iterations) due = due && line < make_int_const(it, total_lines);
-        out.push_back(is_one(due) ? p : IfThenElseNode::make(analyzer.simplify(due), p));
-      } else {
-        const int64_t per_iteration = (total_lines + iterations - 1) / iterations;
-        Var u("prefetch." + tensor.name() + ".line", it);
-        Expr line = t * make_int_const(it, per_iteration) + u;
-        Stmt p =
-            PrefetchNode::make(tensor(detail::region_line(tensor, region, lines, per_line, line, analyzer)));
-        p = IfThenElseNode::make(line < make_int_const(it, total_lines), p);
-        out.push_back(
-            ForNode::make(u, make_int_const(it, 0), make_int_const(it, per_iteration), ForKind::Serial, p));
-      }
+      Stmt p = spread ? detail::spread_prefetch(s, at, l, tensor, region, extents, per_line, ranges, where,
+                                                analyzer)
+                      : detail::all_lines_prefetch(tensor, region, extents, per_line, analyzer);
+      if (p.defined()) out.push_back(p);
     }
   }
   if (out.empty()) return Stmt();
