@@ -90,6 +90,21 @@ TEST_CASE("prefetch spread over inner loops: the next block's copy, a line at a 
   CHECK(contains(f2.to_string(), "for (prefetch.B.line: int32, 0, 47)"));
 }
 
+TEST_CASE("prefetch spread: a region reaching before the tensor is clipped, so its last row is not missed") {
+  // S reads row i - 1 (where i >= 1) and row i of X: the rows ahead are -1 .. 9 before clipping. Capped
+  // at X's 10 rows without clipping, the lines would start at row -1 and miss row 9.
+  Tensor X = placeholder({4, 10, 32}, f32, "X");
+  Tensor S = compute(
+      {4, 10, 32},
+      [&](Expr b, Expr i, Expr j) { return if_then_else(i >= 1, X(b, i - 1, j), 0.0f) + X(b, i, j); }, "S");
+  Schedule s = create_schedule(S);
+  s[S].prefetch(X, S.axis(0), 1, S.axis(1));  // 10 rows of 2 lines over the 10 iterations of i
+  LoweredFunc f = check_against_default(s, {X}, {S});
+  const std::string text = f.to_string();
+  CHECK(contains(text, "for (prefetch.X.line: int32, 0, 2)"));
+  CHECK(contains(text, "prefetch(X[(((min((i + 1), 3)*320) + (j*32)) + (prefetch.X.line*16))]"));
+}
+
 TEST_CASE("prefetch spread: mistakes name the stage and axis, and change nothing") {
   const auto [A, B, C, k] = matmul_program(9, 45, 70);
   Schedule s = create_schedule(C);
