@@ -303,35 +303,26 @@ TEST_CASE("gpu identity probe: kept once a probe answers; a failed probe is aske
   CHECK(probes == 3);
   CHECK(cache.failures() == 2);
 
+  // `calls` calls of a fresh cache whose probe always gives `status`: the probes run and the answers.
+  auto always = [&](WorkerResult::Status status, int calls) {
+    ProbeCache c;
+    int ran = 0;
+    std::vector<std::string> answers;
+    for (int i = 0; i < calls; ++i)
+      answers.push_back(c.get([&] {
+        ++ran;
+        return result(status, "");
+      }));
+    return std::pair{ran, answers};
+  };
+  const std::vector<std::string> nothing(5, "");
   // A machine where no probe ever answers: "none" after three, and no more workers.
-  ProbeCache failing;
-  int failed = 0;
-  auto crash = [&] {
-    ++failed;
-    return result(WorkerResult::Status::Crashed, "");
-  };
-  for (int i = 0; i < 5; ++i) CHECK(failing.get(crash).empty());
-  CHECK(failed == 3);
+  CHECK(always(WorkerResult::Status::Crashed, 5) == std::pair{3, nothing});
   // "No GPU" from a probe that ran is an answer too.
-  ProbeCache none;
-  int asked = 0;
-  auto no_gpu = [&] {
-    ++asked;
-    return result(WorkerResult::Status::Finished, "");
-  };
-  CHECK(none.get(no_gpu).empty());
-  CHECK(none.get(no_gpu).empty());
-  CHECK(asked == 1);
+  CHECK(always(WorkerResult::Status::Finished, 5) == std::pair{1, nothing});
   // A loom::Error in the worker (the driver refused, perhaps for a moment) and a probe that cannot
   // start a worker are failures: asked again.
-  ProbeCache refused;
-  int tries = 0;
-  auto threw = [&] {
-    ++tries;
-    return result(WorkerResult::Status::Threw, "");
-  };
-  for (int i = 0; i < 4; ++i) CHECK(refused.get(threw).empty());
-  CHECK(tries == 3);
+  CHECK(always(WorkerResult::Status::Threw, 5) == std::pair{3, nothing});
   ProbeCache no_fork;
   int forks = 0;
   auto cannot_fork = [&]() -> WorkerResult {

@@ -314,11 +314,12 @@ class ScheduleOpsBuilder {
       init = init_nest;
     }
     Stmt body = inner;
+    const PrefetchScope scope = prefetch_scope(s);
     for (size_t l = nest.leaves.size(); l-- > 0;) {
       if (init.defined() && init_pos == l + 1) body = SeqNode::make({init, body});
       body = wrap_attached(s, nest.leaves[l], body);
       body = append_reverse_attached(s, nest.leaves[l], body);
-      body = SeqNode::make({make_prefetches(s, l, bounds_.ranges, nest.values, prefetch_scope(s)), body});
+      body = SeqNode::make({make_prefetches(s, l, bounds_.ranges, nest.values, scope), body});
       body = make_loop(s, nest.leaves[l], body);
     }
     if (init.defined() && init_pos == 0) body = SeqNode::make({init, body});

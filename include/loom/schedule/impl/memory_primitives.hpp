@@ -107,14 +107,20 @@ LOOM_DECL Stage& Stage::set_store_predicate(Expr predicate) {
   return *this;
 }
 
+namespace detail {
+inline void check_prefetch_offset(const std::string& stage, const IterVar& iv, const Expr& offset) {
+  if (!offset.defined() || !offset.dtype().is_integral())
+    throw ScheduleError(cat("prefetch: the offset for axis '", iv.name(), "' of stage '", stage,
+                            "' must be an integer number of iterations"));
+}
+}  // namespace detail
+
 LOOM_DECL Stage& Stage::prefetch(const Tensor& tensor, const IterVar& iv_in, Expr offset) {
   IterVar iv = resolve(iv_in, "prefetch");
   if (!reads(node_->op, tensor.op()))
     throw ScheduleError(cat("prefetch: stage '", name(), "' does not read '", tensor.name(),
                             "'; prefetch a tensor that the stage reads"));
-  if (!offset.defined() || !offset.dtype().is_integral())
-    throw ScheduleError(cat("prefetch: the offset for axis '", iv.name(), "' of stage '", name(),
-                            "' must be an integer number of iterations"));
+  detail::check_prefetch_offset(name(), iv, offset);
   node_->attr_mut(iv).prefetch.push_back({tensor, offset, IterVar()});
   return *this;
 }
@@ -123,9 +129,7 @@ LOOM_DECL Stage& Stage::prefetch(const Tensor& tensor, const IterVar& iv_in, Exp
                                  const IterVar& spread_in) {
   IterVar iv = resolve(iv_in, "prefetch");
   IterVar spread = resolve(spread_in, "prefetch");
-  if (!offset.defined() || !offset.dtype().is_integral())
-    throw ScheduleError(cat("prefetch: the offset for axis '", iv.name(), "' of stage '", name(),
-                            "' must be an integer number of iterations"));
+  detail::check_prefetch_offset(name(), iv, offset);
   const std::vector<IterVar>& leaves = node_->leaf_iter_vars;
   auto position = [&](const IterVar& v) {
     return std::find_if(leaves.begin(), leaves.end(), [&](const IterVar& l) { return l.get() == v.get(); });

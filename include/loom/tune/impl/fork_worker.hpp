@@ -68,6 +68,25 @@ inline ForkedWorker fork_worker(const std::function<void(int fd)>& child) {
   return {pid, fds[0]};
 }
 
+/// How waiting for a worker ended: reaped with its wait status, or not (`error`: waitpid's errno; with
+/// SIGCHLD ignored the system reaps the worker itself and waitpid fails).
+struct Reaped {
+  bool ok = false;
+  int status = 0;
+  int error = 0;
+};
+
+/// Waits for worker `pid` to end, through interruptions.
+inline Reaped reap(pid_t pid) {
+  Reaped r;
+  pid_t got;
+  while ((got = ::waitpid(pid, &r.status, 0)) < 0 && errno == EINTR) {
+  }
+  r.ok = got == pid;
+  if (!r.ok) r.error = errno;
+  return r;
+}
+
 /// Kills and reaps a worker whose parent leaves its reading by an exception (a std::bad_alloc, a
 /// malformed frame), so that no process or pipe is left behind; disarmed on the normal path.
 struct WorkerGuard {
@@ -78,8 +97,7 @@ struct WorkerGuard {
     if (!armed) return;
     ::close(fd);
     ::kill(pid, SIGKILL);
-    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
+    reap(pid);
   }
 };
 
@@ -109,6 +127,21 @@ inline bool send_message(int fd, char type, const std::string& payload) {
   const uint64_t length = payload.size();
   std::memcpy(&frame[1], &length, sizeof length);
   return write_all(fd, frame + payload);
+}
+
+/// Runs one piece of a worker's work and frames what came of it for the parent: 'F' and the work's
+/// result, 'T' and a loom::Error's message (a refusal), 'X' and any other exception's (a failure,
+/// reported as a crash).
+inline std::pair<char, std::string> report_of(const std::function<std::string()>& work) {
+  try {
+    return {'F', work()};
+  } catch (const Error& e) {
+    return {'T', e.what()};
+  } catch (const std::exception& e) {
+    return {'X', e.what()};
+  } catch (...) {
+    return {'X', "an exception that is not a std::exception"};
+  }
 }
 
 /// The parent's reading of a worker's framed messages (send_message).
@@ -160,11 +193,13 @@ class MessageReader {
   std::string buffer_;
 };
 
-/// How a worker that stopped talking ended: its signal or exit status.
-inline std::string worker_end(int status) {
-  if (WIFSIGNALED(status))
-    return cat("the worker died of signal ", WTERMSIG(status), " (", ::strsignal(WTERMSIG(status)), ")");
-  return cat("the worker exited with status ", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+/// How a worker that stopped talking ended: its signal or exit status, or why that is unknown.
+inline std::string worker_end(const Reaped& end) {
+  if (!end.ok) return cat("the worker's end is unknown (waitpid: ", std::strerror(end.error), ")");
+  if (WIFSIGNALED(end.status))
+    return cat("the worker died of signal ", WTERMSIG(end.status), " (", ::strsignal(WTERMSIG(end.status)),
+               ")");
+  return cat("the worker exited with status ", WIFEXITED(end.status) ? WEXITSTATUS(end.status) : -1);
 }
 
 }  // namespace loom::tune::detail

@@ -93,20 +93,7 @@ LOOM_DECL Timing time_calls(const std::function<void()>& call, int repeats, doub
 
 LOOM_DECL WorkerResult run_in_worker(const std::function<std::string()>& work, double time_limit_s) {
   const detail::ForkedWorker worker = detail::fork_worker([&](int fd) {
-    char type = 'F';
-    std::string report;
-    try {
-      report = work();
-    } catch (const Error& e) {
-      type = 'T';
-      report = e.what();
-    } catch (const std::exception& e) {  // not a refusal: a failure, reported as a crash
-      type = 'X';
-      report = e.what();
-    } catch (...) {
-      type = 'X';
-      report = "an exception that is not a std::exception";
-    }
+    const auto [type, report] = detail::report_of(work);
     ::_exit(detail::send_message(fd, type, report) ? 0 : 3);
   });
   const pid_t pid = worker.pid;
@@ -119,22 +106,17 @@ LOOM_DECL WorkerResult run_in_worker(const std::function<std::string()>& work, d
   guard.armed = false;
   ::close(worker.fd);
   if (reader.timed_out) ::kill(pid, SIGKILL);
-  int status = 0;
-  pid_t reaped;
-  while ((reaped = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
-  }
+  const detail::Reaped end = detail::reap(pid);
 
   WorkerResult r;
   if (reader.timed_out) {
     r.status = WorkerResult::Status::TimedOut;
     r.detail = cat("killed after the time limit of ", time_limit_s, " s");
-  } else if (!message && reaped != pid) {
+  } else if (!message || (end.ok && (!WIFEXITED(end.status) || WEXITSTATUS(end.status) != 0))) {
+    // A worker that reported but could not be reaped (SIGCHLD ignored) is taken at its word.
     r.status = WorkerResult::Status::Crashed;
-    r.detail = cat("the worker's end is unknown (waitpid: ", std::strerror(errno), ")");
-  } else if (!message || (reaped == pid && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))) {
-    // A worker that could not be reaped (SIGCHLD ignored: waitpid fails) and reported: the report stands.
-    r.status = WorkerResult::Status::Crashed;
-    r.detail = detail::worker_end(status) + (!message && WIFEXITED(status) ? " before it reported" : "");
+    r.detail =
+        detail::worker_end(end) + (!message && end.ok && WIFEXITED(end.status) ? " before it reported" : "");
   } else if (message->first == 'T') {
     r.status = WorkerResult::Status::Threw;
     r.detail = message->second;

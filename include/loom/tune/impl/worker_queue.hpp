@@ -54,20 +54,7 @@ namespace detail {
   for (int item = first; item < count; ++item) {
     if (!send_message(fd, 'S', std::to_string(item))) ::_exit(3);
     bool retire = false;
-    char type = 'F';
-    std::string report;
-    try {
-      report = session.run(item, retire);
-    } catch (const Error& e) {
-      type = 'T';
-      report = e.what();
-    } catch (const std::exception& e) {  // not a refusal: a failure, reported as a crash
-      type = 'X';
-      report = e.what();
-    } catch (...) {
-      type = 'X';
-      report = "an exception that is not a std::exception";
-    }
+    const auto [type, report] = report_of([&] { return session.run(item, retire); });
     if (!send_message(fd, type, report)) ::_exit(3);
     if (retire) break;
   }
@@ -122,12 +109,7 @@ LOOM_DECL WorkerQueueResult run_queue_in_workers(int count, const std::function<
     guard.armed = false;
     ::close(worker.fd);
     if (reader.timed_out) ::kill(pid, SIGKILL);
-    int status = 0;
-    pid_t reaped = -1;
-    while ((reaped = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
-    }
-    const std::string end = reaped == pid ? detail::worker_end(status)
-                                          : cat("its end is unknown (waitpid: ", std::strerror(errno), ")");
+    const std::string end = detail::worker_end(detail::reap(pid));
 
     if (!ready) {
       out.setup_failure = !setup_error.empty() ? setup_error
