@@ -115,17 +115,16 @@ TEST_CASE("prefetch spread: mistakes name the stage and axis, and change nothing
                        ScheduleError);
   CHECK_THROWS_WITH_AS(s[C].prefetch(B, jo, 1, ji),
                        doctest::Contains("axis 'j.inner' of stage 'C' is vectorized"), ScheduleError);
+  // A tensor the stage's result does not depend on: its own, or an unrelated one, with either form.
+  Tensor D = placeholder({70, 45}, f32, "D");
+  CHECK_THROWS_WITH_AS(s[C].prefetch(D, C.axis(0), 1, k),
+                       doctest::Contains("prefetch at axis 'i' of stage 'C': the stage does not read 'D', "
+                                         "directly or through the stages it reads"),
+                       ScheduleError);
+  CHECK_THROWS_WITH_AS(s[C].prefetch(C, C.axis(0), 1), doctest::Contains("the stage does not read 'C'"),
+                       ScheduleError);
   CHECK(lower(s, {A, B, C}, "unchanged").to_string().find("prefetch") == std::string::npos);
 
-  // Found when lowering: a tensor that neither the stage nor a stage attached at the axis reads.
-  Tensor D = placeholder({70, 45}, f32, "D");
-  Schedule unread = create_schedule(C);
-  unread[C].prefetch(D, C.axis(0), 1, k);
-  CHECK_THROWS_WITH_AS(
-      lower(unread, {A, B, C}, "f"),
-      doctest::Contains("prefetch of 'D' at axis 'i' of stage 'C': neither the stage nor a stage "
-                        "attached at that axis reads 'D'"),
-      ScheduleError);
   // Loops changed after the request: a vector down to the spread axis, the axis split, the spread
   // axis moved outside it. Before, each dropped the prefetch without a word.
   Schedule vectorized = create_schedule(C);
@@ -193,6 +192,95 @@ TEST_CASE("prefetch of a tensor computed at a loop of the stage is refused; of o
     LoweredFunc f = check_against_default(t, {A}, {C});
     CHECK(f.to_string().find("prefetch") == std::string::npos);
   }
+}
+
+TEST_CASE("prefetch: the reads of a stage attached inside the axis count, with or without a spread") {
+  // AC copies the 4 rows of A of a block of C's rows for each block of columns jo, inside io: while
+  // block io computes, its jo loop prefetches the rows the copies of block io + 1 read. Before, only
+  // stages attached at io itself were searched, and this was refused as reading nothing.
+  const auto [A, B, C, k] = matmul_program(9, 45, 70);
+  Schedule s = create_schedule(C);
+  Tensor AC = s.cache_read(A, "global", {C});
+  auto [io, ii] = s[C].split(C.axis(0), 4);
+  auto [jo, ji] = s[C].split(C.axis(1), 16);
+  s[C].reorder({io, jo, ii, k, ji});
+  s[AC].compute_at(s[C], jo);
+  s[C].prefetch(A, io, 1, jo);
+  LoweredFunc f = check_against_default(s, {A, B}, {C});
+  // 4 rows of 70 floats, 6 lines each however a row starts, over the 3 iterations of jo: 8 each.
+  CHECK(contains(f.to_string(), "for (prefetch.A.line: int32, 0, 8)"));
+
+  // Without a spread the prefetch follows the stage's reads into a copy made after the request
+  // (cache_read), attached inside the axis; before, it was dropped without a word.
+  Schedule t = create_schedule(C);
+  auto [to, ti] = t[C].split(C.axis(0), 4);
+  t[C].prefetch(A, to, 1);
+  Tensor AT = t.cache_read(A, "global", {C});
+  t[AT].compute_at(t[C], ti);
+  LoweredFunc g = check_against_default(t, {A, B}, {C});
+  CHECK(contains(g.to_string(), "prefetch(A["));
+  // A prefetch of what only the copy reads may also be asked for after the copy is made.
+  Schedule after = create_schedule(C);
+  Tensor AA = after.cache_read(A, "global", {C});
+  after[AA].compute_at(after[C], C.axis(0));
+  after[C].prefetch(A, C.axis(0), 1);
+  CHECK(contains(check_against_default(after, {A, B}, {C}).to_string(), "prefetch(A["));
+  // Found when lowering: a copy stored outside the stage's loops leaves the stage reading nothing of
+  // A.
+  Schedule u = create_schedule(C);
+  u[C].prefetch(A, C.axis(0), 1);
+  u.cache_read(A, "global", {C});
+  CHECK_THROWS_WITH_AS(lower(u, {A, B, C}, "f"),
+                       doctest::Contains("prefetch of 'A' at axis 'i' of stage 'C': neither the stage nor a "
+                                         "stage attached at or inside that axis reads 'A' (a cache_read "
+                                         "after the request makes the stage read the cache instead)"),
+                       ScheduleError);
+}
+
+TEST_CASE("cache_write and rfactor refuse a stage with prefetch requests, and change nothing") {
+  // Both move the stage's reads into a new stage; the requests would stay behind on one that reads
+  // nothing they name. Before, a request on a reduce axis was erased without a word.
+  const auto [A, B, C, k] = matmul_program(9, 45, 70);
+  Schedule s = create_schedule(C);
+  s[C].prefetch(B, k, 1);
+  const std::string before = lower(s, {A, B, C}, "f").to_string();
+  CHECK_THROWS_WITH_AS(s.cache_write(C, "local"),
+                       doctest::Contains("cache_write of 'C': stage 'C' has a prefetch of 'B' at axis 'k', "
+                                         "and its reads move into the cache stage; request the prefetch "
+                                         "there, after this call"),
+                       ScheduleError);
+  CHECK(lower(s, {A, B, C}, "f").to_string() == before);
+
+  Schedule r = create_schedule(C);
+  auto [ko, ki] = r[C].split(k, 8);
+  r[C].prefetch(A, ko, 1);
+  const std::string split = lower(r, {A, B, C}, "f").to_string();
+  CHECK_THROWS_WITH_AS(r.rfactor(C, ki),
+                       doctest::Contains("rfactor of 'C': stage 'C' has a prefetch of 'A' at axis 'k.outer', "
+                                         "and its reads move into the factored stage 'C.rf'"),
+                       ScheduleError);
+  CHECK(lower(r, {A, B, C}, "f").to_string() == split);
+}
+
+TEST_CASE("prefetch of a computed tensor counts a line more per row: its buffer's pitch may be padded") {
+  // P is stored whole with its rows padded to 40 floats (storage_align): a row of 32 then starts
+  // anywhere in a line and touches up to 3 lines, not the 2 of an input whose pitch is 32.
+  Tensor A = placeholder({6, 32}, f32, "A");
+  Tensor P = compute(
+      {6, 32}, [&](Expr i, Expr j) { return A(i, j) * 2.0f; }, "P");
+  Tensor C = compute(
+      {6, 32}, [&](Expr i, Expr j) { return P(i, j) + 1.0f; }, "C");
+  Schedule s = create_schedule(C);
+  s[P].storage_align(P.axis(0), 40, 0);
+  s[C].prefetch(P, C.axis(0), 1);
+  LoweredFunc f = check_against_default(s, {A}, {C});
+  CHECK(contains(f.to_string(), "for (prefetch.P.1: int32, 0, 3)"));
+  // An input's rows of 32 floats, 32 apart, start on lines.
+  Tensor D = compute(
+      {6, 32}, [&](Expr i, Expr j) { return A(i, j) + 1.0f; }, "D");
+  Schedule t = create_schedule(D);
+  t[D].prefetch(A, D.axis(0), 1);
+  CHECK(contains(check_against_default(t, {A}, {D}).to_string(), "for (prefetch.A.1: int32, 0, 2)"));
 }
 
 namespace {

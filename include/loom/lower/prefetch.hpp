@@ -2,7 +2,7 @@
 // start of each iteration of the loop, touch every cache line of the region of `tensor` that the
 // iteration `offset` steps ahead will read; or, spread over inner loops, one line at a time across
 // those loops' iterations. The region is the stage's own reads, or those of a stage attached at the
-// loop (a copy of the next block, made while this one computes).
+// loop or inside it (a copy of the next block, made while this one computes).
 #pragma once
 
 #include <algorithm>
@@ -76,22 +76,28 @@ inline PrefetchRegion prefetch_region(const StageNode& s, size_t at, const Tenso
     IntervalEvaluator ev(relax, analyzer);
     add_reads(c->body, root, ev);
   }
-  // A stage attached at the loop: its own iteration space, as bound inference sized it for this
-  // iteration of the loop, moved `offset` iterations ahead.
-  if (scope.attached)
-    for (const StageNode* a : scope.attached(s.leaf_iter_vars[at])) {
-      if (a->op->kind != OpKind::Compute) continue;
-      const auto* ac = static_cast<const ComputeOpNode*>(a->op.get());
-      IntervalMap inner = relax;
-      for (const IterVar& iv : ac->root_iter_vars()) {
-        const Range& r = ranges.at(iv.get());
-        Expr mn = substitute(r.min, ahead);
-        inner[iv.var().get()] = IntervalSet{
-            analyzer.simplify(mn), analyzer.simplify(mn + r.extent - make_int_const(r.extent.dtype(), 1))};
+  // A stage attached at the loop or inside it: its own iteration space, as bound inference sized it
+  // for an iteration of the loop it is attached at, moved `offset` iterations ahead of `at`, over
+  // all the values of the loops between.
+  if (scope.attached) {
+    IntervalEvaluator between(relax, analyzer);
+    for (size_t k = at; k < s.leaf_iter_vars.size(); ++k)
+      for (const StageNode* a : scope.attached(s.leaf_iter_vars[k])) {
+        if (a->op->kind != OpKind::Compute) continue;
+        const auto* ac = static_cast<const ComputeOpNode*>(a->op.get());
+        IntervalMap inner = relax;
+        for (const IterVar& iv : ac->root_iter_vars()) {
+          const Range& r = ranges.at(iv.get());
+          const Expr mn = substitute(r.min, ahead);
+          const Expr mx = substitute(r.min + r.extent - make_int_const(r.extent.dtype(), 1), ahead);
+          const Expr lo = between.eval(mn).min, hi = between.eval(mx).max;
+          inner[iv.var().get()] = IntervalSet{lo.defined() ? analyzer.simplify(lo) : lo,
+                                              hi.defined() ? analyzer.simplify(hi) : hi};
+        }
+        IntervalEvaluator ev(inner, analyzer);
+        add_reads(ac->body, VarMap{}, ev);
       }
-      IntervalEvaluator ev(inner, analyzer);
-      add_reads(ac->body, VarMap{}, ev);
-    }
+  }
   bool bounded = out.read;
   for (const IntervalSet& r : region) bounded = bounded && r.bounded();
   if (!bounded) return out;
@@ -348,19 +354,22 @@ inline Stmt make_prefetches(const StageNode& s, size_t l, const RangeMap& ranges
                                   "iterations use; prefetch a tensor stored outside the stage's loops, such "
                                   "as the one it is computed from"));
       }
-      const detail::PrefetchRegion found = detail::prefetch_region(
-          s, at, tensor, request.offset, ranges, values, spread ? scope : PrefetchScope(), analyzer);
+      const detail::PrefetchRegion found =
+          detail::prefetch_region(s, at, tensor, request.offset, ranges, values, scope, analyzer);
       const std::vector<IntervalSet>& region = found.dims;
       if (region.empty()) {
-        // A region with no bound (nothing sensible to prefetch), or a tensor inlined since.
-        if (!spread || (scope.inlined && scope.inlined(tensor))) continue;
+        // A tensor inlined since (nothing reads it any more), or, without a spread, a region with
+        // no bound: nothing sensible to prefetch.
+        if ((scope.inlined && scope.inlined(tensor)) || (found.read && !spread)) continue;
         if (found.read)
           throw ScheduleError(
               cat(where, ": the region of '", tensor.name(),
                   "' read ahead has no bound before the kernel runs (indices read from data, or "
                   "products of symbolic sizes); prefetch without spreading (it is then skipped)"));
-        throw ScheduleError(cat(where, ": neither the stage nor a stage attached at that axis reads '",
-                                tensor.name(), "'; prefetch a tensor they read"));
+        throw ScheduleError(cat(
+            where, ": neither the stage nor a stage attached at or inside that axis reads '", tensor.name(),
+            "' (a cache_read after the request makes the stage read "
+            "the cache instead); prefetch a tensor they read"));
       }
       const int64_t per_line = detail::elements_per_line(tensor.dtype());
       const bool aligned = detail::rows_start_on_lines(tensor, region, per_line, analyzer);

@@ -26,6 +26,23 @@ inline bool reads(const Operation& reader, const Operation& producer) {
   return false;
 }
 
+/// Whether `reader`'s result depends on `producer`'s: it reads it, or a tensor computed from it.
+inline bool depends_on(const Operation& reader, const Operation& producer) {
+  std::vector<Operation> todo{reader};
+  std::vector<const OperationNode*> seen;
+  while (!todo.empty()) {
+    const Operation op = todo.back();
+    todo.pop_back();
+    for (const Tensor& t : op->input_tensors()) {
+      if (t.op().same_as(producer)) return true;
+      if (std::find(seen.begin(), seen.end(), t.op().get()) != seen.end()) continue;
+      seen.push_back(t.op().get());
+      todo.push_back(t.op());
+    }
+  }
+  return false;
+}
+
 /// The stages that read `s`'s outputs; a reader that is inlined is replaced by its readers.
 /// Consumers always refer to a producer's original operation, even after inlining rewrote it.
 inline std::vector<StageNode*> readers_of(const ScheduleNode& sch, const StageNode* s) {

@@ -151,13 +151,15 @@ class Stage {
   Stage& swizzle(int bits, int base, int shift);
   /// Stores a value only where `predicate` (a scalar bool) holds; throws loom::ScheduleError otherwise.
   Stage& set_store_predicate(Expr predicate);
-  /// Prefetches `tensor` (read by this stage) `offset` iterations of loop `iv` ahead of its use;
-  /// the offset is an integer Expr. Throws loom::ScheduleError naming the stage and axis otherwise.
+  /// Prefetches `tensor` (read by this stage, or by a stage attached at `iv` or inside it) `offset`
+  /// iterations of loop `iv` ahead of its use; the offset is an integer Expr. Throws
+  /// loom::ScheduleError naming the stage and axis otherwise.
   Stage& prefetch(const Tensor& tensor, const IterVar& iv, Expr offset);
   /// The same, with the cache lines issued one at a time across the iterations of the loops inside
   /// `iv` down to `spread_over` (a later leaf, not vectorized) instead of all at once: for a region
   /// larger than the hardware keeps in flight, read while this iteration computes. The region may
-  /// also be one that a stage attached at `iv` (compute_at) reads: a copy of the next block.
+  /// also be one that a stage attached (compute_at) at `iv` or inside it reads: a copy of the next
+  /// block.
   Stage& prefetch(const Tensor& tensor, const IterVar& iv, Expr offset, const IterVar& spread_over);
 
   /// The leaf IterVar that `iv` names in this stage (the user's reduce_axis handle maps to

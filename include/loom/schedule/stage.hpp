@@ -46,7 +46,7 @@ inline const char* attach_type_name(AttachType t) {
 
 /// prefetch(tensor, axis, offset[, spread_over]) at one loop.
 struct PrefetchRequest {
-  Tensor tensor;  ///< read by the stage, or by a stage attached at the loop
+  Tensor tensor;  ///< read by the stage, or by a stage attached at the loop or inside it
   Expr offset;    ///< iterations of the loop ahead
   /// Undefined: every line at the start of each iteration. Else an inner loop of the stage: the
   /// lines are issued one at a time across the iterations of the loops down to it (lower/prefetch.hpp).

@@ -77,6 +77,7 @@ LOOM_DECL std::vector<Tensor> Schedule::cache_write(const std::vector<Tensor>& t
             "' was already scheduled (split, fuse, reorder or compute_at); call cache_write first, "
             "since it replaces how '",
             stage->name(), "' is computed"));
+  detail::check_no_prefetch(*stage, where, "the cache stage");
 
   // The cache computes what the stage computed, over fresh axes named like TVM's (i.c).
   std::vector<IterVar> axis, reduce;

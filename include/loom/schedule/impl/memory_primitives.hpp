@@ -108,18 +108,39 @@ LOOM_DECL Stage& Stage::set_store_predicate(Expr predicate) {
 }
 
 namespace detail {
+/// Refuses a tensor that the stage's result cannot depend on (its own output, or an unrelated one).
+/// Whether the stage, or a copy attached at or inside the axis, reads it in the end is known only
+/// when the schedule is complete: lower() checks that (lower/prefetch.hpp).
+inline void check_prefetch_source(const std::string& stage, const Operation& op, const IterVar& iv,
+                                  const Tensor& tensor) {
+  if (!tensor.defined() || !depends_on(op, tensor.op()))
+    throw ScheduleError(cat("prefetch at axis '", iv.name(), "' of stage '", stage,
+                            "': the stage does not read '", tensor.defined() ? tensor.name() : "?",
+                            "', directly or through the stages it reads; prefetch a tensor it reads"));
+}
+
 inline void check_prefetch_offset(const std::string& stage, const IterVar& iv, const Expr& offset) {
   if (!offset.defined() || !offset.dtype().is_integral())
     throw ScheduleError(cat("prefetch: the offset for axis '", iv.name(), "' of stage '", stage,
                             "' must be an integer number of iterations"));
 }
+
+/// Refuses `primitive` (cache_write, rfactor), which moves the reads of `stage` into a new stage
+/// `moved_to` describes, while the stage has prefetch requests: they would be left on a stage that
+/// no longer reads their tensors.
+inline void check_no_prefetch(const StageNode& stage, const std::string& where, const std::string& moved_to) {
+  for (const auto& [iv, attr] : stage.iter_var_attrs)
+    if (!attr.prefetch.empty())
+      throw ScheduleError(cat(where, ": stage '", stage.op->name, "' has a prefetch of '",
+                              attr.prefetch.front().tensor.name(), "' at axis '", iv->var.name(),
+                              "', and its reads move into ", moved_to,
+                              "; request the prefetch there, after this call"));
+}
 }  // namespace detail
 
 LOOM_DECL Stage& Stage::prefetch(const Tensor& tensor, const IterVar& iv_in, Expr offset) {
   IterVar iv = resolve(iv_in, "prefetch");
-  if (!reads(node_->op, tensor.op()))
-    throw ScheduleError(cat("prefetch: stage '", name(), "' does not read '", tensor.name(),
-                            "'; prefetch a tensor that the stage reads"));
+  detail::check_prefetch_source(name(), node_->op, iv, tensor);
   detail::check_prefetch_offset(name(), iv, offset);
   node_->attr_mut(iv).prefetch.push_back({tensor, offset, IterVar()});
   return *this;
@@ -129,6 +150,7 @@ LOOM_DECL Stage& Stage::prefetch(const Tensor& tensor, const IterVar& iv_in, Exp
                                  const IterVar& spread_in) {
   IterVar iv = resolve(iv_in, "prefetch");
   IterVar spread = resolve(spread_in, "prefetch");
+  detail::check_prefetch_source(name(), node_->op, iv, tensor);
   detail::check_prefetch_offset(name(), iv, offset);
   const std::vector<IterVar>& leaves = node_->leaf_iter_vars;
   auto position = [&](const IterVar& v) {
@@ -142,8 +164,6 @@ LOOM_DECL Stage& Stage::prefetch(const Tensor& tensor, const IterVar& iv_in, Exp
   if (const IterVarAttr* a = node_->attr(spread); a && a->for_kind == ForKind::Vectorized)
     throw ScheduleError(cat("prefetch: axis '", spread.name(), "' of stage '", name(),
                             "' is vectorized; spread the prefetches over a loop outside the vector"));
-  // Whether the stage or one attached at `iv` reads the tensor is known only when the schedule is
-  // complete: lower() checks it (lower/prefetch.hpp).
   node_->attr_mut(iv).prefetch.push_back({tensor, offset, spread});
   return *this;
 }

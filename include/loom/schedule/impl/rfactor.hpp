@@ -12,6 +12,7 @@ LOOM_IMPLEMENTATION_FILE("loom/schedule/schedule.hpp");
 #include <vector>
 
 #include "loom/schedule/dataflow_rewrite.hpp"
+#include "loom/schedule/impl/memory_primitives.hpp"
 #include "loom/schedule/iter_values.hpp"
 
 namespace loom {
@@ -37,6 +38,7 @@ LOOM_DECL std::vector<Tensor> Schedule::rfactor_all(const Tensor& tensor, const 
   if (factor_axis < 0 || factor_axis > static_cast<int>(c->axis.size()))
     throw ScheduleError(
         cat(where, ": factor_axis ", factor_axis, " is out of range [0, ", c->axis.size(), "]"));
+  detail::check_no_prefetch(*stage, where, cat("the factored stage '", c->name, ".rf'"));
 
   // Ranges and values of the reduce loops, which (unlike data-parallel ones) do not depend on
   // bound inference: they come from the reduce axes' domains through the stage's splits/fuses.
