@@ -210,6 +210,21 @@ TEST_CASE("lib::gemm: the default tiles follow the cache sizes and the vector wi
   CHECK(lib::default_gemm_config(1024, 1024, 16385, f64, 1, huge).kc == 5462);  // 3 blocks, K padded
   CHECK(lib::default_gemm_config(512, 2048, 2048, f32, 2, huge).kc == 1024);
   CHECK(lib::default_gemm_config(2048, 4096, 4096, bf16, 1, huge).kc == 4096);
+  // A read in place with K in one long block: A's block aims at a quarter of L3, at most 8 MiB, not at
+  // half of L2 (which no such block fits); packed, or with the L2-sized kc, half of L2 still.
+  CHECK(lib::default_gemm_config(4096, 4096, 4096, f32, 1, huge).mc == 512);  // 512 x 4096 x 4 B = 8 MiB
+  CHECK(lib::default_gemm_config(4096, 4096, 4096, f64, 1, huge).mc == 256);
+  CHECK(lib::default_gemm_config(4096, 4096, 4096, f32, 2, huge).mc == 512);
+  lib::CpuCacheInfo huge_l3 = huge;
+  huge_l3.l3_bytes = int64_t{480} << 20;  // a VM's report of the host's L3
+  CHECK(lib::default_gemm_config(4096, 4096, 4096, f32, 1, huge_l3).mc == 512);
+  lib::CpuCacheInfo small_l3 = huge;
+  small_l3.l3_bytes = 8 << 20;
+  CHECK(lib::default_gemm_config(4096, 4096, 4096, f32, 1, small_l3).mc == 128);
+  lib::CpuCacheInfo huge_eight_ways = huge;
+  huge_eight_ways.l1d_ways = 8;  // A packed
+  CHECK(lib::default_gemm_config(4096, 4096, 4096, f32, 1, huge_eight_ways).mc == 128);
+  CHECK(lib::default_gemm_config(4096, 4096, 4096, f32, 1, cpu).mc == 128);  // kc 1024 on 4 KiB pages
   // Two threads take whole blocks of rows: 1003 rows (126 register tiles) in 6 blocks, not 9.
   CHECK(lib::default_gemm_config(1003, 768, 1024, f32, 1, cpu).mc == 112);
   CHECK(lib::default_gemm_config(1003, 768, 1024, f32, 2, cpu).mc == 168);

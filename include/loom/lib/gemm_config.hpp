@@ -116,10 +116,12 @@ inline int64_t covering_block(int64_t extent, int64_t target, int64_t step) {
 /// 51 GFLOP/s). Each of `threads` threads gets a block of rows of its own when its share has 16
 /// register tiles or more; with fewer, the rows stay one block and the threads share its columns
 /// instead (gemm() parallelizes the register-tile columns when there are fewer blocks of rows than
-/// threads): 64 x 4096 x 4096 float32 on two Zen 4 cores, 112 -> 125 GFLOP/s.
+/// threads): 64 x 4096 x 4096 float32 on two Zen 4 cores, 112 -> 125 GFLOP/s. `a_block_bytes`, where
+/// given, replaces half of L2 as the size A's block aims at.
 inline int64_t row_block(int64_t mp, int64_t mr, int64_t kc, int64_t elem, bool narrow, int64_t threads,
-                         const CpuCacheInfo& cpu) {
-  int64_t target = std::max<int64_t>((narrow ? 32 : 16) * mr, cpu.l2_bytes / 2 / (kc * elem));
+                         const CpuCacheInfo& cpu, int64_t a_block_bytes = 0) {
+  if (a_block_bytes <= 0) a_block_bytes = cpu.l2_bytes / 2;
+  int64_t target = std::max<int64_t>((narrow ? 32 : 16) * mr, a_block_bytes / (kc * elem));
   const int64_t share = round_up((mp + threads - 1) / threads, mr);
   if (share >= 16 * mr) target = std::min(target, share);
   const int64_t mc = dividing_block(mp, target, mr);
@@ -234,6 +236,17 @@ inline GemmConfig default_gemm_config(int64_t m, int64_t n, int64_t k, DType dty
   const bool aliased_rows =
       (k * elem) % 4096 == 0 && n >= 8 * c.nr && cpu.l1d_associativity() <= std::max<int64_t>(c.mr, 8);
   c.pack_a = m % c.mr != 0 || k % c.kc != 0 || aliased_rows;
+  // A read in place with K in one block longer than the L2-sized kc: A's block does not stay in L2
+  // whatever its height, and each of B's micro-panels (kc x nr, much of L2) comes into L2 once per
+  // block of rows. Taller blocks bring B in less often, while A's block still stays in L3 as B
+  // streams past: a quarter of L3, at most 8 MiB (a VM may report the host's whole L3, and 16 MiB
+  // was slower here). Interleaved runs, one Zen 5 core (12-way L1: A in place; 1 MB L2, 32 MB L3),
+  // A's block 2 MB (the L2 rule) -> 4 -> 8 -> 16 MB: f32 4096^3 239.6 -> 246.9 -> 248.0 -> 230.4
+  // GFLOP/s, two cores 462.4 -> 481.2 -> 486.6 -> 445.4; f64 4096^3 (8 MB is 256 rows) 110.6 -> 114.1
+  // -> 106.6 (32 MB); f32 2048^3 within the noise (244-251 for 1 to 8 MB).
+  if (!c.pack_a && c.kc > kc_target)
+    c.mc = detail::row_block(mp, c.mr, c.kc, elem, narrow, threads, cpu,
+                             std::max(cpu.l2_bytes / 2, std::min<int64_t>(cpu.l3_bytes / 4, 8 << 20)));
   // The dot instructions take K in groups (pairs of bfloat16, quads of bytes); gemm() packs A when
   // K is not whole groups.
   const int64_t group = dtype == bf16 ? 2 : 4;
