@@ -244,11 +244,20 @@ TEST_CASE("lib::gemm: the default tiles follow the cache sizes and the vector wi
   CHECK(lib::default_gemm_config(64, 4096, 4100, u8, 1, cpu).kc == 820);
   CHECK(lib::default_gemm_config(64, 4096, 1100, u8, 1, cpu).kc == 1100);  // 220 would be too short
   // Two threads and all of A in L2, read in place: the rows stay one block (the threads share B's
-  // panels); not when A is larger than L2 or packed (300 rows are padded).
+  // panels); not when A is packed (300 rows are padded).
   CHECK(lib::default_gemm_config(256, 256, 256, f32, 2, cpu).mc == 256);
   CHECK(lib::default_gemm_config(256, 256, 256, f32, 1, cpu).mc == 256);
-  CHECK(lib::default_gemm_config(1024, 1024, 1024, f32, 2, cpu).mc < 1024);
   CHECK(lib::default_gemm_config(300, 300, 300, f32, 2, cpu).mc < 304);
+  // Larger than L2 but within A's share of L3 (a quarter, at most 8 MiB) as well, when the threads
+  // get equal shares of B's panels: 800 columns are 25 panels, and the rows are split instead.
+  CHECK(lib::default_gemm_config(1024, 1024, 1024, f32, 2, cpu).mc == 1024);  // A 4 MiB
+  CHECK(lib::default_gemm_config(1024, 1024, 1024, f64, 2, cpu).mc == 1024);  // 8 MiB
+  CHECK(lib::default_gemm_config(1024, 1024, 1024, f32, 1, cpu).mc < 1024);
+  CHECK(lib::default_gemm_config(800, 800, 800, f32, 2, cpu).mc < 800);
+  CHECK(lib::default_gemm_config(2048, 2048, 2048, f32, 2, cpu).mc < 2048);  // 16 MiB
+  lib::CpuCacheInfo l3_8mib = cpu;
+  l3_8mib.l3_bytes = 8 << 20;
+  CHECK(lib::default_gemm_config(1024, 1024, 1024, f32, 2, l3_8mib).mc < 1024);
   // A is packed when its rows are a multiple of 4 KB apart and L1's ways cannot hold the register
   // tile's rows besides B's lines (8 ways, as Zen 4's), read in place with more ways (Zen 5's 12);
   // rows that are not 4 KB apart are read in place either way.

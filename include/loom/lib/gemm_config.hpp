@@ -244,9 +244,8 @@ inline GemmConfig default_gemm_config(int64_t m, int64_t n, int64_t k, DType dty
   // A's block 2 MB (the L2 rule) -> 4 -> 8 -> 16 MB: f32 4096^3 239.6 -> 246.9 -> 248.0 -> 230.4
   // GFLOP/s, two cores 462.4 -> 481.2 -> 486.6 -> 445.4; f64 4096^3 (8 MB is 256 rows) 110.6 -> 114.1
   // -> 106.6 (32 MB); f32 2048^3 within the noise (244-251 for 1 to 8 MB).
-  if (!c.pack_a && c.kc > kc_target)
-    c.mc = detail::row_block(mp, c.mr, c.kc, elem, narrow, threads, cpu,
-                             std::max(cpu.l2_bytes / 2, std::min<int64_t>(cpu.l3_bytes / 4, 8 << 20)));
+  const int64_t a_in_l3 = std::max(cpu.l2_bytes / 2, std::min<int64_t>(cpu.l3_bytes / 4, 8 << 20));
+  if (!c.pack_a && c.kc > kc_target) c.mc = detail::row_block(mp, c.mr, c.kc, elem, narrow, threads, cpu, a_in_l3);
   // The dot instructions take K in groups (pairs of bfloat16, quads of bytes); gemm() packs A when
   // K is not whole groups.
   const int64_t group = dtype == bf16 ? 2 : 4;
@@ -255,11 +254,15 @@ inline GemmConfig default_gemm_config(int64_t m, int64_t n, int64_t k, DType dty
   // columns: the rows stay one block and the threads share the panels (each packs its own, with no
   // pass over B before the product), reading A from their own L2. Two Zen 4 cores, best of 7
   // interleaved runs: f32 256^3 0.193 -> 0.169 ms, 512^3 1.28 -> 1.18 ms, 256 x 1024 x 256 0.75 ->
-  // 0.64 ms; f64 256^3 0.38 -> 0.31 ms; 8-bit 256^3 0.072 -> 0.055 ms. Not with A larger than L2 (f64
-  // 512^3 7% slower), nor with A packed (one thread packs it while the other waits: f32 300^3 10%
-  // slower).
-  if (threads > 1 && c.pack_b && !c.pack_a && whole_groups && mp * k * elem <= cpu.l2_bytes &&
-      nc_for(c.kc) / c.nr >= 4 * threads)
+  // 0.64 ms; f64 256^3 0.38 -> 0.31 ms; 8-bit 256^3 0.072 -> 0.055 ms. Not with A packed (one thread
+  // packs it while the other waits: f32 300^3 10% slower). A larger than L2 (f64 512^3 was 7% slower
+  // on Zen 4, where such rows, 4 KB apart, are now packed) but within the block size A takes in L3
+  // (above) stays one block too when the threads get equal shares of the panels: two Zen 5 cores,
+  // best of 12-15 interleaved rounds, f32 1024^3 462-477 -> 475-489 GFLOP/s, 1000^3 445 -> 464,
+  // 1024 x 1024 x 2048 478 -> 489; f64 1024^3 205-210 -> 231-233; 800^3, 25 panels, 491 -> 470.
+  const int64_t panels = nc_for(c.kc) / c.nr, a_bytes = mp * k * elem;
+  if (threads > 1 && c.pack_b && !c.pack_a && whole_groups && panels >= 4 * threads &&
+      (a_bytes <= cpu.l2_bytes || (a_bytes <= a_in_l3 && panels % threads == 0)))
     c.mc = mp;
   // All rows in one block: gemm() packs each B micro-panel right before its tiles use it, reading
   // kc rows of B, each in a page of its own, and the next micro-panel reads the lines beside those.
