@@ -86,18 +86,35 @@ Workload conv2d_workload() {
     const int64_t y_tile = cfg.choice("y_tile", {1, 2, 4});
     const bool parallel_rows = cfg.flag("parallel_k_and_y");
     const bool rows_outside = cfg.flag("rows_outside_channels");
+    // The tile accumulated in a local buffer (cache_write), stored to Out once: with a partial last
+    // vector (56 columns in vectors of 16), Out's masked loads and stores kept the sums in memory,
+    // where the local tile stays in registers.
+    const bool local_tile = cfg.flag("local_tile");
     Schedule s = create_schedule(Out);
+    const Tensor Tile = local_tile ? s.cache_write(Out, "local") : Out;
     auto [ko, ki] = s[Out].split(Out.axis(1), k_tile);
     auto [yo, yi] = s[Out].split(Out.axis(2), y_tile);
     auto [xo, xi] = s[Out].split(Out.axis(3), lanes);
     // Rows outside output channels: a thread's few rows of Padded stay in its L2 while it runs
     // through every channel, instead of all of Padded passing through once per channel block.
     const IterVar outer = rows_outside ? yo : ko, middle = rows_outside ? ko : yo;
-    s[Out].reorder({Out.axis(0), outer, middle, xo, rc, ry, rx, yi, ki, xi});
+    if (local_tile) {
+      s[Out].reorder({Out.axis(0), outer, middle, xo, yi, ki, xi});
+      s[Tile].compute_at(s[Out], xo);
+      const IterVar tk = Tile.axis(1), ty = Tile.axis(2), tx = Tile.axis(3);
+      s[Tile].reorder(
+          {Tile.axis(0), Tile.reduce_axis(0), Tile.reduce_axis(1), Tile.reduce_axis(2), ty, tk, tx});
+      s[Tile].unroll(tk);
+      s[Tile].unroll(ty);
+      s[Tile].vectorize(tx);
+      s[Tile].pragma(Tile.reduce_axis(0), "fp_contract");
+    } else {
+      s[Out].reorder({Out.axis(0), outer, middle, xo, rc, ry, rx, yi, ki, xi});
+      s[Out].pragma(xo, "fp_contract");
+    }
     s[Out].unroll(ki);
     s[Out].unroll(yi);
     s[Out].vectorize(xi);
-    s[Out].pragma(xo, "fp_contract");
     s[Out].parallel(parallel_rows ? s[Out].fuse(outer, middle) : outer);
     s[Padded].parallel(Padded.axis(1));
     return tune::Candidate{s, {In, Wt, Out}};

@@ -30,8 +30,9 @@ class LlvmCpuBackend final : public runtime::CpuBackend {
   /// inline polynomials; 7: double erf too; 8: log's reduction in integer arithmetic; 9: prefetches
   /// in their buffer's alias scope; 10: exp rounds n with one instruction; 11: allocations written
   /// whole before any read are not zero-filled (loom_rt_alloc takes a sixth argument); 12: float
-  /// log's reduction to [3/4, 3/2), by vgetmantps / vgetexpps on 16 lanes of AVX-512.
-  static constexpr int kCodegenVersion = 12;
+  /// log's reduction to [3/4, 3/2), by vgetmantps / vgetexpps on 16 lanes of AVX-512; 13: a masked
+  /// load of one address is a scalar load, and masked accesses inside a stack slot are whole ones.
+  static constexpr int kCodegenVersion = 13;
 
   static LlvmCpuBackend& instance() {
     static LlvmCpuBackend* backend = new LlvmCpuBackend();

@@ -86,6 +86,9 @@ class CodeGenLLVM {
     llvm::Value* ptr = nullptr;
     int scope = -1;
     std::string name;
+    /// The bytes of this function's own stack slot (emit_allocate); 0 for other memory, and for a
+    /// slot a parallel loop's body captured (its threads may share it).
+    int64_t slot_bytes = 0;
   };
   std::unordered_map<const VarNode*, std::vector<llvm::Value*>> vars_;
   std::unordered_map<const VarNode*, std::vector<BufferBinding>> buffers_;

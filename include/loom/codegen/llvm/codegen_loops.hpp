@@ -223,6 +223,7 @@ inline void CodeGenLLVM::emit_parallel_for(const ForNode* op) {
     if (c.is_buffer) {
       BufferBinding b = c.buffer;
       b.ptr = v;
+      b.slot_bytes = 0;  // shared by the threads: see whole_in_slot
       bind_buffer(var, b);
     } else {
       bind(var, v);
