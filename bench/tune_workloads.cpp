@@ -2,7 +2,7 @@
 // 3x3 NCHW convolution, a row softmax and a separable 3x3 blur (knobs: register tiles, vector
 // lanes, where intermediate stages are computed or whether they are inlined, what runs in parallel). Each
 // workload's default configuration is its hand-written schedule (the examples' own, or lib::gemm's cache
-// model); the tuner searches the knobs (LOOM_TUNE_TRIALS per workload, default 128) into a throw-away
+// model); the tuner searches the knobs (LOOM_TUNE_TRIALS per workload, default 256) into a throw-away
 // database, then both configurations are timed again in alternating samples (the fastest of 16 each), and a
 // second process (this program again, with --apply) schedules the workload from the database with no search
 // and times it. Prints, per workload:
@@ -328,7 +328,7 @@ int main(int argc, char** argv) {
   const std::string dir = ::mkdtemp(tmpl);
   ::setenv("LOOM_CACHE_DIR", dir.c_str(), 1);
   const char* trials_env = std::getenv("LOOM_TUNE_TRIALS");
-  const int trials = trials_env && std::atoi(trials_env) > 0 ? std::atoi(trials_env) : quick ? 4 : 128;
+  const int trials = trials_env && std::atoi(trials_env) > 0 ? std::atoi(trials_env) : quick ? 4 : 256;
   char self[4096] = {};
   const ssize_t len = ::readlink("/proc/self/exe", self, sizeof self - 1);
   if (len <= 0) return 1;
