@@ -214,7 +214,7 @@ TEST_CASE("lib::gemm: the default tiles follow the cache sizes and the vector wi
   // half of L2 (which no such block fits); packed, or with the L2-sized kc, half of L2 still.
   CHECK(lib::default_gemm_config(4096, 4096, 4096, f32, 1, huge).mc == 512);  // 512 x 4096 x 4 B = 8 MiB
   CHECK(lib::default_gemm_config(4096, 4096, 4096, f64, 1, huge).mc == 256);
-  CHECK(lib::default_gemm_config(4096, 4096, 4096, f32, 2, huge).mc == 512);
+  CHECK(lib::default_gemm_config(4096, 4096, 4096, f32, 2, huge).mc == 256);  // 4 MiB for each thread
   lib::CpuCacheInfo huge_l3 = huge;
   huge_l3.l3_bytes = int64_t{480} << 20;  // a VM's report of the host's L3
   CHECK(lib::default_gemm_config(4096, 4096, 4096, f32, 1, huge_l3).mc == 512);

@@ -240,12 +240,15 @@ inline GemmConfig default_gemm_config(int64_t m, int64_t n, int64_t k, DType dty
   // whatever its height, and each of B's micro-panels (kc x nr, much of L2) comes into L2 once per
   // block of rows. Taller blocks bring B in less often, while A's block still stays in L3 as B
   // streams past: a quarter of L3, at most 8 MiB (a VM may report the host's whole L3, and 16 MiB
-  // was slower here). Interleaved runs, one Zen 5 core (12-way L1: A in place; 1 MB L2, 32 MB L3),
-  // A's block 2 MB (the L2 rule) -> 4 -> 8 -> 16 MB: f32 4096^3 239.6 -> 246.9 -> 248.0 -> 230.4
-  // GFLOP/s, two cores 462.4 -> 481.2 -> 486.6 -> 445.4; f64 4096^3 (8 MB is 256 rows) 110.6 -> 114.1
-  // -> 106.6 (32 MB); f32 2048^3 within the noise (244-251 for 1 to 8 MB).
+  // was slower here), shared by the threads' blocks. Interleaved runs, one Zen 5 core (12-way L1: A
+  // in place; 1 MB L2, 32 MB L3), A's block 2 MB (the L2 rule) -> 4 -> 8 -> 16 MB: f32 4096^3 239.6
+  // -> 246.9 -> 248.0 -> 230.4 GFLOP/s; f64 4096^3 (8 MB is 256 rows) 110.6 -> 114.1 -> 106.6 (32
+  // MB); f32 2048^3 within the noise (244-251 for 1 to 8 MB). Two cores, best of 5 rounds, f32
+  // 4096^3, each thread's block 2 -> 4 -> 8 MB: 463.3 -> 483.1 -> 465.5 (Debian OpenBLAS 476.3).
   const int64_t a_in_l3 = std::max(cpu.l2_bytes / 2, std::min<int64_t>(cpu.l3_bytes / 4, 8 << 20));
-  if (!c.pack_a && c.kc > kc_target) c.mc = detail::row_block(mp, c.mr, c.kc, elem, narrow, threads, cpu, a_in_l3);
+  if (!c.pack_a && c.kc > kc_target)
+    c.mc = detail::row_block(mp, c.mr, c.kc, elem, narrow, threads, cpu,
+                             std::max(cpu.l2_bytes / 2, a_in_l3 / threads));
   // The dot instructions take K in groups (pairs of bfloat16, quads of bytes); gemm() packs A when
   // K is not whole groups.
   const int64_t group = dtype == bf16 ? 2 : 4;
