@@ -192,7 +192,7 @@ TEST_CASE("jit ir: a masked load of one address for every lane is one scalar loa
     Kernel k = check_jit_matches_interpreter(f, a, b);
     // Before, a masked gather of 8 equal addresses, which the backend scalarizes: 8 loads, each
     // behind its lane's test (a 3x3 convolution with 16-lane vectors of 56 columns, 7x slower).
-    CHECK_FALSE(contains(k.llvm_ir(), "masked.gather"));
+    CHECK(k.llvm_ir().find("masked.gather") == std::string::npos);
   }
 }
 
@@ -216,8 +216,8 @@ TEST_CASE("jit ir: masked accesses to a stack slot inside it are whole loads and
     Kernel k = check_jit_matches_interpreter(f, b, n);
     k(b, n);
     for (int x = 0; x < 16; ++x) CHECK(b(x) == (x < n ? 5.0f : 1.0f));
-    CHECK_FALSE(contains(k.llvm_ir(), "masked.store"));
-    CHECK_FALSE(contains(k.llvm_ir(), "masked.load"));
+    CHECK(k.llvm_ir().find("masked.store") == std::string::npos);
+    CHECK(k.llvm_ir().find("masked.load") == std::string::npos);
   }
   // A slot that a parallel loop's body captures may be shared by its threads, each iteration
   // writing lanes of its own: masked stores there still (a blend would write the others' lanes).
@@ -232,7 +232,7 @@ TEST_CASE("jit ir: masked accesses to a stack slot inside it are whole loads and
   Buffer<float> b({16});
   Kernel k =
       check_jit_matches_interpreter(make_func("shared", {param(B), scalar_param(nv)}, shared, {nv}), b, 3);
-  CHECK(contains(k.llvm_ir(), "masked.store"));
+  CHECK(k.llvm_ir().find("masked.store") != std::string::npos);
 }
 
 TEST_CASE("jit ir: a vector LetStmt binds every lane before its body runs") {

@@ -233,7 +233,8 @@ TEST_CASE("prefetch: the reads of a stage attached inside the axis count, with o
   CHECK_THROWS_WITH_AS(lower(u, {A, B, C}, "f"),
                        doctest::Contains("prefetch of 'A' at axis 'i' of stage 'C': neither the stage nor a "
                                          "stage attached at or inside that axis reads 'A' (a cache_read "
-                                         "after the request makes the stage read the cache instead)"),
+                                         "after the request, for one, moves the stage's reads into "
+                                         "the copy)"),
                        ScheduleError);
 }
 

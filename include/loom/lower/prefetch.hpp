@@ -368,8 +368,8 @@ inline Stmt make_prefetches(const StageNode& s, size_t l, const RangeMap& ranges
                   "products of symbolic sizes); prefetch without spreading (it is then skipped)"));
         throw ScheduleError(cat(
             where, ": neither the stage nor a stage attached at or inside that axis reads '", tensor.name(),
-            "' (a cache_read after the request makes the stage read "
-            "the cache instead); prefetch a tensor they read"));
+            "' (a cache_read after the request, for one, moves the stage's reads into the copy); "
+            "prefetch a tensor they read"));
       }
       const int64_t per_line = detail::elements_per_line(tensor.dtype());
       const bool aligned = detail::rows_start_on_lines(tensor, region, per_line, analyzer);

@@ -87,7 +87,8 @@ class CodeGenLLVM {
     int scope = -1;
     std::string name;
     /// The bytes of this function's own stack slot (emit_allocate); 0 for other memory, and for a
-    /// slot a parallel loop's body captured (its threads may share it).
+    /// slot a parallel loop's body captured (its threads may share it: emit_parallel_for zeroes it,
+    /// and so must any other code that outlines a body).
     int64_t slot_bytes = 0;
   };
   std::unordered_map<const VarNode*, std::vector<llvm::Value*>> vars_;

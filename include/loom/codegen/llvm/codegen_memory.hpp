@@ -265,7 +265,7 @@ inline void CodeGenLLVM::emit_allocate(const AllocateNode* op) {
         name.c_str());
     if (total > 0 && zero_fill)
       builder_.CreateMemSet(slot, builder_.getInt8(0), static_cast<uint64_t>(total), llvm::Align(64));
-    bind_buffer(op->buffer, BufferBinding{slot, scope, name, std::max<int64_t>(total, 1)});
+    bind_buffer(op->buffer, BufferBinding{slot, scope, name, total});
     emit_stmt(op->body);
     unbind_buffer(op->buffer);
     return;
