@@ -261,9 +261,9 @@ inline GemmConfig default_gemm_config(int64_t m, int64_t n, int64_t k, DType dty
   // packs it while the other waits: f32 300^3 10% slower). A larger than L2 (f64 512^3 was 7% slower
   // on Zen 4, where such rows, 4 KB apart, are now packed) but within the block size A takes in L3
   // (above) stays one block too, for wide types on two threads (as measured), when they get equal
-  // shares of the panels: two Zen 5 cores,
-  // best of 12-15 interleaved rounds, f32 1024^3 462-477 -> 475-489 GFLOP/s, 1000^3 445 -> 464,
-  // 1024 x 1024 x 2048 478 -> 489; f64 1024^3 205-210 -> 231-233; 800^3, 25 panels, 491 -> 470.
+  // shares of the panels: two Zen 5 cores, best of 12-15 interleaved rounds, f32 1024^3 462-477 ->
+  // 475-489 GFLOP/s, 1000^3 445 -> 464, 1024 x 1024 x 2048 478 -> 489; f64 1024^3 205-210 -> 231-233;
+  // 800^3, 25 panels, 491 -> 470.
   const int64_t panels = nc_for(c.kc) / c.nr, a_bytes = mp * k * elem;
   if (threads > 1 && c.pack_b && !c.pack_a && whole_groups && panels >= 4 * threads &&
       (a_bytes <= cpu.l2_bytes || (!narrow && threads == 2 && a_bytes <= a_in_l3 && panels % threads == 0)))
