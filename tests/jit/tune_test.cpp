@@ -476,6 +476,33 @@ TEST_CASE("tune: lib::gemm's blocking, tuned once, is what later gemm() calls us
                                 RandomArgs(random_args(lower(g.schedule, g.args()), 5)).args);
 }
 
+TEST_CASE("tune: lib::gemm's Stream-K knob is refused where the blocks leave the threads nothing to share") {
+  // C in one tile and K in one block: one MAC-loop iteration, so Stream-K would run one worker of
+  // two. Before, the tuner measured it as a candidate (a slower data-parallel one).
+  lib::GemmProblem p;
+  p.m = 40, p.n = 36, p.k = 52;
+  lib::GemmConfig base = lib::model_gemm_config(p);
+  base.mc = 64, base.nc = 64, base.kc = 64, base.workers = 2, base.parallel = true;
+  base.decomposition = lib::Decomposition::DataParallel;
+  auto knobs = [&](int64_t kc, int64_t stream_k) {
+    return tune::Assignment{
+        {"kc", kc}, {"mc", 64}, {"nc", 64}, {"pack_a", base.pack_a ? 1 : 0}, {"stream_k", stream_k}};
+  };
+  tune::Config one_block(knobs(64, 1));
+  CHECK_THROWS_WITH_AS(lib::gemm_config_knobs(one_block, base, p),
+                       doctest::Contains("lib::gemm tuning: Stream-K with mc = 64, nc = 64, kc = 64 has 1 "
+                                         "MAC-loop iterations (1 tiles x 1 blocks of K) for 2 threads"),
+                       Error);
+  tune::Config data_parallel(knobs(64, 0));
+  CHECK(lib::gemm_config_knobs(data_parallel, base, p).decomposition == lib::Decomposition::DataParallel);
+  // K in 4 blocks of 16: 4 iterations for 2 workers.
+  base.kc = 16;
+  tune::Config split(knobs(16, 1));
+  const lib::GemmConfig c = lib::gemm_config_knobs(split, base, p);
+  CHECK(c.decomposition == lib::Decomposition::StreamK);
+  CHECK(lib::streamk_layout(p, c).workers == 2);
+}
+
 TEST_CASE("tune: lib::gemm's knobs for narrow types: the dot instruction, long K blocks, no Stream-K") {
   auto knob_names = [](const tune::Config& c) {
     std::vector<std::string> names;

@@ -238,6 +238,74 @@ TEST_CASE("prefetch: the reads of a stage attached inside the axis count, with o
                        ScheduleError);
 }
 
+TEST_CASE("prefetch: a stage attached inside an attached stage is searched too") {
+  // P scales the 4 rows of A that block (io, jo) of C reads, at jo; AP copies each row of A for P,
+  // at P's row loop. C reads neither A nor the copy: only AP, attached inside P, reads A. Before,
+  // stages attached inside attached stages were not searched, and this was refused as reading
+  // nothing.
+  Tensor A = placeholder({9, 70}, f32, "A");
+  Tensor B = placeholder({70, 45}, f32, "B");
+  Tensor P = compute(
+      {9, 70}, [&](Expr i, Expr k) { return A(i, k) * 2.0f; }, "P");
+  IterVar k = reduce_axis(0, 70, "k");
+  Tensor C = compute(
+      {9, 45}, [&](Expr i, Expr j) { return sum(P(i, k) * B(k, j), {k}); }, "C");
+  for (bool spread : {true, false}) {
+    CAPTURE(spread);
+    Schedule s = create_schedule(C);
+    auto [io, ii] = s[C].split(C.axis(0), 4);
+    auto [jo, ji] = s[C].split(C.axis(1), 16);
+    s[C].reorder({io, jo, ii, k, ji});
+    s[P].compute_at(s[C], jo);
+    Tensor AP = s.cache_read(A, "global", {P});
+    s[AP].compute_at(s[P], P.axis(0));
+    if (spread)
+      s[C].prefetch(A, io, 1, jo);
+    else
+      s[C].prefetch(A, io, 1);
+    const std::string text = check_against_default(s, {A, B}, {C}).to_string();
+    // The 4 rows of block io + 1: 6 lines each however a row starts, 24 over the 3 iterations of jo.
+    CHECK(contains(text, spread ? "for (prefetch.A.line: int32, 0, 8)" : "for (prefetch.A.0: int32, 0, 4)"));
+    CHECK(contains(text, "prefetch(A[("));
+  }
+}
+
+TEST_CASE("prefetch: reads through indices from data are left out of the region, the others kept") {
+  // C scales row i of A by the element G picks from it by Idx, G computed at C's row loop. The row is
+  // prefetched; G's read has no bound before the kernel runs. Before, the unspread prefetch was
+  // dropped whole, the row included, and the spread one refused.
+  Tensor A = placeholder({9, 70}, f32, "A");
+  Tensor Idx = placeholder({9}, i32, "Idx");
+  Tensor G = compute(
+      {9}, [&](Expr i) { return A(i, Idx(i)); }, "G");
+  IterVar k = reduce_axis(0, 70, "k");
+  Tensor C = compute(
+      {9}, [&](Expr i) { return sum(A(i, k) * G(i), {k}); }, "C");
+  for (bool spread : {false, true}) {
+    CAPTURE(spread);
+    Schedule s = create_schedule(C);
+    s[G].compute_at(s[C], C.axis(0));
+    if (spread)
+      s[C].prefetch(A, C.axis(0), 1, k);
+    else
+      s[C].prefetch(A, C.axis(0), 1);
+    const std::string text = lower(s, {A, Idx, C}, "f").to_string();
+    // Row i + 1 of A: 6 lines however it starts.
+    CHECK(contains(text, spread ? "prefetch(A[" : "for (prefetch.A.1: int32, 0, 6)"));
+  }
+  // Read only through data, a spread has nothing to spread.
+  Tensor H = compute(
+      {9}, [&](Expr i) { return G(i) * 2.0f; }, "H");
+  Schedule t = create_schedule(H);
+  auto [ho, hi] = t[H].split(H.axis(0), 3);
+  t[G].compute_at(t[H], hi);
+  t[H].prefetch(A, ho, 1, hi);
+  CHECK_THROWS_WITH_AS(lower(t, {A, Idx, H}, "f"),
+                       doctest::Contains("prefetch of 'A' at axis 'i.outer' of stage 'H': the region of 'A' "
+                                         "read ahead has no bound before the kernel runs"),
+                       ScheduleError);
+}
+
 TEST_CASE("cache_write and rfactor refuse a stage with prefetch requests, and change nothing") {
   // Both move the stage's reads into a new stage; the requests would stay behind on one that reads
   // nothing they name. Before, a request on a reduce axis was erased without a word.

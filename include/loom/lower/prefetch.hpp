@@ -20,8 +20,9 @@ namespace loom {
 
 /// What make_prefetches needs to know of the rest of the schedule.
 struct PrefetchScope {
-  /// The stages attached (compute_at) at a leaf loop of the stage being built.
-  std::function<std::vector<const StageNode*>(const IterVar& leaf)> attached;
+  /// The stages attached (compute_at) at a leaf loop of `owner`: the stage being built, or a stage
+  /// attached inside it.
+  std::function<std::vector<const StageNode*>(const StageNode& owner, const IterVar& leaf)> attached;
   /// Whether a tensor's stage was inlined into its readers (compute_inline after the prefetch
   /// request): nothing reads it any more, and its prefetch is dropped.
   std::function<bool(const Tensor&)> inlined;
@@ -34,13 +35,16 @@ namespace detail {
 
 /// What a stage (and the stages attached at one of its loops) read of a tensor in an iteration.
 struct PrefetchRegion {
-  std::vector<IntervalSet> dims;  ///< per dimension; empty where nothing reads it or it is unbounded
-  bool read = false;              ///< whether anything reads the tensor there
+  /// Per dimension, over the reads whose indices have bounds; empty where there are none.
+  std::vector<IntervalSet> dims;
+  bool read = false;  ///< whether anything reads the tensor there
 };
 
 /// The part of `tensor` that iteration `loop + offset` of leaf `at` of stage `s` reads, the loops
-/// inside it relaxed over all their values, and the reads of the stages attached at that loop when
-/// `scope` names them.
+/// inside it relaxed over all their values, with the reads of the stages attached at that loop or
+/// inside it (and of those attached inside them) when `scope` names them. A read whose indices have
+/// no bound before the kernel runs (indices read from data) is left out: it cannot be prefetched, the
+/// others still can.
 inline PrefetchRegion prefetch_region(const StageNode& s, size_t at, const Tensor& tensor, const Expr& offset,
                                       const RangeMap& ranges, const ValueMap& values,
                                       const PrefetchScope& scope, Analyzer& analyzer) {
@@ -55,17 +59,22 @@ inline PrefetchRegion prefetch_region(const StageNode& s, size_t at, const Tenso
   VarMap ahead{{loop_var.get(), loop_var + cast(loop_var.dtype(), offset)}};
   PrefetchRegion out;
   std::vector<IntervalSet> region(static_cast<size_t>(tensor.ndim()));
+  bool bounded = false;  // whether `region` holds a read yet
   // The loads of `tensor` in `body`, its own variables replaced by `root`.
   auto add_reads = [&](const std::vector<Expr>& bodies, const VarMap& root, IntervalEvaluator& ev) {
     for (const Expr& b : bodies)
       for_each_expr(b, [&](const Expr& e) {
         const auto* load = e.as<ProducerLoadNode>();
         if (!load || !(TensorKey(load->producer) == TensorKey(tensor))) return;
-        for (size_t d = 0; d < region.size(); ++d) {
-          IntervalSet set = ev.eval(substitute(load->indices[d], root));
-          region[d] = out.read ? ev.unite(region[d], set) : set;
-        }
         out.read = true;
+        std::vector<IntervalSet> sets(region.size());
+        for (size_t d = 0; d < region.size(); ++d) {
+          sets[d] = ev.eval(substitute(load->indices[d], root));
+          if (!sets[d].bounded()) return;
+        }
+        for (size_t d = 0; d < region.size(); ++d)
+          region[d] = bounded ? ev.unite(region[d], sets[d]) : sets[d];
+        bounded = true;
       });
   };
   const auto* c = static_cast<const ComputeOpNode*>(s.op.get());
@@ -77,29 +86,39 @@ inline PrefetchRegion prefetch_region(const StageNode& s, size_t at, const Tenso
     add_reads(c->body, root, ev);
   }
   // A stage attached at the loop or inside it: its own iteration space, as bound inference sized it
-  // for an iteration of the loop it is attached at, moved `offset` iterations ahead of `at`, over
-  // all the values of the loops between.
-  if (scope.attached) {
-    IntervalEvaluator between(relax, analyzer);
+  // for an iteration of the loop it is attached at (in that loop's variable and the outer ones),
+  // moved `offset` iterations ahead of `at`, over all the values of the loops between. `outer` holds
+  // those loops: the stage's own inside `at`, and every loop of the attached stages it lies in.
+  std::function<void(const StageNode&, const IntervalMap&)> add_attached = [&](const StageNode& a,
+                                                                               const IntervalMap& outer) {
+    if (a.op->kind != OpKind::Compute) return;
+    const auto* ac = static_cast<const ComputeOpNode*>(a.op.get());
+    IntervalEvaluator between(outer, analyzer);
+    auto over_outer = [&](const Expr& mn, const Expr& mx) {
+      const Expr lo = between.eval(substitute(mn, ahead)).min, hi = between.eval(substitute(mx, ahead)).max;
+      return IntervalSet{lo.defined() ? analyzer.simplify(lo) : lo,
+                         hi.defined() ? analyzer.simplify(hi) : hi};
+    };
+    IntervalMap inner = outer;
+    for (const IterVar& iv : ac->root_iter_vars()) {
+      const Range& r = ranges.at(iv.get());
+      inner[iv.var().get()] = over_outer(r.min, r.min + r.extent - make_int_const(r.extent.dtype(), 1));
+    }
+    IntervalEvaluator ev(inner, analyzer);
+    add_reads(ac->body, VarMap{}, ev);
+    // Stages attached at its loops: those loops' counters over all their values.
+    IntervalMap loops = outer;
+    for (const IterVar& leaf : a.leaf_iter_vars) {
+      const Range& r = ranges.at(leaf.get());
+      const Expr last = r.extent - make_int_const(r.extent.dtype(), 1);
+      loops[loop_var_of(a, leaf).get()] = over_outer(make_zero(r.extent.dtype()), last);
+    }
+    for (const IterVar& leaf : a.leaf_iter_vars)
+      for (const StageNode* nested : scope.attached(a, leaf)) add_attached(*nested, loops);
+  };
+  if (scope.attached)
     for (size_t k = at; k < s.leaf_iter_vars.size(); ++k)
-      for (const StageNode* a : scope.attached(s.leaf_iter_vars[k])) {
-        if (a->op->kind != OpKind::Compute) continue;
-        const auto* ac = static_cast<const ComputeOpNode*>(a->op.get());
-        IntervalMap inner = relax;
-        for (const IterVar& iv : ac->root_iter_vars()) {
-          const Range& r = ranges.at(iv.get());
-          const Expr mn = substitute(r.min, ahead);
-          const Expr mx = substitute(r.min + r.extent - make_int_const(r.extent.dtype(), 1), ahead);
-          const Expr lo = between.eval(mn).min, hi = between.eval(mx).max;
-          inner[iv.var().get()] = IntervalSet{lo.defined() ? analyzer.simplify(lo) : lo,
-                                              hi.defined() ? analyzer.simplify(hi) : hi};
-        }
-        IntervalEvaluator ev(inner, analyzer);
-        add_reads(ac->body, VarMap{}, ev);
-      }
-  }
-  bool bounded = out.read;
-  for (const IntervalSet& r : region) bounded = bounded && r.bounded();
+      for (const StageNode* a : scope.attached(s, s.leaf_iter_vars[k])) add_attached(*a, relax);
   if (!bounded) return out;
   // Only the tensor's own elements, where the interval and the shape are constants (a read guarded at
   // an edge, x - 1 where x > 0, starts before the first): clipped, the lines counted from the start

@@ -122,13 +122,13 @@ class ScheduleOpsBuilder {
     return body;
   }
 
-  /// The stages attached at each leaf loop of `s` (for prefetches of what they will read), and which
-  /// tensors were inlined.
+  /// The stages attached at each leaf loop of `s` and of the stages attached inside it (for
+  /// prefetches of what they will read), and which tensors were inlined.
   PrefetchScope prefetch_scope(const StageNode& s) {
     PrefetchScope scope;
-    scope.attached = [this, &s](const IterVar& leaf) {
+    scope.attached = [this](const StageNode& owner, const IterVar& leaf) {
       std::vector<const StageNode*> out;
-      if (auto sit = attached_.find(&s); sit != attached_.end())
+      if (auto sit = attached_.find(&owner); sit != attached_.end())
         if (auto it = sit->second.find(leaf.get()); it != sit->second.end())
           out.assign(it->second.begin(), it->second.end());
       return out;

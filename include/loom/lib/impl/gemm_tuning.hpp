@@ -11,6 +11,7 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/gemm_tuning.hpp");
 #include <vector>
 
 #include "loom/lib/gemm_tuning.hpp"
+#include "loom/runtime/thread_pool.hpp"
 
 namespace loom::lib {
 
@@ -73,6 +74,18 @@ LOOM_DECL GemmConfig gemm_config_knobs(tune::Config& cfg, const GemmConfig& base
     const int64_t stream_k = base.decomposition == Decomposition::StreamK ? 1 : 0;
     c.decomposition = cfg.choice("stream_k", {stream_k, 1 - stream_k}) != 0 ? Decomposition::StreamK
                                                                             : Decomposition::DataParallel;
+    // Blocks that leave fewer MAC-loop iterations than threads (C in one tile and K in one block,
+    // as the model's blocks are for some two-thread shapes) give Stream-K fewer workers than threads:
+    // a slower copy of a data-parallel candidate, refused so the search spends no trial on it.
+    if (c.decomposition == Decomposition::StreamK) {
+      const int64_t threads = c.workers > 0 ? c.workers : runtime::ThreadPool::global().num_threads();
+      const StreamKLayout layout = streamk_layout(problem, c);
+      if (layout.workers < threads)
+        throw Error(cat("lib::gemm tuning: Stream-K with mc = ", c.mc, ", nc = ", c.nc, ", kc = ", c.kc,
+                        " has ", layout.iterations(), " MAC-loop iterations (", layout.tiles(), " tiles x ",
+                        layout.iterations_per_tile, " blocks of K) for ", threads,
+                        " threads; smaller blocks give it work to share"));
+    }
   }
   return c;
 }
