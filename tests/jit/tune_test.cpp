@@ -4,6 +4,7 @@
 // search. The database survives garbage lines and processes appending at once. No test here looks
 // at a time: only at which configurations were measured, refused, or rejected.
 #include <loom/lib/gemm_tuning.hpp>
+#include <loom/runtime/thread_pool.hpp>
 #include <loom/tune/tune.hpp>
 
 #include <doctest/doctest.h>
@@ -476,31 +477,49 @@ TEST_CASE("tune: lib::gemm's blocking, tuned once, is what later gemm() calls us
                                 RandomArgs(random_args(lower(g.schedule, g.args()), 5)).args);
 }
 
-TEST_CASE("tune: lib::gemm's Stream-K knob is refused where the blocks leave the threads nothing to share") {
-  // C in one tile and K in one block: one MAC-loop iteration, so Stream-K would run one worker of
-  // two. Before, the tuner measured it as a candidate (a slower data-parallel one).
+TEST_CASE("tune: lib::gemm's search refuses Stream-K where the blocks leave a thread nothing to do") {
+  // C in one tile and K in one block is one MAC-loop iteration: Stream-K would run one worker of two,
+  // a slower copy of a data-parallel candidate. Before, the tuner measured such candidates.
+  ScopedCacheDir dir;  // LOOM_CACHE_DIR: the default database is dir/tuning.jsonl
   lib::GemmProblem p;
   p.m = 40, p.n = 36, p.k = 52;
-  lib::GemmConfig base = lib::model_gemm_config(p);
-  base.mc = 64, base.nc = 64, base.kc = 64, base.workers = 2, base.parallel = true;
-  base.decomposition = lib::Decomposition::DataParallel;
-  auto knobs = [&](int64_t kc, int64_t stream_k) {
-    return tune::Assignment{
-        {"kc", kc}, {"mc", 64}, {"nc", 64}, {"pack_a", base.pack_a ? 1 : 0}, {"stream_k", stream_k}};
-  };
-  tune::Config one_block(knobs(64, 1));
-  CHECK_THROWS_WITH_AS(lib::gemm_config_knobs(one_block, base, p),
-                       doctest::Contains("lib::gemm tuning: Stream-K with mc = 64, nc = 64, kc = 64 has 1 "
-                                         "MAC-loop iterations (1 tiles x 1 blocks of K) for 2 threads"),
-                       Error);
-  tune::Config data_parallel(knobs(64, 0));
-  CHECK(lib::gemm_config_knobs(data_parallel, base, p).decomposition == lib::Decomposition::DataParallel);
-  // K in 4 blocks of 16: 4 iterations for 2 workers.
-  base.kc = 16;
-  tune::Config split(knobs(16, 1));
-  const lib::GemmConfig c = lib::gemm_config_knobs(split, base, p);
-  CHECK(c.decomposition == lib::Decomposition::StreamK);
-  CHECK(lib::streamk_layout(p, c).workers == 2);
+  tune::Options o = quick("");
+  o.min_sample_ms = 0.01;
+  o.strategy = tune::Strategy::Exhaustive;
+  const tune::Result r = lib::tune_gemm(p, o);
+  const lib::GemmConfig base = lib::model_gemm_config(p);
+  const int64_t threads = runtime::ThreadPool::global().num_threads();
+  int refused = 0, stream_k = 0;
+  for (const tune::Trial& t : r.trials) {
+    tune::Config c(t.knobs);
+    const lib::GemmConfig config = lib::gemm_config_knobs(c, base, p);
+    if (config.decomposition != lib::Decomposition::StreamK) continue;
+    ++stream_k;
+    const bool idle = lib::streamk_layout(p, config).workers < threads;
+    CAPTURE(config.str());
+    CHECK((t.outcome == tune::Trial::Outcome::Invalid) == idle);
+    if (idle) {
+      CHECK(t.detail.find(cat("lib::gemm tuning: Stream-K with mc = ", config.mc)) != std::string::npos);
+      CHECK(t.detail.find(cat("MAC-loop iterations (", lib::streamk_layout(p, config).tiles(),
+                              " tiles x ")) != std::string::npos);
+      ++refused;
+    }
+  }
+  CHECK(stream_k > 0);
+  if (threads >= 2) CHECK(refused > 0);
+  // A record is applied whatever the threads now: one made with Stream-K over the model's blocks
+  // (one tile here) is what a later gemm() uses. (In a database of its own: the search's confirmed
+  // records come before others.)
+  ScopedCacheDir fresh;
+  tune::Record planted;
+  planted.workload = tune::workload_key(lib::gemm(p, base).args());
+  planted.target = Target::cpu().str();
+  planted.cpu = tune::cpu_model();
+  planted.knobs = {
+      {"kc", base.kc}, {"mc", base.mc}, {"nc", base.nc}, {"pack_a", base.pack_a ? 1 : 0}, {"stream_k", 1}};
+  planted.ms = 1e-6;
+  tune::Database().append(planted);
+  CHECK(lib::gemm(p).config.decomposition == lib::Decomposition::StreamK);
 }
 
 TEST_CASE("tune: lib::gemm's knobs for narrow types: the dot instruction, long K blocks, no Stream-K") {

@@ -270,6 +270,32 @@ TEST_CASE("prefetch: a stage attached inside an attached stage is searched too")
   }
 }
 
+TEST_CASE("prefetch: an attached stage's reduce axis may depend on its data axes (a triangular sum)") {
+  // P's row prefix sums, computed at C's jo: P's reduce axis r runs to its column c. Before, r's range
+  // was taken over the loops outside P only, so c stayed in the region, and lowering refused the
+  // kernel as using a variable that is not an argument.
+  Tensor A = placeholder({9, 70}, f32, "A");
+  Tensor B = placeholder({70, 45}, f32, "B");
+  Tensor P = compute(
+      {9, 70},
+      [&](Expr i, Expr c) {
+        IterVar r = reduce_axis(0, c + 1, "r");
+        return sum(A(i, r), {r});
+      },
+      "P");
+  IterVar k = reduce_axis(0, 70, "k");
+  Tensor C = compute(
+      {9, 45}, [&](Expr i, Expr j) { return sum(P(i, k) * B(k, j), {k}); }, "C");
+  Schedule s = create_schedule(C);
+  auto [io, ii] = s[C].split(C.axis(0), 4);
+  auto [jo, ji] = s[C].split(C.axis(1), 16);
+  s[C].reorder({io, jo, ii, k, ji});
+  s[P].compute_at(s[C], jo);
+  s[C].prefetch(A, io, 1);
+  // The 4 rows of block io + 1, whole: 70 floats each, 6 lines however a row starts.
+  CHECK(contains(check_against_default(s, {A, B}, {C}).to_string(), "for (prefetch.A.1: int32, 0, 6)"));
+}
+
 TEST_CASE("prefetch: reads through indices from data are left out of the region, the others kept") {
   // C scales row i of A by the element G picks from it by Idx, G computed at C's row loop. The row is
   // prefetched; G's read has no bound before the kernel runs. Before, the unspread prefetch was

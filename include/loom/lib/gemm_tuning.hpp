@@ -18,13 +18,12 @@ LOOM_DECL GemmConfig model_gemm_config(const GemmProblem& problem);
 /// The GEMM configuration a Config's knobs select for `problem`, around `base` (the default of
 /// each knob): the cache blocks and packing of A; the decomposition for float32/float64 (Stream-K
 /// computes no other types); for bfloat16 and 8-bit inputs, the micro-kernel's instruction where
-/// this CPU has a dot instruction for them, and cache blocks of K up to the whole of it. Throws
-/// loom::Error for Stream-K over blocks with fewer MAC-loop iterations than threads (the tuner counts
-/// it invalid).
+/// this CPU has a dot instruction for them, and cache blocks of K up to the whole of it.
 LOOM_DECL GemmConfig gemm_config_knobs(tune::Config& cfg, const GemmConfig& base, const GemmProblem& problem);
 
 /// Tunes the blocking of `problem` (the heuristic's configuration is the default candidate) and
-/// records the measurements in the tuning database, which later gemm(problem) calls read. They
+/// records the measurements in the tuning database, which later gemm(problem) calls read. Stream-K
+/// over blocks with fewer MAC-loop iterations than threads is counted invalid, not measured. They
 /// are filed under the workload key of the model configuration's gemm (tune::workload_key of
 /// gemm(problem, model_gemm_config(problem)).args()): a tuned configuration may add or drop
 /// packing stages, which changes its own graph.

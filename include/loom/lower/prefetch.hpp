@@ -93,16 +93,18 @@ inline PrefetchRegion prefetch_region(const StageNode& s, size_t at, const Tenso
                                                                                const IntervalMap& outer) {
     if (a.op->kind != OpKind::Compute) return;
     const auto* ac = static_cast<const ComputeOpNode*>(a.op.get());
-    IntervalEvaluator between(outer, analyzer);
-    auto over_outer = [&](const Expr& mn, const Expr& mx) {
-      const Expr lo = between.eval(substitute(mn, ahead)).min, hi = between.eval(substitute(mx, ahead)).max;
+    // [mn, mx] over the values of the variables in `vars`.
+    auto over = [&](const IntervalMap& vars, const Expr& mn, const Expr& mx) {
+      IntervalEvaluator ev(vars, analyzer);
+      const Expr lo = ev.eval(substitute(mn, ahead)).min, hi = ev.eval(substitute(mx, ahead)).max;
       return IntervalSet{lo.defined() ? analyzer.simplify(lo) : lo,
                          hi.defined() ? analyzer.simplify(hi) : hi};
     };
+    // The data axes first, then the reduce axes, whose ranges may depend on them (a triangular sum).
     IntervalMap inner = outer;
     for (const IterVar& iv : ac->root_iter_vars()) {
       const Range& r = ranges.at(iv.get());
-      inner[iv.var().get()] = over_outer(r.min, r.min + r.extent - make_int_const(r.extent.dtype(), 1));
+      inner[iv.var().get()] = over(inner, r.min, r.min + r.extent - make_int_const(r.extent.dtype(), 1));
     }
     IntervalEvaluator ev(inner, analyzer);
     add_reads(ac->body, VarMap{}, ev);
@@ -111,7 +113,7 @@ inline PrefetchRegion prefetch_region(const StageNode& s, size_t at, const Tenso
     for (const IterVar& leaf : a.leaf_iter_vars) {
       const Range& r = ranges.at(leaf.get());
       const Expr last = r.extent - make_int_const(r.extent.dtype(), 1);
-      loops[loop_var_of(a, leaf).get()] = over_outer(make_zero(r.extent.dtype()), last);
+      loops[loop_var_of(a, leaf).get()] = over(outer, make_zero(r.extent.dtype()), last);
     }
     for (const IterVar& leaf : a.leaf_iter_vars)
       for (const StageNode* nested : scope.attached(a, leaf)) add_attached(*nested, loops);

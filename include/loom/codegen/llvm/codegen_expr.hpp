@@ -530,9 +530,10 @@ inline llvm::Value* CodeGenLLVM::emit_math(const CallNode* op) {
   // exp, log, tanh and erf of float and double: inline polynomials, so that vectors stay
   // vectors (and a loop's scalar remainder computes what its vector body does).
   if (VectorMath::handles(op->name, args[0]->getType())) {
-    const MathTarget math{.avx512_zmm = target_.has_avx512_zmm,
-                          .round_instruction = target_.enables("sse4.1"),
-                          .avx512 = target_.enables("avx512f")};
+    const MathTarget math{
+        .avx512_zmm = target_.has_avx512_zmm,
+        .round_instruction = target_.enables("sse4.1"),
+        .avx512 = target_.enables("avx512f") && (target_.has_avx512_zmm || target_.enables("avx512vl"))};
     r = VectorMath(builder_, math).emit(op->name, args[0]);
   } else if (auto it = intrinsics.find(op->name); it != intrinsics.end()) {
     r = builder_.CreateIntrinsic(it->second, {args[0]->getType()}, args);

@@ -20,8 +20,9 @@ struct MathTarget {
   bool avx512_zmm = false;
   /// SSE4.1 or newer: roundps / vrndscaleps round to the nearest integer in one instruction.
   bool round_instruction = false;
-  /// AVX-512F at any register width (FMA among it): float tanh takes its table of polynomials, for
-  /// the same bits with and without 512-bit registers.
+  /// AVX-512F with 512-bit registers or AVX-512VL (FMA among it): float tanh and erf take their
+  /// tables of polynomials, picked by two-table permutes, for the same bits with and without 512-bit
+  /// registers.
   bool avx512 = false;
 };
 

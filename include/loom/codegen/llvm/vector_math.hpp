@@ -6,13 +6,14 @@
 // fits on Chebyshev nodes (near minimax), rounded to float.
 //
 // Accuracy against the correctly rounded result, every float input checked (bench/vector_math.cpp,
-// docs/vector-math.md): exp 1.02 ulp, log 0.97, tanh 0.73 on AVX-512 targets (1.34 elsewhere), erf
-// 1.30 at most; NaN, +-inf, +-0, subnormal inputs and results behave as libm's.
+// docs/vector-math.md): exp 1.02 ulp, log 0.97, tanh 1.34, erf 1.30 at most; on AVX-512 targets tanh
+// 0.73 and erf 0.63 (polynomials per interval). NaN, +-inf, +-0, subnormal inputs and results behave
+// as libm's.
 #pragma once
 
+#include "loom/codegen/llvm/interval_polynomials.hpp"
 #include "loom/codegen/llvm/math_lanes.hpp"
 #include "loom/codegen/llvm/polynomial_ir.hpp"
-#include "loom/codegen/llvm/tanh_table.hpp"
 #include "loom/codegen/llvm/vector_math_f64.hpp"
 
 #include <cmath>
@@ -126,12 +127,10 @@ class VectorMath : PolynomialIR {
     return {m, b_.CreateSelect(b_.CreateFCmpOLT(m, f(x, 1.0f)), b_.CreateFAdd(e, f(x, 1.0f)), e)};
   }
 
-  /// tanh x. On AVX-512 targets, a polynomial per interval of |x| (tanh_table.hpp): its
-  /// coefficients are picked from registers with one two-table permute each, or from the table in
-  /// memory where the target lacks 512-bit registers (the same bits). Elsewhere an odd polynomial below |x| =
-  /// 0.625, 1 - 2 / (e^(2|x|) + 1) with x's sign above.
+  /// tanh x. On AVX-512 targets, a polynomial per interval of |x| (by_intervals). Elsewhere an odd
+  /// polynomial below |x| = 0.625, 1 - 2 / (e^(2|x|) + 1) with x's sign above.
   llvm::Value* tanh(llvm::Value* x) {
-    if (target_.avx512) return tanh_by_intervals(x);
+    if (target_.avx512) return by_intervals(x, kTanhPolynomials);
     llvm::Value* a = fabs(x);
     llvm::Value* x2 = b_.CreateFMul(x, x);
     llvm::Value* p = horner(x2, {-0.3333328521960245f, 0.13331512665829802f, -0.053744657959036463f,
@@ -144,74 +143,79 @@ class VectorMath : PolynomialIR {
     return b_.CreateSelect(b_.CreateFCmpOLT(a, f(x, 0.625f)), small, large);
   }
 
-  /// tanh x = sign(x) P_i(|x| - c_i), |x| limited to 9.5 (NaN kept), i its interval: 22 instructions
-  /// per 16 lanes (7 of them permutes), where the exp-based formula takes 34.
-  llvm::Value* tanh_by_intervals(llvm::Value* x) {
+  /// f(x) = sign(x) P_i(|x| - c_i) for an odd f whose table `fn` holds (interval_polynomials.hpp),
+  /// |x| limited to fn.largest (NaN kept), i its interval; below 1/8, t + t (p1 - 1 + ...). The
+  /// coefficients are picked from registers by permutes (table_entry), the same bits at every width.
+  /// tanh: 22 instructions per 16 lanes (7 of them permutes), where its exp-based formula takes 34.
+  llvm::Value* by_intervals(llvm::Value* x, const IntervalPolynomials& fn) {
     llvm::Value* a = fabs(x);
-    a = b_.CreateSelect(b_.CreateFCmpOGT(a, f(x, kTanhLargest)), f(x, kTanhLargest), a);
+    a = b_.CreateSelect(b_.CreateFCmpOGT(a, f(x, fn.largest)), f(x, fn.largest), a);
     llvm::Value* index =
-        b_.CreateSub(b_.CreateLShr(b_.CreateBitCast(a, i32(x)), c32(x, 21)), c32(x, kTanhIndexBias));
+        b_.CreateSub(b_.CreateLShr(b_.CreateBitCast(a, i32(x)), c32(x, 21)), c32(x, kIntervalIndexBias));
     index = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, index, c32(x, 0));
-    llvm::Value* t = b_.CreateFSub(a, tanh_table_entry(0, index, x));
-    llvm::Value* q = tanh_table_entry(kTanhTableRows - 1, index, x);
-    for (int row = kTanhTableRows - 2; row >= 2; --row) q = fma(q, t, tanh_table_entry(row, index, x));
+    llvm::Value* t = b_.CreateFSub(a, table_entry(fn, 0, index, x));
+    llvm::Value* q = table_entry(fn, fn.rows - 1, index, x);
+    for (int row = fn.rows - 2; row >= 2; --row) q = fma(q, t, table_entry(fn, row, index, x));
     // p0 + t q; below 1/8, t + t q (the table's p1 there is 1 less), rounded once either way.
     llvm::Value* below_eighth = b_.CreateICmpEQ(index, c32(x, 0));
-    return copysign(fma(q, t, b_.CreateSelect(below_eighth, t, tanh_table_entry(1, index, x))), x);
+    return copysign(fma(q, t, b_.CreateSelect(below_eighth, t, table_entry(fn, 1, index, x))), x);
   }
-  /// Row `row` of the tanh table at `index` (in [0, 31], or past it for NaN, whose low 5 bits then
-  /// pick an entry), in x's type and lanes: with vpermt2ps where the target has 512-bit registers
-  /// (a scalar or a shorter vector in the low lanes of one, a longer one 16 lanes at a time), else
-  /// loaded from the table in memory.
-  llvm::Value* tanh_table_entry(int row, llvm::Value* index, llvm::Value* x) {
-    const float* values = kTanhTable[row];
+  /// Row `row` of `fn`'s table at `index` (in [0, 31], or past it for NaN, whose low 5 bits then pick
+  /// an entry), in x's type and lanes. With 512-bit registers one vpermt2ps per 16 lanes (bit 4 of an
+  /// index picks the register, bits 0-3 the lane); without them (AVX-512VL on 256-bit registers) two
+  /// per 8 lanes, one for each half of the table, and a blend on bit 4. A scalar, or the lanes past a
+  /// multiple of 16 or 8, go in the low lanes of one more.
+  llvm::Value* table_entry(const IntervalPolynomials& fn, int row, llvm::Value* index, llvm::Value* x) {
+    const float* values = fn.row(row);
+    auto table = [&](int first, int count) {
+      return llvm::ConstantDataVector::get(b_.getContext(), llvm::ArrayRef<float>(values + first, count));
+    };
+    const bool zmm = target_.avx512_zmm;
+    const unsigned width = zmm ? 16 : 8;
+    // The entries at `width` indices.
+    auto permute = [&](llvm::Value* part) -> llvm::Value* {
+      if (zmm)
+        return b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpermi2var_ps_512, {},
+                                  {table(0, 16), part, table(16, 16)});
+      llvm::Value* low = b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpermi2var_ps_256, {},
+                                            {table(0, 8), part, table(8, 8)});
+      llvm::Value* high = b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpermi2var_ps_256, {},
+                                             {table(16, 8), part, table(24, 8)});
+      llvm::Value* upper = b_.CreateICmpNE(b_.CreateAnd(part, c32(part, 16)), c32(part, 0));
+      return b_.CreateSelect(upper, high, low);
+    };
     auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(x->getType());
-    const unsigned lanes = vector ? vector->getNumElements() : 1;
-    if (target_.avx512_zmm && (lanes <= 16 || lanes % 16 == 0)) {
-      // vpermt2ps: bit 4 of an index picks the register, bits 0-3 the lane.
-      llvm::Value* low = llvm::ConstantDataVector::get(b_.getContext(), llvm::ArrayRef<float>(values, 16));
-      llvm::Value* high =
-          llvm::ConstantDataVector::get(b_.getContext(), llvm::ArrayRef<float>(values + 16, 16));
-      auto permute = [&](llvm::Value* index16) {
-        return b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpermi2var_ps_512, {}, {low, index16, high});
-      };
-      if (!vector) return b_.CreateExtractElement(permute(b_.CreateVectorSplat(16, index)), uint64_t{0});
-      std::vector<int> first(lanes), widen(16, -1);
-      for (unsigned i = 0; i < lanes; ++i) first[i] = static_cast<int>(i);
-      if (lanes < 16) {
-        for (unsigned i = 0; i < lanes; ++i) widen[i] = static_cast<int>(i);
-        return b_.CreateShuffleVector(permute(b_.CreateShuffleVector(index, widen)), first);
-      }
-      llvm::Value* out = llvm::PoisonValue::get(x->getType());
-      for (unsigned chunk = 0; chunk < lanes; chunk += 16) {
-        std::vector<int> part(16);
-        for (int i = 0; i < 16; ++i) part[i] = static_cast<int>(chunk) + i;
-        llvm::Value* piece = permute(b_.CreateShuffleVector(index, part));
-        for (int i = 0; i < 16; ++i)
-          out = b_.CreateInsertElement(out, b_.CreateExtractElement(piece, uint64_t(i)), uint64_t(chunk + i));
-      }
-      return out;
+    if (!vector) return b_.CreateExtractElement(permute(b_.CreateVectorSplat(width, index)), uint64_t{0});
+    const unsigned lanes = vector->getNumElements();
+    // Each `width` lanes of the index (poison past the last), permuted, then joined pairwise.
+    std::vector<llvm::Value*> parts;
+    for (unsigned first = 0; first < lanes; first += width) {
+      std::vector<int> pick(width, -1);
+      for (unsigned i = 0; i < width && first + i < lanes; ++i) pick[i] = static_cast<int>(first + i);
+      parts.push_back(permute(lanes == width ? index : b_.CreateShuffleVector(index, pick)));
     }
-    llvm::Module& module = *b_.GetInsertBlock()->getModule();
-    const std::string name = "loom.tanhf.table";
-    llvm::GlobalVariable* table = module.getNamedGlobal(name);
-    if (!table) {
-      llvm::Constant* data = llvm::ConstantDataArray::get(
-          b_.getContext(), llvm::ArrayRef<float>(&kTanhTable[0][0], kTanhTableRows * kTanhIntervals));
-      table = new llvm::GlobalVariable(module, data->getType(), /*isConstant=*/true,
-                                       llvm::GlobalValue::PrivateLinkage, data, name);
-      table->setAlignment(llvm::Align(64));
+    while (parts.size() > 1) {
+      if (parts.size() % 2) parts.push_back(llvm::PoisonValue::get(parts.back()->getType()));
+      std::vector<llvm::Value*> joined;
+      for (size_t i = 0; i < parts.size(); i += 2) {
+        const unsigned n = llvm::cast<llvm::FixedVectorType>(parts[i]->getType())->getNumElements();
+        std::vector<int> both(2 * n);
+        for (unsigned k = 0; k < 2 * n; ++k) both[k] = static_cast<int>(k);
+        joined.push_back(b_.CreateShuffleVector(parts[i], parts[i + 1], both));
+      }
+      parts = std::move(joined);
     }
-    llvm::Value* entry = b_.CreateAdd(b_.CreateAnd(index, c32(x, kTanhIntervals - 1)),
-                                      c32(x, static_cast<uint32_t>(row * kTanhIntervals)));
-    llvm::Value* address = b_.CreateInBoundsGEP(b_.getFloatTy(), table, entry);
-    if (!vector) return b_.CreateAlignedLoad(b_.getFloatTy(), address, llvm::Align(4));
-    return b_.CreateMaskedGather(x->getType(), address, llvm::Align(4));
+    if (llvm::cast<llvm::FixedVectorType>(parts[0]->getType())->getNumElements() == lanes) return parts[0];
+    std::vector<int> first(lanes);
+    for (unsigned i = 0; i < lanes; ++i) first[i] = static_cast<int>(i);
+    return b_.CreateShuffleVector(parts[0], first);
   }
 
-  /// erf x: x P(x^2) below |x| = 0.875; above, 1 - e^Q(|x|) with Q fitted to log erfc on
-  /// [0.875, 4] (erf rounds to 1 beyond 4), with x's sign.
+  /// erf x. On AVX-512 targets, a polynomial per interval of |x| (by_intervals). Elsewhere x P(x^2)
+  /// below |x| = 0.875; above, 1 - e^Q(|x|) with Q fitted to log erfc on [0.875, 4] (erf rounds to 1
+  /// beyond 4), with x's sign.
   llvm::Value* erf(llvm::Value* x) {
+    if (target_.avx512) return by_intervals(x, kErfPolynomials);
     llvm::Value* a = fabs(x);
     // x + x (P(x^2) - 1): the last operation adds a small correction to x, so it rounds once.
     llvm::Value* small = fma(x,

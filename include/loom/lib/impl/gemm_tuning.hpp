@@ -74,18 +74,6 @@ LOOM_DECL GemmConfig gemm_config_knobs(tune::Config& cfg, const GemmConfig& base
     const int64_t stream_k = base.decomposition == Decomposition::StreamK ? 1 : 0;
     c.decomposition = cfg.choice("stream_k", {stream_k, 1 - stream_k}) != 0 ? Decomposition::StreamK
                                                                             : Decomposition::DataParallel;
-    // Blocks that leave fewer MAC-loop iterations than threads (C in one tile and K in one block,
-    // as the model's blocks are for some two-thread shapes) give Stream-K fewer workers than threads:
-    // a slower copy of a data-parallel candidate, refused so the search spends no trial on it.
-    if (c.decomposition == Decomposition::StreamK) {
-      const int64_t threads = c.workers > 0 ? c.workers : runtime::ThreadPool::global().num_threads();
-      const StreamKLayout layout = streamk_layout(problem, c);
-      if (layout.workers < threads)
-        throw Error(cat("lib::gemm tuning: Stream-K with mc = ", c.mc, ", nc = ", c.nc, ", kc = ", c.kc,
-                        " has ", layout.iterations(), " MAC-loop iterations (", layout.tiles(), " tiles x ",
-                        layout.iterations_per_tile, " blocks of K) for ", threads,
-                        " threads; smaller blocks give it work to share"));
-    }
   }
   return c;
 }
@@ -97,7 +85,21 @@ LOOM_DECL tune::Result tune_gemm(const GemmProblem& problem, tune::Options optio
     options.name = cat("lib::gemm ", problem.m, "x", problem.n, "x", problem.k, " ", problem.dtype.str());
   return tune::tune(
       [&](tune::Config& cfg) {
-        Gemm g = gemm(problem, gemm_config_knobs(cfg, base, problem));
+        const GemmConfig c = gemm_config_knobs(cfg, base, problem);
+        // Blocks that leave fewer MAC-loop iterations than threads (C in one tile and K in one block,
+        // as the model's blocks are for some two-thread shapes) give Stream-K fewer workers than
+        // threads: a slower copy of a data-parallel candidate, refused so the search spends no trial
+        // on it. (Only here: a record made with fewer threads still applies in a later process.)
+        if (c.decomposition == Decomposition::StreamK) {
+          const int64_t threads = c.workers > 0 ? c.workers : runtime::ThreadPool::global().num_threads();
+          const StreamKLayout layout = streamk_layout(problem, c);
+          if (layout.workers < threads)
+            throw Error(cat("lib::gemm tuning: Stream-K with mc = ", c.mc, ", nc = ", c.nc, ", kc = ", c.kc,
+                            " has ", layout.iterations(), " MAC-loop iterations (", layout.tiles(),
+                            " tiles x ", layout.iterations_per_tile, " blocks of K) for ", threads,
+                            " threads; smaller blocks give it work to share"));
+        }
+        Gemm g = gemm(problem, c);
         return tune::Candidate{g.schedule, g.args()};
       },
       options);

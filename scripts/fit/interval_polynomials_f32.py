@@ -1,20 +1,27 @@
 #!/usr/bin/env python3
-# Fits the table of float tanh's polynomials (include/loom/codegen/llvm/tanh_table.hpp): |x| in
-# [0, 1/8) and four intervals per binade from 1/8 to [8, 10) (29 of the table's 32 entries; the rest
-# are never reached), and in each, tanh(c + t) = p0 + t (p1 + ... + t p5) around a float c.
-#   c:  a float near the middle of the interval whose tanh is closest to a float (p0, which then
-#       carries almost no rounding); 0 for the first interval, whose p0 is 0.
-#   p1 .. p5 minimize the largest relative error of the polynomial: weighted least squares on
+# Fits the tables of float tanh's and erf's polynomials per interval
+# (include/loom/codegen/llvm/interval_polynomials.hpp): |x| in [0, 1/8) and four intervals per binade
+# from 1/8 up to the interval that holds the largest argument (tanh: [8, 10), erf: [3.5, 4)), and in
+# each, f(c + t) = p0 + t (p1 + ... + t p_d) around a float c.
+#   c:  a float near the middle of the interval whose f is closest to a float (p0, which then carries
+#       almost no rounding); 0 for the first interval, whose p0 is 0.
+#   p1 .. p_d minimize the largest relative error of the polynomial: weighted least squares on
 #       Chebyshev nodes, then Lawson's reweighting toward the minimax fit.
 # The first interval's p1 is stored less 1: the code adds t last there (t + t (p1 - 1 + ...)).
-# Prints each interval's own error (units of 2^-24, relative) and the C++ table rows.
-# Needs mpmath (Debian: python3-mpmath). Usage: python3 scripts/fit/tanh_f32.py
+# The table has 32 entries (a 5-bit index); those past the last interval are never reached and hold
+# f = 1. Prints each interval's own error (units of 2^-24, relative) and the C++ table rows.
+# Needs mpmath (Debian: python3-mpmath). Usage: python3 scripts/fit/interval_polynomials_f32.py tanh|erf
 import struct
 
 import mpmath as mp
 
+import sys
+
 mp.mp.dps = 40
-DEGREE = 5
+# The function, the degree of its polynomials, and its intervals' count (the last holds the largest
+# argument the code passes: tanh 9.5, erf 3.95; beyond, both round to 1).
+FUNCTIONS = {"tanh": (mp.tanh, 5, 26), "erf": (mp.erf, 6, 21)}
+FN, DEGREE, INTERVALS = FUNCTIONS[sys.argv[1] if len(sys.argv) > 1 else "tanh"]
 
 
 def to_float(v):
@@ -39,17 +46,17 @@ def intervals():
     for e in range(-3, 4):
         for q in range(4):
             out.append((2.0**e * (1 + q / 4), 2.0**e * (1 + (q + 1) / 4)))
-    return out[:26]  # up to [8, 10): |x| is limited to 9.5
+    return out[:INTERVALS]
 
 
 def pick_center(lo, hi):
-    """A float near the middle whose tanh rounds to a float with the least error."""
+    """A float near the middle whose f rounds to a float with the least error."""
     mid = float_bits(to_float((lo + hi) / 2))
     span = (float_bits(to_float(hi)) - float_bits(to_float(lo))) // (2 if lo >= 8 else 8)
     best = None
     for b in range(mid - span, mid + span, max(1, span // 2000)):
         c = from_bits(b)
-        y = mp.tanh(c)
+        y = FN(c)
         p0 = to_float(y)
         err = abs(y - p0) / ulp(p0)
         if best is None or err < best[0]:
@@ -59,7 +66,7 @@ def pick_center(lo, hi):
 
 def fit(lo, hi, c, p0, nodes=240, rounds=40):
     xs = [mp.mpf(lo) + (hi - lo) * (1 - mp.cos(mp.pi * (k + mp.mpf(0.5)) / nodes)) / 2 for k in range(nodes)]
-    ys = [mp.tanh(x) for x in xs]
+    ys = [FN(x) for x in xs]
     ts = [x - c for x in xs]
     lawson = [mp.mpf(1)] * nodes
     best = None
@@ -95,10 +102,10 @@ def main():
         rows[1].append(p0)
         for j in range(DEGREE):
             rows[2 + j].append(to_float(coef[j]))
-        print(f"// [{lo}, {hi}): c = {c!r}, tanh(c) - p0 = {float(c_err):.5f} ulp, fit {float(worst) * 2**24:.5f}")
-    for row in rows:  # entries 26-31 are never reached: tanh there is 1
+        print(f"// [{lo}, {hi}): c = {c!r}, f(c) - p0 = {float(c_err):.5f} ulp, fit {float(worst) * 2**24:.5f}")
+    for row in rows:  # entries past the last interval are never reached: f there is 1
         row += [0.0] * (32 - len(row))
-    rows[1][26:] = [1.0] * 6
+    rows[1][INTERVALS:] = [1.0] * (32 - INTERVALS)
     for name, row in zip(["c", "p0"] + [f"p{j}" for j in range(1, DEGREE + 1)], rows):
         items = [shortest(v) + "f" for v in row]
         lines = [", ".join(items[i : i + 6]) for i in range(0, len(items), 6)]
