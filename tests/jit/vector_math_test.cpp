@@ -84,6 +84,20 @@ std::vector<float> sample_inputs() {
   return xs;
 }
 
+/// The largest ulp error of `out` (c applied to xs) and the input where it occurs.
+struct Worst {
+  double ulp = 0;
+  float at = 0;
+};
+Worst worst_error(const MathCase& c, const std::vector<float>& xs, const Buffer<float>& out) {
+  Worst w;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double e = ulp_error(out.at_flat(static_cast<int64_t>(i)), c.reference(xs[i]));
+    if (e > w.ulp) w = {e, xs[i]};
+  }
+  return w;
+}
+
 }  // namespace
 
 TEST_CASE("vector math: exp, log, tanh, erf within their documented ulp of libm, specials exact") {
@@ -97,14 +111,9 @@ TEST_CASE("vector math: exp, log, tanh, erf within their documented ulp of libm,
       CAPTURE(std::string(c.name));
       CAPTURE(target.str());
       build_math(c, n, target)(in, out);
-      double worst = 0;
-      float worst_at = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        const double e = ulp_error(out.at_flat(i), c.reference(xs[i]));
-        if (e > worst) worst = e, worst_at = xs[i];
-      }
-      CAPTURE(worst_at);
-      CHECK(worst <= c.max_ulp);
+      const Worst worst = worst_error(c, xs, out);
+      CAPTURE(worst.at);
+      CHECK(worst.ulp <= c.max_ulp);
     }
   }
 }
@@ -251,14 +260,9 @@ TEST_CASE(
       CAPTURE(lanes);
       CAPTURE(target.str());
       build_math(c, n, target, lanes)(in, out);
-      double worst = 0;
-      float worst_at = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        const double e = ulp_error(out.at_flat(i), c.reference(xs[i]));
-        if (e > worst) worst = e, worst_at = xs[i];
-      }
-      CAPTURE(worst_at);
-      CHECK(worst <= bound.max_ulp);
+      const Worst worst = worst_error(c, xs, out);
+      CAPTURE(worst.at);
+      CHECK(worst.ulp <= bound.max_ulp);
     }
   }
 }
