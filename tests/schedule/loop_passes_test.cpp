@@ -294,6 +294,36 @@ TEST_CASE("prefetch: an attached stage's reduce axis may depend on its data axes
   s[C].prefetch(A, io, 1);
   // The 4 rows of block io + 1, whole: 70 floats each, 6 lines however a row starts.
   CHECK(contains(check_against_default(s, {A, B}, {C}).to_string(), "for (prefetch.A.1: int32, 0, 6)"));
+
+  // With P's column axis split, r's range is in P's loops; with a suffix sum and a copy of A made at
+  // P's reduce loop (whose extent depends on the column), the copy's range is in that loop. Both
+  // failed lowering after the first fix, as using a variable that is not an argument.
+  for (int variant : {0, 1}) {
+    CAPTURE(variant);
+    IterVar r_axis;
+    Tensor Q = compute(
+        {9, 70},
+        [&](Expr i, Expr c) {
+          r_axis = variant == 0 ? reduce_axis(0, c + 1, "r") : reduce_axis(c, Expr(70) - c, "r");
+          return sum(A(i, r_axis), {r_axis});
+        },
+        "Q");
+    Tensor D = compute(
+        {9, 45}, [&](Expr i, Expr j) { return sum(Q(i, k) * B(k, j), {k}); }, "D");
+    Schedule t = create_schedule(D);
+    auto [to, ti] = t[D].split(D.axis(0), 4);
+    auto [uo, ui] = t[D].split(D.axis(1), 16);
+    t[D].reorder({to, uo, ti, k, ui});
+    t[Q].compute_at(t[D], uo);
+    if (variant == 0) {
+      t[Q].split(Q.axis(1), 8);
+    } else {
+      Tensor AQ = t.cache_read(A, "global", {Q});
+      t[AQ].compute_at(t[Q], r_axis);
+    }
+    t[D].prefetch(A, to, 1);
+    CHECK(contains(check_against_default(t, {A, B}, {D}).to_string(), "prefetch(A["));
+  }
 }
 
 TEST_CASE("prefetch: reads through indices from data are left out of the region, the others kept") {

@@ -60,6 +60,17 @@ inline PrefetchRegion prefetch_region(const StageNode& s, size_t at, const Tenso
   PrefetchRegion out;
   std::vector<IntervalSet> region(static_cast<size_t>(tensor.ndim()));
   bool bounded = false;  // whether `region` holds a read yet
+  // Variables that must not remain in a region: the loops inside `at` and the variables of the
+  // attached stages, which the region ranges over. A read whose bounds keep one (a range the
+  // evaluation below cannot express in the outer loops) is left out, as one read from data is.
+  std::unordered_set<const VarNode*> inside;
+  for (const auto& [var, set] : relax) inside.insert(var);
+  auto in_scope = [&](const IntervalSet& set) {
+    for (const Expr& bound : {set.min, set.max})
+      for (const Var& v : free_vars(bound))
+        if (inside.count(v.get())) return false;
+    return true;
+  };
   // The loads of `tensor` in `body`, its own variables replaced by `root`.
   auto add_reads = [&](const std::vector<Expr>& bodies, const VarMap& root, IntervalEvaluator& ev) {
     for (const Expr& b : bodies)
@@ -70,7 +81,7 @@ inline PrefetchRegion prefetch_region(const StageNode& s, size_t at, const Tenso
         std::vector<IntervalSet> sets(region.size());
         for (size_t d = 0; d < region.size(); ++d) {
           sets[d] = ev.eval(substitute(load->indices[d], root));
-          if (!sets[d].bounded()) return;
+          if (!sets[d].bounded() || !in_scope(sets[d])) return;
         }
         for (size_t d = 0; d < region.size(); ++d)
           region[d] = bounded ? ev.unite(region[d], sets[d]) : sets[d];
@@ -100,21 +111,33 @@ inline PrefetchRegion prefetch_region(const StageNode& s, size_t at, const Tenso
       return IntervalSet{lo.defined() ? analyzer.simplify(lo) : lo,
                          hi.defined() ? analyzer.simplify(hi) : hi};
     };
-    // The data axes first, then the reduce axes, whose ranges may depend on them (a triangular sum).
-    IntervalMap inner = outer;
-    for (const IterVar& iv : ac->root_iter_vars()) {
+    auto last = [](const Range& r) { return r.min + r.extent - make_int_const(r.extent.dtype(), 1); };
+    for (const IterVar& iv : ac->root_iter_vars()) inside.insert(iv.var().get());
+    for (const IterVar& leaf : a.leaf_iter_vars) inside.insert(loop_var_of(a, leaf).get());
+    // Its data axes (their values), then its loops (counters from 0; an extent may depend on a data
+    // axis, as a triangular reduce loop's does), then its reduce axes, whose ranges may depend on
+    // both. An unsplit axis is its own loop: its variable is a value in the body, a counter in the
+    // ranges of the stages attached at it, so the two sets are kept apart.
+    IntervalMap values = outer;
+    for (const IterVar& iv : ac->axis) {
       const Range& r = ranges.at(iv.get());
-      inner[iv.var().get()] = over(inner, r.min, r.min + r.extent - make_int_const(r.extent.dtype(), 1));
+      values[iv.var().get()] = over(values, r.min, last(r));
     }
-    IntervalEvaluator ev(inner, analyzer);
-    add_reads(ac->body, VarMap{}, ev);
-    // Stages attached at its loops: those loops' counters over all their values.
-    IntervalMap loops = outer;
+    IntervalMap loops = values;
     for (const IterVar& leaf : a.leaf_iter_vars) {
       const Range& r = ranges.at(leaf.get());
-      const Expr last = r.extent - make_int_const(r.extent.dtype(), 1);
-      loops[loop_var_of(a, leaf).get()] = over(outer, make_zero(r.extent.dtype()), last);
+      loops[loop_var_of(a, leaf).get()] =
+          over(values, make_zero(r.extent.dtype()), r.extent - make_int_const(r.extent.dtype(), 1));
     }
+    for (const IterVar& iv : ac->reduce_axis) {
+      IntervalMap both = loops;
+      for (const auto& [var, set] : values) both[var] = set;
+      const Range& r = ranges.at(iv.get());
+      values[iv.var().get()] = over(both, r.min, last(r));
+    }
+    IntervalEvaluator ev(values, analyzer);
+    add_reads(ac->body, VarMap{}, ev);
+    // Stages attached at its loops: those loops' counters over all their values.
     for (const IterVar& leaf : a.leaf_iter_vars)
       for (const StageNode* nested : scope.attached(a, leaf)) add_attached(*nested, loops);
   };
