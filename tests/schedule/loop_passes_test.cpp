@@ -273,56 +273,40 @@ TEST_CASE("prefetch: a stage attached inside an attached stage is searched too")
 TEST_CASE("prefetch: an attached stage's reduce axis may depend on its data axes (a triangular sum)") {
   // P's row prefix sums, computed at C's jo: P's reduce axis r runs to its column c. Before, r's range
   // was taken over the loops outside P only, so c stayed in the region, and lowering refused the
-  // kernel as using a variable that is not an argument.
+  // kernel as using a variable that is not an argument. Two variants failed the same way after the
+  // first fix: P's column axis split (r's range is then in P's loops), and a suffix sum with a copy of
+  // A made at P's reduce loop (whose extent depends on the column).
   Tensor A = placeholder({9, 70}, f32, "A");
   Tensor B = placeholder({70, 45}, f32, "B");
-  Tensor P = compute(
-      {9, 70},
-      [&](Expr i, Expr c) {
-        IterVar r = reduce_axis(0, c + 1, "r");
-        return sum(A(i, r), {r});
-      },
-      "P");
   IterVar k = reduce_axis(0, 70, "k");
-  Tensor C = compute(
-      {9, 45}, [&](Expr i, Expr j) { return sum(P(i, k) * B(k, j), {k}); }, "C");
-  Schedule s = create_schedule(C);
-  auto [io, ii] = s[C].split(C.axis(0), 4);
-  auto [jo, ji] = s[C].split(C.axis(1), 16);
-  s[C].reorder({io, jo, ii, k, ji});
-  s[P].compute_at(s[C], jo);
-  s[C].prefetch(A, io, 1);
-  // The 4 rows of block io + 1, whole: 70 floats each, 6 lines however a row starts.
-  CHECK(contains(check_against_default(s, {A, B}, {C}).to_string(), "for (prefetch.A.1: int32, 0, 6)"));
-
-  // With P's column axis split, r's range is in P's loops; with a suffix sum and a copy of A made at
-  // P's reduce loop (whose extent depends on the column), the copy's range is in that loop. Both
-  // failed lowering after the first fix, as using a variable that is not an argument.
-  for (int variant : {0, 1}) {
+  enum Variant { kPrefix, kPrefixSplit, kSuffixCopied };
+  for (Variant variant : {kPrefix, kPrefixSplit, kSuffixCopied}) {
     CAPTURE(variant);
-    IterVar r_axis;
-    Tensor Q = compute(
+    IterVar r;
+    Tensor P = compute(
         {9, 70},
         [&](Expr i, Expr c) {
-          r_axis = variant == 0 ? reduce_axis(0, c + 1, "r") : reduce_axis(c, Expr(70) - c, "r");
-          return sum(A(i, r_axis), {r_axis});
+          r = variant == kSuffixCopied ? reduce_axis(c, Expr(70) - c, "r") : reduce_axis(0, c + 1, "r");
+          return sum(A(i, r), {r});
         },
-        "Q");
-    Tensor D = compute(
-        {9, 45}, [&](Expr i, Expr j) { return sum(Q(i, k) * B(k, j), {k}); }, "D");
-    Schedule t = create_schedule(D);
-    auto [to, ti] = t[D].split(D.axis(0), 4);
-    auto [uo, ui] = t[D].split(D.axis(1), 16);
-    t[D].reorder({to, uo, ti, k, ui});
-    t[Q].compute_at(t[D], uo);
-    if (variant == 0) {
-      t[Q].split(Q.axis(1), 8);
-    } else {
-      Tensor AQ = t.cache_read(A, "global", {Q});
-      t[AQ].compute_at(t[Q], r_axis);
+        "P");
+    Tensor C = compute(
+        {9, 45}, [&](Expr i, Expr j) { return sum(P(i, k) * B(k, j), {k}); }, "C");
+    Schedule s = create_schedule(C);
+    auto [io, ii] = s[C].split(C.axis(0), 4);
+    auto [jo, ji] = s[C].split(C.axis(1), 16);
+    s[C].reorder({io, jo, ii, k, ji});
+    s[P].compute_at(s[C], jo);
+    if (variant == kPrefixSplit) s[P].split(P.axis(1), 8);
+    if (variant == kSuffixCopied) {
+      Tensor AP = s.cache_read(A, "global", {P});
+      s[AP].compute_at(s[P], r);
     }
-    t[D].prefetch(A, to, 1);
-    CHECK(contains(check_against_default(t, {A, B}, {D}).to_string(), "prefetch(A["));
+    s[C].prefetch(A, io, 1);
+    const std::string text = check_against_default(s, {A, B}, {C}).to_string();
+    CHECK(contains(text, "prefetch(A["));
+    // The 4 rows of block io + 1, whole: 70 floats each, 6 lines however a row starts.
+    if (variant == kPrefix) CHECK(contains(text, "for (prefetch.A.1: int32, 0, 6)"));
   }
 }
 

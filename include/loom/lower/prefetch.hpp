@@ -129,11 +129,11 @@ inline PrefetchRegion prefetch_region(const StageNode& s, size_t at, const Tenso
       loops[loop_var_of(a, leaf).get()] =
           over(values, make_zero(r.extent.dtype()), r.extent - make_int_const(r.extent.dtype(), 1));
     }
+    IntervalMap both = loops;  // an unsplit axis as its value
+    for (const auto& [var, set] : values) both[var] = set;
     for (const IterVar& iv : ac->reduce_axis) {
-      IntervalMap both = loops;
-      for (const auto& [var, set] : values) both[var] = set;
       const Range& r = ranges.at(iv.get());
-      values[iv.var().get()] = over(both, r.min, last(r));
+      both[iv.var().get()] = values[iv.var().get()] = over(both, r.min, last(r));
     }
     IntervalEvaluator ev(values, analyzer);
     add_reads(ac->body, VarMap{}, ev);

@@ -32,7 +32,7 @@ class LlvmCpuBackend final : public runtime::CpuBackend {
   /// whole before any read are not zero-filled (loom_rt_alloc takes a sixth argument); 12: float
   /// log's reduction to [3/4, 3/2), by vgetmantps / vgetexpps on 16 lanes of AVX-512; 13: a masked
   /// load of one address is a scalar load, and masked accesses inside a stack slot are whole ones.
-  static constexpr int kCodegenVersion = 15;
+  static constexpr int kCodegenVersion = 16;
 
   static LlvmCpuBackend& instance() {
     static LlvmCpuBackend* backend = new LlvmCpuBackend();

@@ -16,8 +16,12 @@
 #include "loom/codegen/llvm/polynomial_ir.hpp"
 #include "loom/codegen/llvm/vector_math_f64.hpp"
 
+#include <llvm/Analysis/VectorUtils.h>
+
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 namespace loom::codegen {
 
@@ -187,28 +191,18 @@ class VectorMath : PolynomialIR {
     auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(x->getType());
     if (!vector) return b_.CreateExtractElement(permute(b_.CreateVectorSplat(width, index)), uint64_t{0});
     const unsigned lanes = vector->getNumElements();
-    // Each `width` lanes of the index (poison past the last), permuted, then joined pairwise.
+    // Each `width` lanes of the index (poison past the last), permuted, then joined.
     std::vector<llvm::Value*> parts;
     for (unsigned first = 0; first < lanes; first += width) {
-      std::vector<int> pick(width, -1);
-      for (unsigned i = 0; i < width && first + i < lanes; ++i) pick[i] = static_cast<int>(first + i);
-      parts.push_back(permute(lanes == width ? index : b_.CreateShuffleVector(index, pick)));
+      const unsigned used = std::min(width, lanes - first);
+      parts.push_back(permute(
+          lanes == width
+              ? index
+              : b_.CreateShuffleVector(index, llvm::createSequentialMask(first, used, width - used))));
     }
-    while (parts.size() > 1) {
-      if (parts.size() % 2) parts.push_back(llvm::PoisonValue::get(parts.back()->getType()));
-      std::vector<llvm::Value*> joined;
-      for (size_t i = 0; i < parts.size(); i += 2) {
-        const unsigned n = llvm::cast<llvm::FixedVectorType>(parts[i]->getType())->getNumElements();
-        std::vector<int> both(2 * n);
-        for (unsigned k = 0; k < 2 * n; ++k) both[k] = static_cast<int>(k);
-        joined.push_back(b_.CreateShuffleVector(parts[i], parts[i + 1], both));
-      }
-      parts = std::move(joined);
-    }
-    if (llvm::cast<llvm::FixedVectorType>(parts[0]->getType())->getNumElements() == lanes) return parts[0];
-    std::vector<int> first(lanes);
-    for (unsigned i = 0; i < lanes; ++i) first[i] = static_cast<int>(i);
-    return b_.CreateShuffleVector(parts[0], first);
+    llvm::Value* joined = llvm::concatenateVectors(b_, parts);
+    if (parts.size() * width == lanes) return joined;
+    return b_.CreateShuffleVector(joined, llvm::createSequentialMask(0, lanes, 0));
   }
 
   /// erf x. On AVX-512 targets, a polynomial per interval of |x| (by_intervals). Elsewhere x P(x^2)
