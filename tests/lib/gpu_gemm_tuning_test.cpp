@@ -4,6 +4,7 @@
 // records of other architectures and problems, gives the default without a record, and tunes first
 // under LOOM_TUNE=1. The candidate spaces are a few configurations, so that the file runs in
 // seconds with ptxas (which gives the registers where it is installed) as well as without it.
+#include <loom/backend/cuda/driver.hpp>
 #include <loom/lib/gpu_gemm.hpp>
 #include <loom/lib/gpu_gemm_model.hpp>
 #include <loom/lib/gpu_gemm_tuning.hpp>
@@ -320,4 +321,50 @@ TEST_CASE("gpu_gemm tuning: keys, and refusals") {
   CHECK_THROWS_WITH_AS(tune_gpu_gemm(256, 256, 256, f16, "sm_80", Layout::RowMajor, Layout::RowMajor, o),
                        doctest::Contains("min_blocks_per_sm = 0 must be at least 1"), Error);
   CHECK(!std::filesystem::exists(o.database));
+}
+
+TEST_CASE("gpu_gemm tuning: gpu_gemm given no configuration takes the record of the default database") {
+  GpuTuneScopedEnv no_tuning("LOOM_TUNE", nullptr);
+  GpuTuneScratchDir dir;
+  GpuTuneScopedEnv cache("LOOM_CACHE_DIR", dir.path.c_str());
+  // No database: the default configuration (block_k resolved), and no file made.
+  const GpuGemmConfig resolved_default = gpu_gemm(300, 200, 100, f16, GpuGemmConfig{}).config;
+  CHECK(same_config(gpu_gemm(300, 200, 100, f16).config, resolved_default));
+  CHECK(!std::filesystem::exists(dir.path + "/tuning.jsonl"));
+
+  // A prediction for the problem on sm_90, whose model the lookup reads where no GPU is present, and
+  // one on sm_80, which it reads only on an A100.
+  const GpuGemmConfig planted{64, 128, 32, 32, 64, 4};
+  tune::Record rec;
+  rec.workload = gpu_gemm_workload_key(300, 200, 100, f16);
+  rec.name = "planted";
+  rec.target = gpu_gemm_model_target("sm_90");
+  rec.knobs = gpu_gemm_config_knobs(planted);
+  rec.ms = 1e-3;
+  const tune::Database db("");
+  REQUIRE(db.path() == dir.path + "/tuning.jsonl");
+  db.append(rec);
+  const GpuGemmConfig elsewhere{128, 64, 32, 64, 32, 2};
+  rec.target = gpu_gemm_model_target("sm_80");
+  rec.knobs = gpu_gemm_config_knobs(elsewhere);
+  rec.ms = 1e-6;
+  db.append(rec);
+  const bool sm80_gpu = runtime::cuda::driver_available() && runtime::cuda::driver().arch() == "sm_80";
+  const GpuGemmConfig expected = sm80_gpu ? elsewhere : planted;
+
+  CHECK(same_config(recorded_gpu_gemm_config(300, 200, 100, f16), expected));
+  CHECK(same_config(gpu_gemm(300, 200, 100, f16).config, expected));
+  CHECK(same_config(gpu_gemm(300, 200, 100, f16, {}).config, expected));
+  // A configuration given is used as given.
+  CHECK(same_config(gpu_gemm(300, 200, 100, f16, GpuGemmConfig{}).config, resolved_default));
+  // Other problems have no record: another type, B column-major, and C column-major (the tuner's
+  // problems store C row-major).
+  CHECK(same_config(gpu_gemm(300, 200, 100, bf16).config, resolved_default));
+  CHECK(same_config(gpu_gemm(300, 200, 100, f16, std::nullopt, Layout::RowMajor, Layout::ColMajor).config,
+                    resolved_default));
+  CHECK(same_config(
+      gpu_gemm(300, 200, 100, f16, std::nullopt, Layout::RowMajor, Layout::RowMajor, Layout::ColMajor).config,
+      resolved_default));
+  // A refused problem names gpu_gemm, as it does without a database.
+  CHECK_THROWS_WITH_AS(gpu_gemm(300, 200, 100, i32), doctest::Contains("gpu_gemm"), Error);
 }

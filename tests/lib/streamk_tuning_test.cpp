@@ -302,3 +302,53 @@ TEST_CASE("streamk tuning: tiles that resolve alike are tried once, and tf32 tru
   REQUIRE(c.tensor_cores);
   CHECK_FALSE(c.tensor_cores->tf32_round);
 }
+
+TEST_CASE("streamk tuning: streamk_gemm given no configuration takes the record of the default database") {
+  StreamKTuneEnv no_tune(nullptr);
+  StreamKTuneDir dir;
+  std::optional<std::string> previous_cache;
+  if (const char* p = std::getenv("LOOM_CACHE_DIR")) previous_cache = p;
+  ::setenv("LOOM_CACHE_DIR", dir.path.c_str(), 1);
+  struct RestoreCache {
+    std::optional<std::string>& previous;
+    ~RestoreCache() {
+      if (previous)
+        ::setenv("LOOM_CACHE_DIR", previous->c_str(), 1);
+      else
+        ::unsetenv("LOOM_CACHE_DIR");
+    }
+  } restore{previous_cache};
+
+  // No database: the SIMT main loop of the default configuration.
+  CHECK_FALSE(streamk_gemm(512, 384, 2048, f16).config.tensor_cores);
+  CHECK_FALSE(std::filesystem::exists(dir.path + "/tuning.jsonl"));
+
+  // A prediction for the problem on sm_90, whose model the lookup reads where no GPU is present.
+  StreamKConfig planted;
+  planted.tensor_cores = GpuGemmConfig{128, 128, 32, 64, 64, 3};
+  planted.decomposition = Decomposition::SplitK;
+  planted.split_k = 4;
+  planted.blocks_per_sm = 1;
+  tune::Record rec;
+  rec.workload = streamk_gemm_workload_key(512, 384, 2048, f16, "sm_90");
+  rec.name = "planted";
+  rec.target = gpu_gemm_model_target("sm_90");
+  rec.knobs = streamk_config_knobs(planted);
+  rec.ms = 1e-3;
+  tune::Database("").append(rec);
+  REQUIRE(std::filesystem::exists(dir.path + "/tuning.jsonl"));
+  if (runtime::cuda::driver_available() && runtime::cuda::driver().arch() != "sm_90") return;  // not its GPU
+
+  const StreamKGemm g = streamk_gemm(512, 384, 2048, f16);
+  REQUIRE(g.config.tensor_cores);
+  CHECK(g.config.tensor_cores->str() == "128x128x32/64x64/s3");
+  CHECK(g.config.decomposition == Decomposition::SplitK);
+  CHECK(g.config.split_k == 4);
+  CHECK(g.config.blocks_per_sm == 1);
+  CHECK(g.config.arch == "sm_90");
+  const StreamKConfig looked_up = recorded_streamk_config(512, 384, 2048, f16);
+  CHECK(looked_up.decomposition == Decomposition::SplitK);
+  // A configuration given is used as given; another problem has no record.
+  CHECK_FALSE(streamk_gemm(512, 384, 2048, f16, StreamKConfig{}).config.tensor_cores);
+  CHECK_FALSE(streamk_gemm(512, 384, 1024, f16).config.tensor_cores);
+}

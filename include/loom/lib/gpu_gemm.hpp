@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "loom/lib/matrix_layout.hpp"
@@ -79,9 +80,13 @@ struct GpuGemm {
 };
 
 /// The kernel for one shape: C = A B with A, B and C stored as `a_layout`, `b_layout` and
-/// `c_layout` say. Throws loom::Error, naming the field, for an input type other than f16, bf16 or
-/// f32, or a tile configuration the kernel cannot use.
-LOOM_DECL GpuGemm gpu_gemm(int64_t m, int64_t n, int64_t k, DType input = f16, GpuGemmConfig config = {},
+/// `c_layout` say. Without a configuration (nullopt, or `{}`), a row-major C takes the fastest one the
+/// tuning database records for the problem (lib::recorded_gpu_gemm_config: after lib::tune_gpu_gemm,
+/// or with LOOM_TUNE=1), else the default GpuGemmConfig, which a column-major C always takes (the
+/// tuner's problems store C row-major). Throws loom::Error, naming the field, for an input type other
+/// than f16, bf16 or f32, or a tile configuration the kernel cannot use.
+LOOM_DECL GpuGemm gpu_gemm(int64_t m, int64_t n, int64_t k, DType input = f16,
+                           std::optional<GpuGemmConfig> config = std::nullopt,
                            Layout a_layout = Layout::RowMajor, Layout b_layout = Layout::RowMajor,
                            Layout c_layout = Layout::RowMajor);
 

@@ -2,7 +2,8 @@
 // one record per configuration, its milliseconds as the performance model predicts them (under a
 // `model:` target) or as a GPU measured them (under a `device:` target), and the lookup of the
 // fastest one for a workload, which ignores the CPU the tuner ran on (the times are the GPU's, from
-// events behind the launches, or the model's).
+// events behind the launches, or the model's); and the architecture whose records gpu_gemm() and
+// streamk_gemm() read when they are given no configuration.
 // Internal to lib/impl/gpu_gemm_tuning.hpp and lib/impl/streamk_tuning.hpp.
 #pragma once
 
@@ -13,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "loom/lib/gemm_device_timer.hpp"
+#include "loom/lib/gpu_gemm_model.hpp"
 #include "loom/tune/database.hpp"
 #include "loom/tune/tune.hpp"
 
@@ -51,6 +54,15 @@ struct GpuRecordLookup {
     readable = database != "off" && !db.path().empty() && std::filesystem::exists(db.path(), ec);
   }
 
+  /// Whether the database holds any GPU tuner's record (a "cuda -arch=" target), read without
+  /// lowering anything: a program that never tuned a GPU kernel pays for no workload key.
+  bool holds_gpu_records() const {
+    if (!readable) return false;
+    for (const tune::Record& r : db.read())
+      if (r.target.rfind("cuda -arch=", 0) == 0) return true;
+    return false;
+  }
+
   /// The record of `workload` on `target` with the smallest time among those `usable` accepts (a
   /// record of another search space is not), if any.
   template <typename Usable>
@@ -86,5 +98,20 @@ struct GpuRecordLookup {
     return fastest(workload, model_target, usable);
   }
 };
+
+/// The architecture whose records gpu_gemm() and streamk_gemm() read when given no configuration: the
+/// GPU's where one is present, "sm_90" (the H100, as StreamKConfig's arch "") where none is; empty for
+/// a GPU the performance model has no description of, whose times no tuner records. Asks a worker
+/// process (gpu_identity), so that this process does not load the CUDA driver to look a record up.
+inline std::string recorded_gpu_arch() {
+  const std::string identity = gpu_identity();
+  if (identity.empty()) return "sm_90";
+  const std::string arch = identity.substr(0, identity.find('\n'));
+  try {
+    return GpuPerfSpec::for_arch(arch).arch;
+  } catch (const Error&) {
+    return "";
+  }
+}
 
 }  // namespace loom::lib::detail

@@ -93,9 +93,13 @@ struct StreamKGemm {
 /// The Stream-K GEMM kernel for C (m x n, f32, row-major) = A (m x k) x B (k x n), accumulated in
 /// f32: inputs f32 or f16 with the SIMT main loop, f16, bf16 or f32 (as tf32) with tensor cores
 /// (config.tensor_cores), A and B stored as `a_layout` and `b_layout` say (column-major with tensor
-/// cores only). Throws loom::Error naming the field for a configuration the kernel cannot use.
+/// cores only). Without a configuration (nullopt, or `{}`), the fastest one the tuning database
+/// records for the problem (lib::recorded_streamk_config: after lib::tune_streamk_gemm, or with
+/// LOOM_TUNE=1; a tensor-core one), else the default StreamKConfig. Throws loom::Error naming the
+/// field for a configuration the kernel cannot use.
 LOOM_DECL StreamKGemm streamk_gemm(int64_t m, int64_t n, int64_t k, DType input = f32,
-                                   StreamKConfig config = {}, Layout a_layout = Layout::RowMajor,
+                                   std::optional<StreamKConfig> config = std::nullopt,
+                                   Layout a_layout = Layout::RowMajor,
                                    Layout b_layout = Layout::RowMajor);
 
 }  // namespace loom::lib

@@ -322,37 +322,60 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
   return result;
 }
 
-LOOM_DECL StreamKConfig tuned_streamk_config(int64_t m, int64_t n, int64_t k, DType input,
-                                             const std::string& arch, Layout a_layout, Layout b_layout,
-                                             const StreamKTuneOptions& options) {
+namespace detail {
+
+/// tuned_streamk_config's choice, or nullopt where the database records nothing for the problem and
+/// LOOM_TUNE=1 does not ask to tune it.
+inline std::optional<StreamKConfig> streamk_record(int64_t m, int64_t n, int64_t k, DType input,
+                                                   const std::string& arch, Layout a_layout, Layout b_layout,
+                                                   const StreamKTuneOptions& options) {
   const std::string target = gpu_gemm_model_target(arch);  // refuses an unknown architecture first
-  StreamKConfig fallback;
-  fallback.tensor_cores = GpuGemmConfig{};
-  const detail::GpuRecordLookup lookup(options.database);
-  if (!lookup.asked && !lookup.readable) return fallback;
+  const GpuRecordLookup lookup(options.database);
+  if (!lookup.asked && !lookup.readable) return std::nullopt;
   const std::string key = streamk_gemm_workload_key(m, n, k, input, arch, a_layout, b_layout);
   const std::string model_arch = GpuPerfSpec::for_arch(arch).arch;
   const std::optional<tune::Record> best = lookup.preferred(
       key, model_arch, target,
-      [&](const tune::Assignment& knobs) {
-        return detail::streamk_config_from_knobs(knobs, arch).has_value();
-      },
+      [&](const tune::Assignment& knobs) { return streamk_config_from_knobs(knobs, arch).has_value(); },
       [&] {
-        const std::string device = options.measure_top > 0 ? detail::gpu_present_for(model_arch) : "";
+        const std::string device = options.measure_top > 0 ? gpu_present_for(model_arch) : "";
         return device.empty() ? std::string() : measured_gpu_target(model_arch, device);
       });
   StreamKConfig chosen;
   if (best)
-    chosen = *detail::streamk_config_from_knobs(best->knobs, arch);
+    chosen = *streamk_config_from_knobs(best->knobs, arch);
   else if (lookup.asked)
     chosen = tune_streamk_gemm(m, n, k, input, arch, a_layout, b_layout, options).best;
   else
-    return fallback;
+    return std::nullopt;
   // The GPU's SMs where one runs it (its own count, which may differ from the model's); without one,
   // the modelled GPU's, so that the kernel built is the one predicted.
-  chosen.sms = detail::gpu_identity().empty() ? GpuPerfSpec::for_arch(arch).device.sms : 0;
+  chosen.sms = gpu_identity().empty() ? GpuPerfSpec::for_arch(arch).device.sms : 0;
   chosen.arch = arch;
   return chosen;
+}
+
+}  // namespace detail
+
+LOOM_DECL StreamKConfig tuned_streamk_config(int64_t m, int64_t n, int64_t k, DType input,
+                                             const std::string& arch, Layout a_layout, Layout b_layout,
+                                             const StreamKTuneOptions& options) {
+  if (std::optional<StreamKConfig> recorded =
+          detail::streamk_record(m, n, k, input, arch, a_layout, b_layout, options))
+    return *recorded;
+  StreamKConfig fallback;
+  fallback.tensor_cores = GpuGemmConfig{};
+  return fallback;
+}
+
+LOOM_DECL StreamKConfig recorded_streamk_config(int64_t m, int64_t n, int64_t k, DType input, Layout a_layout,
+                                                Layout b_layout) {
+  const detail::GpuRecordLookup lookup("");
+  if (!lookup.asked && !lookup.holds_gpu_records()) return StreamKConfig{};
+  const std::string arch = detail::recorded_gpu_arch();
+  if (arch.empty()) return StreamKConfig{};
+  return detail::streamk_record(m, n, k, input, arch, a_layout, b_layout, StreamKTuneOptions())
+      .value_or(StreamKConfig{});
 }
 
 }  // namespace loom::lib
