@@ -106,6 +106,28 @@ TEST_CASE("lib::gemm: 8-bit integers -> int32, exact, for every mix of signednes
   }
 }
 
+TEST_CASE("lib::gemm: narrow types stream C's stores (stream_c), exact or within rounding") {
+  for (auto [m, n, k] : {std::array<int64_t, 3>{64, 96, 64}, std::array<int64_t, 3>{67, 129, 31}}) {
+    for (lib::DotInstruction dot : {lib::DotInstruction::Vpdpbusd, lib::DotInstruction::MultiplyAdd}) {
+      if (!cpu_has(dot)) continue;
+      const lib::GemmProblem p = typed(m, n, k, u8, i8);
+      lib::GemmConfig cfg = lib::model_gemm_config(p);
+      cfg.dot = dot;
+      cfg.stream_c = true;
+      CHECK(lib::gemm(p, cfg).config.stream_c);
+      check_typed_gemm<uint8_t, int8_t, int32_t>(p, &cfg);
+    }
+    for (lib::DotInstruction dot : {lib::DotInstruction::Vdpbf16ps, lib::DotInstruction::MultiplyAdd}) {
+      if (!cpu_has(dot)) continue;
+      const lib::GemmProblem p = typed(m, n, k, bf16, bf16);
+      lib::GemmConfig cfg = lib::model_gemm_config(p);
+      cfg.dot = dot;
+      cfg.stream_c = true;
+      check_typed_gemm<bfloat16, bfloat16, float>(p, &cfg);
+    }
+  }
+}
+
 TEST_CASE("lib::gemm: narrow types with few rows on one thread pack B's panels side by side") {
   // All rows one block of A and the register-tile columns not shared: each copy of B covers several
   // dot-layout panels (1 KB of a row of B: 16 of bfloat16, 32 of bytes, dividing 22 or 44 panels).

@@ -4,6 +4,7 @@
 
 #include <loom/backend/build.hpp>
 #include <loom/lib/gemm.hpp>
+#include <loom/lib/gemm_tuning.hpp>
 #include <loom/runtime/thread_pool.hpp>
 
 #include <array>
@@ -168,6 +169,50 @@ TEST_CASE("lib::gemm: cache blocks that do not divide the padded rows and column
   cfg.kc = 8;
   cfg.pack_a = true;
   check_gemm<float>(problem(40, 1504, 20), &cfg);
+}
+
+TEST_CASE("lib::gemm: C's stores stream where one store writes each element (stream_c)") {
+  auto streamed = [](const lib::GemmProblem& p, int64_t kc) {
+    lib::GemmConfig cfg = lib::default_gemm_config(p.m, p.n, p.k, p.dtype);
+    cfg.kc = kc;
+    cfg.stream_c = true;
+    return cfg;
+  };
+  auto assembly = [](const lib::Gemm& g) { return build(g.schedule, g.args(), Target::cpu(), "lib_gemm").assembly(); };
+  for (int threads : {1, 2}) {
+    with_threads(threads, [&] {
+      // K in one block: C becomes a stage of its own, each register tile stored once, streamed where
+      // its rows are aligned; on shapes the tiles divide and ones they do not (the edges masked).
+      for (auto [m, n, k] : {std::array<int64_t, 3>{128, 96, 64}, std::array<int64_t, 3>{67, 129, 31}}) {
+        const lib::GemmProblem p = problem(m, n, k);
+        const lib::GemmConfig cfg = streamed(p, k);
+        const lib::Gemm g = lib::gemm(p, cfg);
+        CHECK(g.config.stream_c);
+        check_gemm<float>(p, &cfg);
+        if (m == 128) {
+          CHECK(assembly(g).find("movnt") != std::string::npos);
+          CHECK(assembly(g).find("sfence") != std::string::npos);
+        }
+      }
+      // K in several blocks: C is updated in place at each, so nothing streams ...
+      lib::GemmConfig cfg = streamed(problem(128, 96, 64), 16);
+      const lib::Gemm in_place = lib::gemm(problem(128, 96, 64), cfg);
+      CHECK_FALSE(in_place.config.stream_c);
+      CHECK(assembly(in_place).find("movnt") == std::string::npos);
+      check_gemm<float>(problem(128, 96, 64), &cfg);
+      // ... unless C is a pass of its own after them (padded rows): that pass streams.
+      cfg = streamed(problem(67, 96, 64), 16);
+      CHECK(lib::gemm(problem(67, 96, 64), cfg).config.stream_c);
+      check_gemm<float>(problem(67, 96, 64), &cfg);
+      check_gemm<double>(problem(67, 40, 21, f64), &cfg);
+    });
+  }
+  // The model streams a C written once and as large as the L3 (at most 32 MiB counted), not a
+  // small one, nor one whose K comes in blocks.
+  CHECK(lib::model_gemm_config(problem(2048, 4096, 64)).stream_c);
+  CHECK_FALSE(lib::model_gemm_config(problem(64, 64, 64)).stream_c);
+  lib::GemmProblem long_k = problem(2048, 4096, 1 << 16);
+  CHECK_FALSE(lib::model_gemm_config(long_k).stream_c);
 }
 
 TEST_CASE("lib::gemm: the default tiles follow the cache sizes and the vector width") {

@@ -52,6 +52,13 @@ struct GemmConfig {
   bool pack_a = true;    ///< copy mc x kc blocks of A into mr-row panels
   bool pack_b = true;    ///< copy kc x nc blocks of B into nr-column panels
   bool parallel = true;  ///< spread blocks of rows (or the batch) over the thread pool
+  /// C is written with streaming stores (pragma "nontemporal_stores"), which do not read C's lines
+  /// first or keep them in the caches: for a C larger than the caches. gemm() streams only a C that
+  /// one store writes: with K in one block (C then a stage of its own, each register tile stored
+  /// once), or C's own pass after the blocks of K (an epilogue, or padding); elsewhere (C updated at
+  /// each block of K, or Stream-K) it clears the flag. The model sets it for a C written once and at
+  /// least the size of the L3 (at most 32 MiB counted).
+  bool stream_c = false;
   // How the work is shared by the threads. DataParallel: whole blocks of C per thread.
   // StreamK: C in mc x nc tiles, and the MAC-loop iterations (tile x kc-block of K) split evenly
   // over `workers`; tiles split between workers are summed from a workspace after the parallel
@@ -73,6 +80,7 @@ struct GemmConfig {
     if (decomposition != Decomposition::DataParallel)
       s += cat(" decomposition=", decomposition_name(decomposition), " workers=", workers);
     if (dot != DotInstruction::MultiplyAdd) s += cat(" dot=", dot_instruction_name(dot));
+    if (stream_c) s += " stream_c=1";
     return s;
   }
 };

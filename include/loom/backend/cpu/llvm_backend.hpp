@@ -31,8 +31,10 @@ class LlvmCpuBackend final : public runtime::CpuBackend {
   /// in their buffer's alias scope; 10: exp rounds n with one instruction; 11: allocations written
   /// whole before any read are not zero-filled (loom_rt_alloc takes a sixth argument); 12: float
   /// log's reduction to [3/4, 3/2), by vgetmantps / vgetexpps on 16 lanes of AVX-512; 13: a masked
-  /// load of one address is a scalar load, and masked accesses inside a stack slot are whole ones.
-  static constexpr int kCodegenVersion = 16;
+  /// load of one address is a scalar load, and masked accesses inside a stack slot are whole ones;
+  /// 16: float tanh and erf from tables of polynomials; 17: loops marked nontemporal_stores stream
+  /// their whole-vector stores to parameters.
+  static constexpr int kCodegenVersion = 17;
 
   static LlvmCpuBackend& instance() {
     static LlvmCpuBackend* backend = new LlvmCpuBackend();

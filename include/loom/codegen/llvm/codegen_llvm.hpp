@@ -90,6 +90,9 @@ class CodeGenLLVM {
     /// slot a parallel loop's body captured (its threads may share it: emit_parallel_for zeroes it,
     /// and so must any other code that outlines a body).
     int64_t slot_bytes = 0;
+    /// One of the function's parameters (memory the caller owns), not memory the function allocated:
+    /// the stores pragma "nontemporal_stores" streams (codegen_memory.hpp).
+    bool argument = false;
   };
   std::unordered_map<const VarNode*, std::vector<llvm::Value*>> vars_;
   std::unordered_map<const VarNode*, std::vector<BufferBinding>> buffers_;
@@ -218,6 +221,9 @@ class CodeGenLLVM {
   llvm::Value* address_of(const LoadNode* op);
   void create_alias_scopes();
   void tag_access(llvm::Instruction* access, int scope);
+  llvm::Instruction* nontemporal_store(llvm::Value* v, llvm::Value* ptr, llvm::Align align, int scope);
+  void store_fence();
+  int nontemporal_depth_ = 0;  // loops marked nontemporal_stores around the statement being generated
   llvm::MDNode* alias_domain_ = nullptr;
   std::vector<llvm::MDNode*> scope_nodes_;  // one per buffer of the function
   std::vector<llvm::MDNode*> scope_lists_, noalias_lists_;
@@ -311,7 +317,7 @@ inline std::unique_ptr<llvm::Module> CodeGenLLVM::generate() {
     for (const FuncParam& param : func_.params)
       if (param.kind == FuncParam::Kind::Buffer && param.buffer.data.same_as(sig.buffers[i]))
         name = param.buffer.name;
-    bind_buffer(sig.buffers[i], BufferBinding{p, static_cast<int>(i), name});
+    bind_buffer(sig.buffers[i], BufferBinding{p, static_cast<int>(i), name, 0, true});
   }
   for (size_t i = 0; i < sig.ints.size(); ++i) {
     llvm::Value* slot = builder_.CreateConstInBoundsGEP1_64(i64_type(), ints, i);

@@ -1,7 +1,9 @@
 // CodeGenLLVM's loops. Serial, unrolled (llvm.loop.unroll.full), vectorized (a scalar body gets
 // llvm.loop.vectorize hints at the host's vector width; a body already in vector IR is a plain
 // loop) and thread-bound loops (run serially) stay in the function; a parallel loop's body is
-// outlined into a function that the runtime's thread pool calls on chunks of the iterations.
+// outlined into a function that the runtime's thread pool calls on chunks of the iterations. A loop
+// marked pragma(axis, "nontemporal_stores") streams its whole-vector stores to parameters past the
+// caches and is fenced after.
 #pragma once
 
 #include <algorithm>
@@ -16,6 +18,13 @@
 namespace loom::codegen {
 
 namespace detail {
+
+/// Whether the loop is marked pragma(axis, "nontemporal_stores") with a nonzero value.
+inline bool marks_nontemporal_stores(const ForNode* op) {
+  for (const LoopAnnotation& a : op->annotations)
+    if ((a.key == "nontemporal_stores" || a.key == "pragma_nontemporal_stores") && !is_zero(a.value)) return true;
+  return false;
+}
 
 /// Every variable `body` reads (values, and buffers through loads, stores and calls), in the
 /// order first met, so that outlined closures are laid out deterministically.
@@ -152,12 +161,18 @@ inline void CodeGenLLVM::emit_for(const ForNode* op) {
       flags.setAllowContract(true);
       builder_.setFastMathFlags(flags);
     }
+  // pragma(axis, "nontemporal_stores"): whole vectors the loop stores to parameters stream past the
+  // caches (nontemporal_store), and a fence after the loop orders them before what follows.
+  const bool nontemporal = detail::marks_nontemporal_stores(op);
+  nontemporal_depth_ += nontemporal;
   emit_counted_loop(builder_, fn_.function, min, end, t.is_int(), loop_hints(op), op->loop_var.name(),
                     [&](llvm::Value* iv) {
                       bind(op->loop_var, iv);
                       emit_stmt(op->body);
                       unbind(op->loop_var);
                     });
+  nontemporal_depth_ -= nontemporal;
+  if (nontemporal) store_fence();
   builder_.setFastMathFlags(saved_flags);
   thread_loops_ -= thread_bound;
 }
@@ -229,6 +244,10 @@ inline void CodeGenLLVM::emit_parallel_for(const ForNode* op) {
       bind(var, v);
     }
   }
+  // Streaming stores in a thread's share (the loop marked, or inside a marked loop) are fenced by
+  // that thread, before it reports the share done.
+  const bool marked = detail::marks_nontemporal_stores(op);
+  nontemporal_depth_ += marked;
   emit_counted_loop(builder_, body_fn, body_fn->getArg(1), body_fn->getArg(2), true, nullptr,
                     op->loop_var.name(), [&](llvm::Value* iv) {
                       llvm::Value* offset = builder_.CreateTrunc(iv, var_type);
@@ -236,6 +255,8 @@ inline void CodeGenLLVM::emit_parallel_for(const ForNode* op) {
                       emit_stmt(op->body);
                       unbind(op->loop_var);
                     });
+  if (nontemporal_depth_ > 0) store_fence();
+  nontemporal_depth_ -= marked;
   builder_.CreateRet(builder_.getInt32(0));
 
   fn_ = std::move(outer_fn);

@@ -228,8 +228,12 @@ inline void CodeGenLLVM::emit_store(const StoreNode* op) {
       v = builder_.CreateSelect(active, v, old);
       active = nullptr;
     }
-    access = active ? static_cast<llvm::Instruction*>(builder_.CreateMaskedStore(v, ptr, align, active))
-                    : builder_.CreateAlignedStore(v, ptr, align);
+    if (active)
+      access = builder_.CreateMaskedStore(v, ptr, align, active);
+    else if (nontemporal_depth_ > 0 && buffer.argument)
+      access = nontemporal_store(v, ptr, align, buffer.scope);
+    else
+      access = builder_.CreateAlignedStore(v, ptr, align);
   } else {
     // A scatter writes lanes in order, so with repeated indices the last active lane wins.
     llvm::Value* ptrs = builder_.CreateInBoundsGEP(mem, buffer.ptr, emit_index(op->index));
@@ -237,6 +241,46 @@ inline void CodeGenLLVM::emit_store(const StoreNode* op) {
   }
   mask_ = saved;
   tag_access(access, buffer.scope);
+}
+
+/// A whole vector stored in a loop marked pragma(axis, "nontemporal_stores"): a streaming store,
+/// which writes the line without reading it first and leaves it out of the caches (C of a GEMM with
+/// short K, written once and too large to stay cached, costs half the memory traffic). x86's streaming
+/// stores fault at an address not aligned to the vector, which a parameter does not promise, so the
+/// address is tested: aligned, the streaming store; otherwise an ordinary one. Vectors of other than
+/// 16, 32, 64 or a multiple of 64 bytes are stored as usual. Both stores carry the buffer's alias
+/// scope; returns the one the caller tags (the streaming one, or the only one).
+inline llvm::Instruction* CodeGenLLVM::nontemporal_store(llvm::Value* v, llvm::Value* ptr, llvm::Align align,
+                                                         int scope) {
+  const uint64_t bytes = module_->getDataLayout().getTypeStoreSize(v->getType()).getFixedValue();
+  if (!(bytes == 16 || bytes == 32 || (bytes >= 64 && bytes % 64 == 0)))
+    return builder_.CreateAlignedStore(v, ptr, align);
+  const uint64_t needed = std::min<uint64_t>(bytes, 64);
+  llvm::Value* offset = builder_.CreateAnd(builder_.CreatePtrToInt(ptr, i64_type()), needed - 1);
+  llvm::BasicBlock* streamed = llvm::BasicBlock::Create(ctx_, "store.nontemporal", fn_.function);
+  llvm::BasicBlock* ordinary = llvm::BasicBlock::Create(ctx_, "store.cached", fn_.function);
+  llvm::BasicBlock* merge = llvm::BasicBlock::Create(ctx_, "store.done", fn_.function);
+  builder_.CreateCondBr(builder_.CreateICmpEQ(offset, builder_.getInt64(0)), streamed, ordinary);
+  builder_.SetInsertPoint(streamed);
+  llvm::StoreInst* stream = builder_.CreateAlignedStore(v, ptr, llvm::Align(needed));
+  stream->setMetadata(llvm::LLVMContext::MD_nontemporal,
+                      llvm::MDNode::get(ctx_, {llvm::ConstantAsMetadata::get(builder_.getInt32(1))}));
+  builder_.CreateBr(merge);
+  builder_.SetInsertPoint(ordinary);
+  tag_access(builder_.CreateAlignedStore(v, ptr, align), scope);
+  builder_.CreateBr(merge);
+  builder_.SetInsertPoint(merge);
+  return stream;
+}
+
+/// Orders the streaming stores before what follows (the end of a nontemporal_stores loop, or of a
+/// thread's share of one): they are weakly ordered, so without it another thread told that the loop
+/// finished could read C before they land. sfence on x86, a full fence elsewhere.
+inline void CodeGenLLVM::store_fence() {
+  if (llvm::Triple(module_->getTargetTriple()).isX86())
+    builder_.CreateCall(llvm::Intrinsic::getDeclaration(module_.get(), llvm::Intrinsic::x86_sse_sfence));
+  else
+    builder_.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);
 }
 
 /// Memory for the body's lifetime, zero-filled like the interpreter's (unless the body provably

@@ -68,6 +68,7 @@ inline StreamKLayout streamk_layout(const GemmProblem& p, const GemmConfig& cfg,
 ///   partial[w, s, i, j]: worker w's share of the sum of its s-th tile (its iterations only);
 ///   C[i, j]: the sum over the workers that share (i, j)'s tile, in worker order.
 inline Gemm gemm_streamk_row_major(const GemmProblem& p, GemmConfig cfg) {
+  cfg.stream_c = false;  // partial tiles are summed into C after the workers: C is not written once
   const int64_t M = p.m, N = p.n, K = p.k, mr = cfg.mr, nr = cfg.nr;
   const int64_t requested = cfg.workers > 0 ? cfg.workers : runtime::ThreadPool::global().num_threads();
   const StreamKLayout l = streamk_layout(p, cfg, requested);
