@@ -207,8 +207,9 @@ TEST_CASE("prefetch: the reads of a stage attached inside the axis count, with o
   s[AC].compute_at(s[C], jo);
   s[C].prefetch(A, io, 1, jo);
   LoweredFunc f = check_against_default(s, {A, B}, {C});
-  // 4 rows of 70 floats, 6 lines each however a row starts, over the 3 iterations of jo: 8 each.
-  CHECK(contains(f.to_string(), "for (prefetch.A.line: int32, 0, 8)"));
+  // 4 whole rows of 70 floats, one run of 280: 19 lines however it starts (not 6 per row, 24), over
+  // the 3 iterations of jo: 7 each.
+  CHECK(contains(f.to_string(), "for (prefetch.A.line: int32, 0, 7)"));
 
   // Without a spread the prefetch follows the stage's reads into a copy made after the request
   // (cache_read), attached inside the axis; before, it was dropped without a word.
@@ -264,9 +265,10 @@ TEST_CASE("prefetch: a stage attached inside an attached stage is searched too")
     else
       s[C].prefetch(A, io, 1);
     const std::string text = check_against_default(s, {A, B}, {C}).to_string();
-    // The 4 rows of block io + 1: 6 lines each however a row starts, 24 over the 3 iterations of jo.
-    CHECK(contains(text, spread ? "for (prefetch.A.line: int32, 0, 8)" : "for (prefetch.A.0: int32, 0, 4)"));
-    CHECK(contains(text, "prefetch(A[("));
+    // The 4 whole rows of block io + 1, one run of 280 floats: 19 lines however it starts, 7 in each
+    // of the 3 iterations of jo.
+    CHECK(contains(text, spread ? "for (prefetch.A.line: int32, 0, 7)" : "for (prefetch.A.0: int32, 0, 19)"));
+    CHECK(contains(text, "prefetch(A[min(((("));
   }
 }
 
@@ -305,8 +307,8 @@ TEST_CASE("prefetch: an attached stage's reduce axis may depend on its data axes
     s[C].prefetch(A, io, 1);
     const std::string text = check_against_default(s, {A, B}, {C}).to_string();
     CHECK(contains(text, "prefetch(A["));
-    // The 4 rows of block io + 1, whole: 70 floats each, 6 lines however a row starts.
-    if (variant == kPrefix) CHECK(contains(text, "for (prefetch.A.1: int32, 0, 6)"));
+    // The 4 rows of block io + 1, whole: one run of 280 floats, 19 lines however it starts.
+    if (variant == kPrefix) CHECK(contains(text, "for (prefetch.A.0: int32, 0, 19)"));
   }
 }
 
@@ -330,8 +332,8 @@ TEST_CASE("prefetch: reads through indices from data are left out of the region,
     else
       s[C].prefetch(A, C.axis(0), 1);
     const std::string text = lower(s, {A, Idx, C}, "f").to_string();
-    // Row i + 1 of A: 6 lines however it starts.
-    CHECK(contains(text, spread ? "prefetch(A[" : "for (prefetch.A.1: int32, 0, 6)"));
+    // Row i + 1 of A, whole: 70 floats, 6 lines however it starts.
+    CHECK(contains(text, spread ? "prefetch(A[" : "for (prefetch.A.0: int32, 0, 6)"));
   }
   // Read only through data, a spread has nothing to spread.
   Tensor H = compute(
@@ -384,12 +386,34 @@ TEST_CASE("prefetch of a computed tensor counts a line more per row: its buffer'
   s[C].prefetch(P, C.axis(0), 1);
   LoweredFunc f = check_against_default(s, {A}, {C});
   CHECK(contains(f.to_string(), "for (prefetch.P.1: int32, 0, 3)"));
-  // An input's rows of 32 floats, 32 apart, start on lines.
+  // An input's whole rows of 32 floats, 32 apart, start on lines.
   Tensor D = compute(
       {6, 32}, [&](Expr i, Expr j) { return A(i, j) + 1.0f; }, "D");
   Schedule t = create_schedule(D);
   t[D].prefetch(A, D.axis(0), 1);
-  CHECK(contains(check_against_default(t, {A}, {D}).to_string(), "for (prefetch.A.1: int32, 0, 2)"));
+  CHECK(contains(check_against_default(t, {A}, {D}).to_string(), "for (prefetch.A.0: int32, 0, 2)"));
+}
+
+TEST_CASE("prefetch: whole rows of an input are one run, its lines counted across the rows") {
+  // Blocks of 16 rows of 5 floats: a run of 80 floats, which starts on a line (A's data does, and
+  // 80 floats are 5 lines), so 5 lines, where row by row it was 16 (one per row). A block of 3 of the
+  // 5 columns is no run: a line per row.
+  Tensor A = placeholder({64, 5}, f32, "A");
+  Tensor C = compute(
+      {64, 5}, [&](Expr i, Expr j) { return A(i, j) * 3.0f; }, "C");
+  Schedule s = create_schedule(C);
+  auto [io, ii] = s[C].split(C.axis(0), 16);
+  s[C].prefetch(A, io, 1);
+  const std::string text = check_against_default(s, {A}, {C}).to_string();
+  CHECK(contains(text, "for (prefetch.A.0: int32, 0, 5)"));
+  CHECK(contains(text, "prefetch(A[min((((i.outer*80) + (prefetch.A.0*16)) + 80), 319)]"));
+
+  Tensor D = compute(
+      {64, 3}, [&](Expr i, Expr j) { return A(i, j) * 3.0f; }, "D");
+  Schedule t = create_schedule(D);
+  auto [to, ti] = t[D].split(D.axis(0), 16);
+  t[D].prefetch(A, to, 1);
+  CHECK(contains(check_against_default(t, {A}, {D}).to_string(), "for (prefetch.A.0: int32, 0, 16)"));
 }
 
 namespace {

@@ -167,18 +167,68 @@ inline int64_t elements_per_line(DType dtype) {
   return std::max<int64_t>(1, 512 / bits);
 }
 
-/// Whether every row of `region` starts on a cache line: an input's region whose innermost start is a
-/// multiple of a line's `per_line` elements, as is the tensor's innermost extent (a row's pitch), in
-/// a buffer whose data starts on a line (Buffer<T> allocates on 64 bytes).
-inline bool rows_start_on_lines(const Tensor& tensor, const std::vector<IntervalSet>& region,
-                                int64_t per_line, Analyzer& analyzer) {
-  // A computed tensor's buffer may be padded (storage_align) or hold a window of it.
-  if (tensor.op()->kind != OpKind::Placeholder) return false;
+/// a * b, or -1 when either is -1 (unknown) or the product passes 2^62.
+inline int64_t times_or_unknown(int64_t a, int64_t b) {
+  if (a < 0 || b < 0) return -1;
+  if (b != 0 && a > (int64_t{1} << 62) / b) return -1;
+  return a * b;
+}
+
+/// The tensor as its lines are counted. An input's rows are compact: where a region covers whole rows
+/// (its innermost dimension entire), those rows are one run of memory, and the lines run on from row
+/// to row (16 rows of 5 floats: 6 lines, not one per row). The innermost dimension then merges into
+/// the one before it. Only one merge, of an innermost dimension of constant extent: the tensor's
+/// indices come back as a division and a remainder by a constant, which flattening the storage
+/// cancels (more levels leave divisions in the address that the simplifier does not undo). A
+/// computed tensor keeps its dimensions (its rows may be padded).
+struct PrefetchSpace {
+  const Tensor* tensor = nullptr;
+  std::vector<Expr> shape;          ///< the extents, the merged ones as one
+  std::vector<IntervalSet> region;  ///< the region in them
+  bool merged = false;              ///< whether the tensor's innermost dimension is in the last one
+
+  /// The tensor's element at `index` (one per dimension of `shape`), for its prefetch.
+  Expr load(std::vector<Expr> index, Analyzer& analyzer) const {
+    if (merged) {
+      const Expr flat = index.back();
+      const Expr row = cast(flat.dtype(), tensor->shape().back());
+      index.back() = analyzer.simplify(floordiv(flat, row));
+      index.push_back(analyzer.simplify(floormod(flat, row)));
+    }
+    return (*tensor)(index);
+  }
+};
+
+inline PrefetchSpace prefetch_space(const Tensor& tensor, const std::vector<IntervalSet>& region,
+                                    Analyzer& analyzer) {
+  PrefetchSpace space{&tensor, tensor.shape(), region, false};
   const size_t last = region.size() - 1;
-  const Expr start = region[last].min;
+  const int64_t* row = as_const_int(tensor.shape()[last]);
+  if (tensor.op()->kind != OpKind::Placeholder || last == 0 || !row || !is_zero(analyzer.simplify(region[last].min)) ||
+      !is_zero(analyzer.simplify(region[last].max - make_int_const(region[last].max.dtype(), *row - 1))))
+    return space;
+  const DType t = region[last - 1].min.dtype();
+  const Expr w = make_int_const(t, *row);
+  space.shape.pop_back();
+  space.shape.back() = analyzer.simplify(cast(t, space.shape.back()) * w);
+  space.region.pop_back();
+  space.region.back() = IntervalSet{analyzer.simplify(region[last - 1].min * w),
+                                    analyzer.simplify(region[last - 1].max * w + make_int_const(t, *row - 1))};
+  space.merged = true;
+  return space;
+}
+
+/// Whether every row of the space's region starts on a cache line: an input's region whose innermost
+/// start is a multiple of a line's `per_line` elements, as is the innermost extent (a row's pitch),
+/// in a buffer whose data starts on a line (Buffer<T> allocates on 64 bytes).
+inline bool rows_start_on_lines(const PrefetchSpace& space, int64_t per_line, Analyzer& analyzer) {
+  // A computed tensor's buffer may be padded (storage_align) or hold a window of it.
+  if (space.tensor->op()->kind != OpKind::Placeholder) return false;
+  const size_t last = space.region.size() - 1;
+  const Expr start = space.region[last].min;
   if (!is_zero(analyzer.simplify(floormod(start, make_int_const(start.dtype(), per_line))))) return false;
   if (last == 0) return true;
-  const int64_t* pitch = as_const_int(tensor.shape()[last]);
+  const int64_t* pitch = as_const_int(space.shape[last]);
   return pitch && *pitch % per_line == 0;
 }
 
@@ -192,19 +242,19 @@ inline Expr lines_along(Expr extent, bool innermost, bool aligned, int64_t per_l
       floordiv(extent + make_int_const(extent.dtype(), spill), make_int_const(extent.dtype(), per_line)));
 }
 
-/// Index `i` along dimension d of `tensor`, kept inside its extent (a region ahead of the last
+/// Index `i` along dimension d of the space, kept inside its extent (a region ahead of the last
 /// iteration, or behind the first for a negative offset, lies outside): a prefetch is a hint, and it
 /// touches only the tensor's own memory.
-inline Expr clamp_into(const Tensor& tensor, size_t d, Expr i, Analyzer& analyzer) {
+inline Expr clamp_into(const PrefetchSpace& space, size_t d, Expr i, Analyzer& analyzer) {
   const DType t = i.dtype();
-  return analyzer.simplify(max(min(i, cast(t, tensor.shape()[d]) - make_int_const(t, 1)), make_zero(t)));
+  return analyzer.simplify(max(min(i, cast(t, space.shape[d]) - make_int_const(t, 1)), make_zero(t)));
 }
 
-/// The index of cache line `line` of `region` (lines counted row-major, `lines_per_dim` of them
-/// along each dimension, the innermost in lines of `per_line` elements).
-inline std::vector<Expr> region_line(const Tensor& tensor, const std::vector<IntervalSet>& region,
-                                     const std::vector<int64_t>& lines_per_dim, int64_t per_line, Expr line,
-                                     Analyzer& analyzer) {
+/// The element of the tensor at cache line `line` of the space's region (lines counted row-major,
+/// `lines_per_dim` of them along each dimension, the innermost in lines of `per_line` elements).
+inline Expr region_line(const PrefetchSpace& space, const std::vector<int64_t>& lines_per_dim, int64_t per_line,
+                        Expr line, Analyzer& analyzer) {
+  const std::vector<IntervalSet>& region = space.region;
   std::vector<Expr> index(region.size());
   for (size_t d = region.size(); d-- > 0;) {
     const DType t = region[d].min.dtype();
@@ -212,21 +262,16 @@ inline std::vector<Expr> region_line(const Tensor& tensor, const std::vector<Int
     if (d > 0) line = floordiv(line, make_int_const(line.dtype(), lines_per_dim[d]));
     step = cast(t, step);
     if (d + 1 == region.size()) step = step * make_int_const(t, per_line);
-    index[d] = clamp_into(tensor, d, region[d].min + step, analyzer);
+    index[d] = clamp_into(space, d, region[d].min + step, analyzer);
   }
-  return index;
+  return space.load(index, analyzer);
 }
 
-/// a * b, or -1 when either is -1 (unknown) or the product passes 2^62.
-inline int64_t times_or_unknown(int64_t a, int64_t b) {
-  if (a < 0 || b < 0) return -1;
-  if (b != 0 && a > (int64_t{1} << 62) / b) return -1;
-  return a * b;
-}
-
-/// Every line of `region` at once: a loop per dimension (`extents` in lines along each).
-inline Stmt all_lines_prefetch(const Tensor& tensor, const std::vector<IntervalSet>& region,
-                               const std::vector<Expr>& extents, int64_t per_line, Analyzer& analyzer) {
+/// Every line of the space's region at once: a loop per dimension (`extents` in lines along each).
+inline Stmt all_lines_prefetch(const PrefetchSpace& space, const std::vector<Expr>& extents, int64_t per_line,
+                               Analyzer& analyzer) {
+  const Tensor& tensor = *space.tensor;
+  const std::vector<IntervalSet>& region = space.region;
   std::vector<Expr> index;
   std::vector<std::pair<Var, Expr>> loops;
   for (size_t d = 0; d < region.size(); ++d) {
@@ -234,21 +279,22 @@ inline Stmt all_lines_prefetch(const Tensor& tensor, const std::vector<IntervalS
     Var v("prefetch." + tensor.name() + "." + std::to_string(d), region[d].min.dtype());
     Expr step = innermost ? v * make_int_const(v.dtype(), per_line) : Expr(v);
     if (is_one(extents[d])) step = make_zero(v.dtype());
-    index.push_back(clamp_into(tensor, d, region[d].min + step, analyzer));
+    index.push_back(clamp_into(space, d, region[d].min + step, analyzer));
     if (!is_one(extents[d])) loops.emplace_back(v, extents[d]);
   }
-  Stmt body = PrefetchNode::make(tensor(index));
+  Stmt body = PrefetchNode::make(space.load(index, analyzer));
   for (auto it = loops.rbegin(); it != loops.rend(); ++it)
     body = ForNode::make(it->first, make_zero(it->first.dtype()), it->second, ForKind::Serial, body);
   return body;
 }
 
-/// The lines of `region` spread over the iterations of leaves at + 1 .. l of stage `s` (see
+/// The lines of the space's region spread over the iterations of leaves at + 1 .. l of stage `s` (see
 /// Stage::prefetch); undefined when the region has no lines. `where` names the request in errors.
-inline Stmt spread_prefetch(const StageNode& s, size_t at, size_t l, const Tensor& tensor,
-                            const std::vector<IntervalSet>& region, const std::vector<Expr>& extents,
-                            int64_t per_line, const RangeMap& ranges, const std::string& where,
-                            Analyzer& analyzer) {
+inline Stmt spread_prefetch(const StageNode& s, size_t at, size_t l, const PrefetchSpace& space,
+                            const std::vector<Expr>& extents, int64_t per_line, const RangeMap& ranges,
+                            const std::string& where, Analyzer& analyzer) {
+  const Tensor& tensor = *space.tensor;
+  const std::vector<IntervalSet>& region = space.region;
   const int64_t unknown = -1;
   // The lines along each dimension: constant, or (a partial block, whose size depends on
   // the outer loops) the most there can be, from those loops' ranges, and no more than the tensor
@@ -269,7 +315,7 @@ inline Stmt spread_prefetch(const StageNode& s, size_t at, size_t l, const Tenso
     for (const Var& v : free_vars(extents[d])) loops_only = loops_only && bound_vars.count(v.get());
     const ConstIntBound b = bounds.const_int_bound(extents[d]);
     if (loops_only && b.is_finite() && b.max_value >= 0) lines[d] = b.max_value;
-    if (const int64_t* shape = as_const_int(tensor.shape()[d])) {
+    if (const int64_t* shape = as_const_int(space.shape[d])) {
       const int64_t all = d + 1 == region.size() ? (*shape + per_line - 1) / per_line + 1 : *shape;
       lines[d] = lines[d] == unknown ? all : std::min(lines[d], all);
     }
@@ -306,7 +352,7 @@ inline Stmt spread_prefetch(const StageNode& s, size_t at, size_t l, const Tenso
   while (stride & (stride - 1)) stride &= stride - 1;
   if (stride >= 1) {
     Expr line = stride == 1 ? t : floordiv(t, make_int_const(it, stride));
-    Stmt p = PrefetchNode::make(tensor(region_line(tensor, region, lines, per_line, line, analyzer)));
+    Stmt p = PrefetchNode::make(region_line(space, lines, per_line, line, analyzer));
     Expr due = make_const(boolean, 1);
     if (stride > 1) due = floormod(t, make_int_const(it, stride)) == make_int_const(it, 0);
     if (stride * total_lines < iterations) due = due && line < make_int_const(it, total_lines);
@@ -315,7 +361,7 @@ inline Stmt spread_prefetch(const StageNode& s, size_t at, size_t l, const Tenso
     const int64_t per_iteration = (total_lines + iterations - 1) / iterations;
     Var u("prefetch." + tensor.name() + ".line", it);
     Expr line = t * make_int_const(it, per_iteration) + u;
-    Stmt p = PrefetchNode::make(tensor(region_line(tensor, region, lines, per_line, line, analyzer)));
+    Stmt p = PrefetchNode::make(region_line(space, lines, per_line, line, analyzer));
     p = IfThenElseNode::make(line < make_int_const(it, total_lines), p);
     return ForNode::make(u, make_int_const(it, 0), make_int_const(it, per_iteration), ForKind::Serial, p);
   }
@@ -415,16 +461,17 @@ inline Stmt make_prefetches(const StageNode& s, size_t l, const RangeMap& ranges
             "' (a cache_read after the request, for one, moves the stage's reads into the copy); "
             "prefetch a tensor they read"));
       }
+      const detail::PrefetchSpace space = detail::prefetch_space(tensor, region, analyzer);
+      const std::vector<IntervalSet>& lined = space.region;
       const int64_t per_line = detail::elements_per_line(tensor.dtype());
-      const bool aligned = detail::rows_start_on_lines(tensor, region, per_line, analyzer);
-      std::vector<Expr> extents(region.size());
-      for (size_t d = 0; d < region.size(); ++d)
+      const bool aligned = detail::rows_start_on_lines(space, per_line, analyzer);
+      std::vector<Expr> extents(lined.size());
+      for (size_t d = 0; d < lined.size(); ++d)
         extents[d] = detail::lines_along(
-            analyzer.simplify(region[d].max - region[d].min + make_int_const(region[d].min.dtype(), 1)),
-            d + 1 == region.size(), aligned, per_line, analyzer);
-      Stmt p = spread ? detail::spread_prefetch(s, at, l, tensor, region, extents, per_line, ranges, where,
-                                                analyzer)
-                      : detail::all_lines_prefetch(tensor, region, extents, per_line, analyzer);
+            analyzer.simplify(lined[d].max - lined[d].min + make_int_const(lined[d].min.dtype(), 1)),
+            d + 1 == lined.size(), aligned, per_line, analyzer);
+      Stmt p = spread ? detail::spread_prefetch(s, at, l, space, extents, per_line, ranges, where, analyzer)
+                      : detail::all_lines_prefetch(space, extents, per_line, analyzer);
       if (p.defined()) out.push_back(p);
     }
   }
