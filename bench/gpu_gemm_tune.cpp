@@ -49,7 +49,7 @@ void report(const std::string& arch, const Shape& s, const lib::GpuGemmTuneOptio
       one_block = &c;
   std::string line =
       cat("loom-bench gpu_gemm_tune arch=", arch, " device=", t.device, " m=", s.m, " n=", s.n, " k=", s.k,
-          " dtype=f16 default_config=", lib::gpu_gemm(s.m, s.n, s.k, f16).config.str(),
+          " dtype=f16 default_config=", lib::gpu_gemm(s.m, s.n, s.k, f16, lib::GpuGemmConfig{}).config.str(),
           " default_tflops=", fixed(d.tflops, 1), " tuned_config=", r.best.str(),
           " tuned_tflops=", fixed(t.tflops, 1));
   line += cat(" speedup=", d.seconds > 0 ? fixed(d.seconds / t.seconds, 3) : "n/a",

@@ -80,7 +80,7 @@ void model_line(const Shape& s) {
   config.sms = spec.device.sms;
   config.blocks_per_sm = 2;
   const lib::StreamKGemm g = lib::streamk_gemm(s.m, s.n, s.k, f16, config);
-  const lib::GpuGemm dp = lib::gpu_gemm(s.m, s.n, s.k, f16);
+  const lib::GpuGemm dp = lib::gpu_gemm(s.m, s.n, s.k, f16, lib::GpuGemmConfig{});
   const lib::GpuGemmResources resources = lib::gpu_gemm_resources(dp, spec.arch);
   const lib::StreamKPrediction p = lib::predict_streamk_gemm(g, spec, resources);
   const lib::GpuGemmPrediction q = lib::predict_gpu_gemm(dp, spec, resources);

@@ -354,17 +354,22 @@ TEST_CASE("gpu_gemm tuning: gpu_gemm given no configuration takes the record of 
 
   CHECK(same_config(recorded_gpu_gemm_config(300, 200, 100, f16), expected));
   CHECK(same_config(gpu_gemm(300, 200, 100, f16).config, expected));
-  CHECK(same_config(gpu_gemm(300, 200, 100, f16, {}).config, expected));
-  // A configuration given is used as given.
+  // A configuration given is used as given, `{}` and braces included.
+  CHECK(same_config(gpu_gemm(300, 200, 100, f16, {}).config, resolved_default));
   CHECK(same_config(gpu_gemm(300, 200, 100, f16, GpuGemmConfig{}).config, resolved_default));
-  // Other problems have no record: another type, B column-major, and C column-major (the tuner's
-  // problems store C row-major).
+  CHECK(same_config(gpu_gemm(300, 200, 100, f16, {64, 64, 32, 32, 32, 2}).config, {64, 64, 32, 32, 32, 2}));
+  // Other problems have no record: another type, and B column-major.
   CHECK(same_config(gpu_gemm(300, 200, 100, bf16).config, resolved_default));
-  CHECK(same_config(gpu_gemm(300, 200, 100, f16, std::nullopt, Layout::RowMajor, Layout::ColMajor).config,
-                    resolved_default));
-  CHECK(same_config(
-      gpu_gemm(300, 200, 100, f16, std::nullopt, Layout::RowMajor, Layout::RowMajor, Layout::ColMajor).config,
-      resolved_default));
+  CHECK(same_config(recorded_gpu_gemm_config(300, 200, 100, f16, Layout::RowMajor, Layout::ColMajor),
+                    GpuGemmConfig{}));
   // A refused problem names gpu_gemm, as it does without a database.
   CHECK_THROWS_WITH_AS(gpu_gemm(300, 200, 100, i32), doctest::Contains("gpu_gemm"), Error);
+  // Records of the general tuner for CUDA targets are not the GPU GEMM tuners': with only those, no
+  // lookup is made (and no workload key lowered).
+  GpuTuneScratchDir other;
+  GpuTuneScopedEnv other_cache("LOOM_CACHE_DIR", other.path.c_str());
+  rec.target = "cuda -arch=sm_90";
+  rec.workload = gpu_gemm_workload_key(300, 200, 100, f16);
+  tune::Database("").append(rec);
+  CHECK(same_config(gpu_gemm(300, 200, 100, f16).config, resolved_default));
 }

@@ -350,5 +350,12 @@ TEST_CASE("streamk tuning: streamk_gemm given no configuration takes the record 
   CHECK(looked_up.decomposition == Decomposition::SplitK);
   // A configuration given is used as given; another problem has no record.
   CHECK_FALSE(streamk_gemm(512, 384, 2048, f16, StreamKConfig{}).config.tensor_cores);
+  CHECK_FALSE(streamk_gemm(512, 384, 2048, f16, {}).config.tensor_cores);
   CHECK_FALSE(streamk_gemm(512, 384, 1024, f16).config.tensor_cores);
+  // f32 keeps the SIMT loop, which multiplies exactly, even with a record of its problem: the tensor
+  // cores would round it to tf32.
+  rec.workload = streamk_gemm_workload_key(512, 384, 2048, f32, "sm_90");
+  tune::Database("").append(rec);
+  CHECK_FALSE(streamk_gemm(512, 384, 2048, f32).config.tensor_cores);
+  CHECK_FALSE(recorded_streamk_config(512, 384, 2048, f32).tensor_cores);
 }

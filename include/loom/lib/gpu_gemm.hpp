@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include "loom/lib/matrix_layout.hpp"
@@ -80,18 +79,32 @@ struct GpuGemm {
 };
 
 /// The kernel for one shape: C = A B with A, B and C stored as `a_layout`, `b_layout` and
-/// `c_layout` say. Without a configuration (nullopt, or `{}`), a row-major C takes the fastest one the
-/// tuning database records for the problem (lib::recorded_gpu_gemm_config: after lib::tune_gpu_gemm,
-/// or with LOOM_TUNE=1), else the default GpuGemmConfig, which a column-major C always takes (the
-/// tuner's problems store C row-major). Throws loom::Error, naming the field, for an input type other
-/// than f16, bf16 or f32, or a tile configuration the kernel cannot use.
-LOOM_DECL GpuGemm gpu_gemm(int64_t m, int64_t n, int64_t k, DType input = f16,
-                           std::optional<GpuGemmConfig> config = std::nullopt,
+/// `c_layout` say, with the tile configuration given (`{}`: the default GpuGemmConfig). Throws
+/// loom::Error, naming the field, for an input type other than f16, bf16 or f32, or a tile
+/// configuration the kernel cannot use.
+LOOM_DECL GpuGemm gpu_gemm(int64_t m, int64_t n, int64_t k, DType input, const GpuGemmConfig& config,
                            Layout a_layout = Layout::RowMajor, Layout b_layout = Layout::RowMajor,
                            Layout c_layout = Layout::RowMajor);
+
+/// The kernel for row-major A, B and C with the configuration the tuning database records as fastest
+/// for the problem (recorded_gpu_gemm_config: after lib::tune_gpu_gemm, or with LOOM_TUNE=1), else the
+/// default GpuGemmConfig. For other layouts, pass recorded_gpu_gemm_config(m, n, k, input, a_layout,
+/// b_layout) as the configuration.
+LOOM_DECL GpuGemm gpu_gemm(int64_t m, int64_t n, int64_t k, DType input = f16);
+
+/// The configuration gpu_gemm() uses when given none: where the default database holds records of a
+/// GPU tuner (or LOOM_TUNE=1 asks to tune), lib::tuned_gpu_gemm_config's (lib/gpu_gemm_tuning.hpp) for
+/// the architecture of the GPU present, or for sm_90 (the H100 model) where there is none; otherwise,
+/// or for a GPU the model does not describe, the default GpuGemmConfig. Looking a record up starts no
+/// CUDA driver in this process.
+LOOM_DECL GpuGemmConfig recorded_gpu_gemm_config(int64_t m, int64_t n, int64_t k, DType input,
+                                                 Layout a_layout = Layout::RowMajor,
+                                                 Layout b_layout = Layout::RowMajor);
 
 }  // namespace loom::lib
 
 #if LOOM_HEADER_ONLY
 #include "loom/lib/impl/gpu_gemm.hpp"
+// recorded_gpu_gemm_config's definition (its header includes this one first).
+#include "loom/lib/gpu_gemm_tuning.hpp"
 #endif

@@ -41,11 +41,14 @@
 #include <string>
 #include <vector>
 
-#include "loom/lib/gpu_gemm.hpp"
+#include "loom/ir/dtype.hpp"
 #include "loom/support/config.hpp"
 #include "loom/support/gpu_device.hpp"
 
 namespace loom::lib {
+
+// Only referred to here: its header's header-only tail reaches this one through the tuner's.
+struct GpuGemm;
 
 /// One GPU as the model sees it: published specifications, the figures NVIDIA does not publish
 /// (stated where each comes from in `sources`), and the per-SM limits of `device` for occupancy.
@@ -88,6 +91,8 @@ struct GpuPerfSpec {
   /// The GPU the model uses for `arch`: sm_80 is an A100, sm_90 an H100. Throws loom::Error for
   /// any other architecture.
   LOOM_DECL static GpuPerfSpec for_arch(const std::string& arch);
+  /// Whether for_arch describes `arch` (a GPU present may be of another architecture).
+  static bool describes(const std::string& arch) { return arch == "sm_80" || arch == "sm_90"; }
   /// The dense peak for inputs of `input` (f16, bf16: 16-bit; f32: tf32), TFLOP/s.
   LOOM_DECL double dense_tflops(DType input) const;
   /// The sustained L2 and the DRAM bandwidth in bytes per SM clock (the models' unit of time).

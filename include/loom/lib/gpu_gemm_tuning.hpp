@@ -4,7 +4,7 @@
 // run one block per SM (where the model is least trusted), ranks the rest by predicted time and
 // appends them to the tuning database (tune/database.hpp);
 // tuned_gpu_gemm_config reads the best of them back in a later process, as gpu_gemm() does when given
-// no configuration (recorded_gpu_gemm_config). Without a GPU the times are
+// no configuration (recorded_gpu_gemm_config, declared beside gpu_gemm and defined here). Without a GPU the times are
 // the model's predictions, and the records' target says so, "cuda -arch=sm_80 model:A100-SXM4-80GB";
 // where a GPU of the architecture is present, the best predicted candidates are also measured on it
 // and recorded as measured ("cuda -arch=sm_90 device:NVIDIA H100 80GB HBM3"), and those records come
@@ -167,14 +167,6 @@ LOOM_DECL GpuGemmConfig tuned_gpu_gemm_config(int64_t m, int64_t n, int64_t k, D
                                               const std::string& arch, Layout a_layout = Layout::RowMajor,
                                               Layout b_layout = Layout::RowMajor,
                                               const std::string& database = "");
-
-/// The configuration gpu_gemm() uses when given none: where the default database holds records of a
-/// GPU tuner (or LOOM_TUNE=1 asks to tune), tuned_gpu_gemm_config's for the architecture of the GPU
-/// present, or for sm_90 (the H100 model) where there is none; otherwise, or for a GPU the model does
-/// not describe, the default GpuGemmConfig. Looking a record up starts no CUDA driver in this process.
-LOOM_DECL GpuGemmConfig recorded_gpu_gemm_config(int64_t m, int64_t n, int64_t k, DType input,
-                                                 Layout a_layout = Layout::RowMajor,
-                                                 Layout b_layout = Layout::RowMajor);
 
 }  // namespace loom::lib
 

@@ -7,7 +7,11 @@
 // Internal to lib/impl/gpu_gemm_tuning.hpp and lib/impl/streamk_tuning.hpp.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -15,7 +19,6 @@
 #include <vector>
 
 #include "loom/lib/gemm_device_timer.hpp"
-#include "loom/lib/gpu_gemm_model.hpp"
 #include "loom/tune/database.hpp"
 #include "loom/tune/tune.hpp"
 
@@ -42,24 +45,60 @@ inline void append_records(const std::string& database, const std::string& workl
   }
 }
 
+/// The records of the database file `db`, parsed once per version of it (its size and modification
+/// time) in this process: every gpu_gemm() and streamk_gemm() call without a configuration reads
+/// them, and a program may make many.
+inline std::shared_ptr<const std::vector<tune::Record>> cached_records(const tune::Database& db) {
+  using Stamp = std::pair<std::uintmax_t, std::filesystem::file_time_type>;
+  static std::mutex mutex;
+  static std::map<std::string, std::pair<Stamp, std::shared_ptr<const std::vector<tune::Record>>>> cache;
+  std::error_code ec;
+  const Stamp stamp{std::filesystem::file_size(db.path(), ec), std::filesystem::last_write_time(db.path(), ec)};
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(db.path());
+  if (it != cache.end() && it->second.first == stamp) return it->second.second;
+  auto records = std::make_shared<const std::vector<tune::Record>>(db.read());
+  cache[db.path()] = {stamp, records};
+  return records;
+}
+
+/// The workload key `make()` gives for `problem` (a text naming the problem), made once per process:
+/// a key lowers the kernel, whose code does not change while the process runs.
+template <typename Make>
+std::string memoized_key(const std::string& problem, Make&& make) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> keys;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = keys.find(problem); it != keys.end()) return it->second;
+  }
+  std::string key = make();  // lowers: outside the lock, so that keys of other problems need not wait
+  const std::lock_guard<std::mutex> lock(mutex);
+  return keys.emplace(problem, std::move(key)).first->second;
+}
+
 /// What a tuner's lookup does: read the database (`readable`: it exists), tune (`asked`: LOOM_TUNE=1),
 /// or neither, in which case nothing needs to be lowered to compute the workload's key.
 struct GpuRecordLookup {
   bool asked = false, readable = false;
   tune::Database db;
+  std::shared_ptr<const std::vector<tune::Record>> records;  ///< empty unless readable
 
   explicit GpuRecordLookup(const std::string& database)
       : asked(tune::tuning_requested()), db(database == "off" ? std::string() : database) {
     std::error_code ec;
     readable = database != "off" && !db.path().empty() && std::filesystem::exists(db.path(), ec);
+    records = readable ? cached_records(db) : std::make_shared<const std::vector<tune::Record>>();
   }
 
-  /// Whether the database holds any GPU tuner's record (a "cuda -arch=" target), read without
-  /// lowering anything: a program that never tuned a GPU kernel pays for no workload key.
+  /// Whether the database holds any record of lib's GPU tuners (a target of the model's predictions
+  /// or of a GPU's measurements), read without lowering anything: a program that never tuned a GPU
+  /// GEMM pays for no workload key.
   bool holds_gpu_records() const {
-    if (!readable) return false;
-    for (const tune::Record& r : db.read())
-      if (r.target.rfind("cuda -arch=", 0) == 0) return true;
+    for (const tune::Record& r : *records)
+      if (r.target.rfind("cuda -arch=", 0) == 0 &&
+          (r.target.find(" model:") != std::string::npos || r.target.find(" device:") != std::string::npos))
+        return true;
     return false;
   }
 
@@ -69,10 +108,9 @@ struct GpuRecordLookup {
   std::optional<tune::Record> fastest(const std::string& workload, const std::string& target,
                                       Usable&& usable) const {
     std::optional<tune::Record> best;
-    if (!readable) return best;
-    for (tune::Record& r : db.read())
+    for (const tune::Record& r : *records)
       if (r.workload == workload && r.target == target && usable(r.knobs) && (!best || r.ms < best->ms))
-        best = std::move(r);
+        best = r;
     return best;
   }
 
@@ -88,7 +126,7 @@ struct GpuRecordLookup {
     if (!readable) return std::nullopt;
     const std::string measured_prefix = "cuda -arch=" + arch + " device:";
     bool any_measured = false;
-    for (const tune::Record& r : db.read())
+    for (const tune::Record& r : *records)
       any_measured = any_measured || (r.workload == workload && r.target.rfind(measured_prefix, 0) == 0);
     if (any_measured) {
       const std::string target = device_target();
@@ -100,18 +138,12 @@ struct GpuRecordLookup {
 };
 
 /// The architecture whose records gpu_gemm() and streamk_gemm() read when given no configuration: the
-/// GPU's where one is present, "sm_90" (the H100, as StreamKConfig's arch "") where none is; empty for
-/// a GPU the performance model has no description of, whose times no tuner records. Asks a worker
-/// process (gpu_identity), so that this process does not load the CUDA driver to look a record up.
+/// GPU's where one is present, "sm_90" (the H100, as StreamKConfig's arch "") where none is. Asks a
+/// worker process (gpu_identity), so that this process does not load the CUDA driver to look a record
+/// up. The callers check that the model describes it (no tuner records other GPUs' times).
 inline std::string recorded_gpu_arch() {
   const std::string identity = gpu_identity();
-  if (identity.empty()) return "sm_90";
-  const std::string arch = identity.substr(0, identity.find('\n'));
-  try {
-    return GpuPerfSpec::for_arch(arch).arch;
-  } catch (const Error&) {
-    return "";
-  }
+  return identity.empty() ? "sm_90" : identity.substr(0, identity.find('\n'));
 }
 
 }  // namespace loom::lib::detail

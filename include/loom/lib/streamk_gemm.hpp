@@ -93,17 +93,31 @@ struct StreamKGemm {
 /// The Stream-K GEMM kernel for C (m x n, f32, row-major) = A (m x k) x B (k x n), accumulated in
 /// f32: inputs f32 or f16 with the SIMT main loop, f16, bf16 or f32 (as tf32) with tensor cores
 /// (config.tensor_cores), A and B stored as `a_layout` and `b_layout` say (column-major with tensor
-/// cores only). Without a configuration (nullopt, or `{}`), the fastest one the tuning database
-/// records for the problem (lib::recorded_streamk_config: after lib::tune_streamk_gemm, or with
-/// LOOM_TUNE=1; a tensor-core one), else the default StreamKConfig. Throws loom::Error naming the
-/// field for a configuration the kernel cannot use.
-LOOM_DECL StreamKGemm streamk_gemm(int64_t m, int64_t n, int64_t k, DType input = f32,
-                                   std::optional<StreamKConfig> config = std::nullopt,
+/// cores only). Throws loom::Error naming the field for a configuration the kernel cannot use.
+LOOM_DECL StreamKGemm streamk_gemm(int64_t m, int64_t n, int64_t k, DType input, const StreamKConfig& config,
                                    Layout a_layout = Layout::RowMajor,
                                    Layout b_layout = Layout::RowMajor);
+
+/// The kernel for row-major A and B with the configuration the tuning database records as fastest
+/// for the problem (recorded_streamk_config: after lib::tune_streamk_gemm, or with LOOM_TUNE=1; a
+/// tensor-core one, for 16-bit inputs only), else the default StreamKConfig.
+LOOM_DECL StreamKGemm streamk_gemm(int64_t m, int64_t n, int64_t k, DType input = f32);
+
+/// The configuration streamk_gemm() uses when given none. For 16-bit inputs, where the default
+/// database holds records of a GPU tuner (or LOOM_TUNE=1 asks to tune): lib::tuned_streamk_config's
+/// (lib/streamk_tuning.hpp) for the architecture of the GPU present, or for sm_90 (the H100 model)
+/// where there is none, a tensor-core configuration. Otherwise, or for a GPU the model does not
+/// describe, the default StreamKConfig (the SIMT main loop). f32 inputs keep the SIMT loop: the tensor
+/// cores would multiply them as tf32, which a caller must ask for. Looking a record up starts no CUDA
+/// driver in this process.
+LOOM_DECL StreamKConfig recorded_streamk_config(int64_t m, int64_t n, int64_t k, DType input,
+                                                Layout a_layout = Layout::RowMajor,
+                                                Layout b_layout = Layout::RowMajor);
 
 }  // namespace loom::lib
 
 #if LOOM_HEADER_ONLY
 #include "loom/lib/impl/streamk_gemm.hpp"
+// recorded_streamk_config's definition (its header includes this one first).
+#include "loom/lib/streamk_tuning.hpp"
 #endif

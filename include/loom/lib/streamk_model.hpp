@@ -30,10 +30,12 @@
 #include <string>
 
 #include "loom/lib/gpu_gemm_model.hpp"
-#include "loom/lib/streamk_gemm.hpp"
 #include "loom/support/config.hpp"
 
 namespace loom::lib {
+
+// Only referred to here: its header's header-only tail reaches this one through the tuner's.
+struct StreamKGemm;
 
 /// What the model predicts for one Stream-K kernel on one GPU.
 struct StreamKPrediction {

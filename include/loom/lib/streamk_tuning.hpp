@@ -4,7 +4,8 @@
 // H100 (sm_90), skips (and counts) those streamk_gemm refuses and those whose grid the GPU cannot
 // hold at once, ranks the rest by predicted time and appends them to the tuning database
 // (tune/database.hpp); tuned_streamk_config reads the best of them back in a later process, as
-// streamk_gemm() does when given no configuration (recorded_streamk_config). Without
+// streamk_gemm() does when given no configuration (recorded_streamk_config, declared beside
+// streamk_gemm and defined here). Without
 // a GPU the times are the model's predictions, and the records' target says so, as lib::tune_gpu_gemm's
 // do ("cuda -arch=sm_90 model:H100-SXM5"); where a GPU of the architecture is present, the best
 // predicted candidates are also measured on it and those records ("device:") come first.
@@ -145,15 +146,6 @@ LOOM_DECL StreamKConfig tuned_streamk_config(int64_t m, int64_t n, int64_t k, DT
                                              const std::string& arch, Layout a_layout = Layout::RowMajor,
                                              Layout b_layout = Layout::RowMajor,
                                              const StreamKTuneOptions& options = StreamKTuneOptions());
-
-/// The configuration streamk_gemm() uses when given none: where the default database holds records of
-/// a GPU tuner (or LOOM_TUNE=1 asks to tune), tuned_streamk_config's for the architecture of the GPU
-/// present, or for sm_90 (the H100 model) where there is none: a tensor-core configuration, which
-/// multiplies f32 inputs as tf32. Otherwise, or for a GPU the model does not describe, the default
-/// StreamKConfig (the SIMT main loop). Looking a record up starts no CUDA driver in this process.
-LOOM_DECL StreamKConfig recorded_streamk_config(int64_t m, int64_t n, int64_t k, DType input,
-                                                Layout a_layout = Layout::RowMajor,
-                                                Layout b_layout = Layout::RowMajor);
 
 }  // namespace loom::lib
 

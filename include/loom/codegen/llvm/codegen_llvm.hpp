@@ -221,9 +221,13 @@ class CodeGenLLVM {
   llvm::Value* address_of(const LoadNode* op);
   void create_alias_scopes();
   void tag_access(llvm::Instruction* access, int scope);
-  llvm::Instruction* nontemporal_store(llvm::Value* v, llvm::Value* ptr, llvm::Align align, int scope);
+  llvm::Instruction* nontemporal_store(llvm::Value* v, llvm::Value* ptr, llvm::Align align, int scope,
+                                       llvm::Value* active);
   void store_fence();
   int nontemporal_depth_ = 0;  // loops marked nontemporal_stores around the statement being generated
+  // Buffers the outermost of those loops loads: stores to them stay cached (a loop that updates its
+  // output in place would otherwise stream every line and read it straight back).
+  std::unordered_set<const VarNode*> nontemporal_loaded_;
   llvm::MDNode* alias_domain_ = nullptr;
   std::vector<llvm::MDNode*> scope_nodes_;  // one per buffer of the function
   std::vector<llvm::MDNode*> scope_lists_, noalias_lists_;

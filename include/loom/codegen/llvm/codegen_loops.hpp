@@ -26,6 +26,20 @@ inline bool marks_nontemporal_stores(const ForNode* op) {
   return false;
 }
 
+/// The buffers `body` loads from (anywhere in it, addresses passed to calls included).
+inline std::unordered_set<const VarNode*> buffers_loaded(const Stmt& body) {
+  struct Loads : IRVisitor {
+    std::unordered_set<const VarNode*> found;
+    using IRVisitor::visit;
+    void visit(const LoadNode* op) override {
+      found.insert(op->buffer.get());
+      IRVisitor::visit(op);
+    }
+  } loads;
+  loads.visit_stmt(body);
+  return loads.found;
+}
+
 /// Every variable `body` reads (values, and buffers through loads, stores and calls), in the
 /// order first met, so that outlined closures are laid out deterministically.
 inline std::vector<const VarNode*> variables_used(const Stmt& body) {
@@ -164,6 +178,7 @@ inline void CodeGenLLVM::emit_for(const ForNode* op) {
   // pragma(axis, "nontemporal_stores"): whole vectors the loop stores to parameters stream past the
   // caches (nontemporal_store), and a fence after the loop orders them before what follows.
   const bool nontemporal = detail::marks_nontemporal_stores(op);
+  if (nontemporal && nontemporal_depth_ == 0) nontemporal_loaded_ = detail::buffers_loaded(op->body);
   nontemporal_depth_ += nontemporal;
   emit_counted_loop(builder_, fn_.function, min, end, t.is_int(), loop_hints(op), op->loop_var.name(),
                     [&](llvm::Value* iv) {
@@ -247,6 +262,7 @@ inline void CodeGenLLVM::emit_parallel_for(const ForNode* op) {
   // Streaming stores in a thread's share (the loop marked, or inside a marked loop) are fenced by
   // that thread, before it reports the share done.
   const bool marked = detail::marks_nontemporal_stores(op);
+  if (marked && nontemporal_depth_ == 0) nontemporal_loaded_ = detail::buffers_loaded(op->body);
   nontemporal_depth_ += marked;
   emit_counted_loop(builder_, body_fn, body_fn->getArg(1), body_fn->getArg(2), true, nullptr,
                     op->loop_var.name(), [&](llvm::Value* iv) {

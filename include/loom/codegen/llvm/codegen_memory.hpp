@@ -228,10 +228,10 @@ inline void CodeGenLLVM::emit_store(const StoreNode* op) {
       v = builder_.CreateSelect(active, v, old);
       active = nullptr;
     }
-    if (active)
+    if (nontemporal_depth_ > 0 && buffer.argument && !nontemporal_loaded_.count(op->buffer.get()))
+      access = nontemporal_store(v, ptr, align, buffer.scope, active);
+    else if (active)
       access = builder_.CreateMaskedStore(v, ptr, align, active);
-    else if (nontemporal_depth_ > 0 && buffer.argument)
-      access = nontemporal_store(v, ptr, align, buffer.scope);
     else
       access = builder_.CreateAlignedStore(v, ptr, align);
   } else {
@@ -243,31 +243,42 @@ inline void CodeGenLLVM::emit_store(const StoreNode* op) {
   tag_access(access, buffer.scope);
 }
 
-/// A whole vector stored in a loop marked pragma(axis, "nontemporal_stores"): a streaming store,
-/// which writes the line without reading it first and leaves it out of the caches (C of a GEMM with
-/// short K, written once and too large to stay cached, costs half the memory traffic). x86's streaming
-/// stores fault at an address not aligned to the vector, which a parameter does not promise, so the
-/// address is tested: aligned, the streaming store; otherwise an ordinary one. Vectors of other than
-/// 16, 32, 64 or a multiple of 64 bytes are stored as usual. Both stores carry the buffer's alias
-/// scope; returns the one the caller tags (the streaming one, or the only one).
+/// A vector stored to a parameter in a loop marked pragma(axis, "nontemporal_stores"), which the
+/// loop does not read: a streaming store, which writes the line without reading it first and leaves it
+/// out of the caches (C of a GEMM with short K, written once and too large to stay cached, costs half
+/// the memory traffic). x86's streaming stores fault at an address not aligned to the vector, which a
+/// parameter does not promise, and write every lane, so the address and the mask (`active`, null:
+/// every lane) are tested: aligned with every lane active, the streaming store; otherwise an ordinary
+/// (masked) one. Vectors of other than 16, 32, 64 or a multiple of 64 bytes are stored as usual. Both
+/// stores carry the buffer's alias scope; returns the one the caller tags (the streaming one, or the
+/// only one).
 inline llvm::Instruction* CodeGenLLVM::nontemporal_store(llvm::Value* v, llvm::Value* ptr, llvm::Align align,
-                                                         int scope) {
-  const uint64_t bytes = module_->getDataLayout().getTypeStoreSize(v->getType()).getFixedValue();
-  if (!(bytes == 16 || bytes == 32 || (bytes >= 64 && bytes % 64 == 0)))
+                                                         int scope, llvm::Value* active) {
+  auto ordinary = [&]() -> llvm::Instruction* {
+    if (active) return builder_.CreateMaskedStore(v, ptr, align, active);
     return builder_.CreateAlignedStore(v, ptr, align);
+  };
+  const uint64_t bytes = module_->getDataLayout().getTypeStoreSize(v->getType()).getFixedValue();
+  if (!(bytes == 16 || bytes == 32 || (bytes >= 64 && bytes % 64 == 0))) return ordinary();
   const uint64_t needed = std::min<uint64_t>(bytes, 64);
   llvm::Value* offset = builder_.CreateAnd(builder_.CreatePtrToInt(ptr, i64_type()), needed - 1);
+  llvm::Value* whole = builder_.CreateICmpEQ(offset, builder_.getInt64(0));
+  if (active) {
+    const unsigned lanes = static_cast<unsigned>(llvm::cast<llvm::FixedVectorType>(active->getType())->getNumElements());
+    llvm::Value* bits = builder_.CreateBitCast(active, builder_.getIntNTy(lanes));
+    whole = builder_.CreateAnd(whole, builder_.CreateICmpEQ(bits, llvm::Constant::getAllOnesValue(bits->getType())));
+  }
   llvm::BasicBlock* streamed = llvm::BasicBlock::Create(ctx_, "store.nontemporal", fn_.function);
-  llvm::BasicBlock* ordinary = llvm::BasicBlock::Create(ctx_, "store.cached", fn_.function);
+  llvm::BasicBlock* cached = llvm::BasicBlock::Create(ctx_, "store.cached", fn_.function);
   llvm::BasicBlock* merge = llvm::BasicBlock::Create(ctx_, "store.done", fn_.function);
-  builder_.CreateCondBr(builder_.CreateICmpEQ(offset, builder_.getInt64(0)), streamed, ordinary);
+  builder_.CreateCondBr(whole, streamed, cached);
   builder_.SetInsertPoint(streamed);
   llvm::StoreInst* stream = builder_.CreateAlignedStore(v, ptr, llvm::Align(needed));
   stream->setMetadata(llvm::LLVMContext::MD_nontemporal,
                       llvm::MDNode::get(ctx_, {llvm::ConstantAsMetadata::get(builder_.getInt32(1))}));
   builder_.CreateBr(merge);
-  builder_.SetInsertPoint(ordinary);
-  tag_access(builder_.CreateAlignedStore(v, ptr, align), scope);
+  builder_.SetInsertPoint(cached);
+  tag_access(ordinary(), scope);
   builder_.CreateBr(merge);
   builder_.SetInsertPoint(merge);
   return stream;

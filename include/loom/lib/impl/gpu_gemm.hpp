@@ -6,14 +6,12 @@
 #include "loom/support/config.hpp"
 LOOM_IMPLEMENTATION_FILE("loom/lib/gpu_gemm.hpp");
 
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "loom/ir/op.hpp"
 #include "loom/ir/stmt.hpp"
 #include "loom/lib/gpu_gemm.hpp"
-#include "loom/lib/gpu_gemm_tuning.hpp"
 #include "loom/lib/impl/gpu_gemm_main_loop.hpp"
 #include "loom/lower/lower.hpp"
 
@@ -86,15 +84,16 @@ LOOM_DECL std::string GpuGemm::describe() const {
       tf32 ? ", mma.sync m16n8k8 tf32" : ", mma.sync m16n8k16");
 }
 
-LOOM_DECL GpuGemm gpu_gemm(int64_t m, int64_t n, int64_t k, DType input, std::optional<GpuGemmConfig> config,
+LOOM_DECL GpuGemm gpu_gemm(int64_t m, int64_t n, int64_t k, DType input, const GpuGemmConfig& config,
                            Layout a_layout, Layout b_layout, Layout c_layout) {
-  if (!config)
-    config = c_layout == Layout::RowMajor ? recorded_gpu_gemm_config(m, n, k, input, a_layout, b_layout)
-                                          : GpuGemmConfig{};
   GpuGemm g =
-      detail::gpu_gemm_problem(m, n, k, input, *config, a_layout, b_layout, c_layout, "gpu_gemm", "config");
+      detail::gpu_gemm_problem(m, n, k, input, config, a_layout, b_layout, c_layout, "gpu_gemm", "config");
   g.func = detail::build_gpu_gemm(g);
   return g;
+}
+
+LOOM_DECL GpuGemm gpu_gemm(int64_t m, int64_t n, int64_t k, DType input) {
+  return gpu_gemm(m, n, k, input, recorded_gpu_gemm_config(m, n, k, input));
 }
 
 }  // namespace loom::lib

@@ -19,6 +19,7 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/gpu_gemm_model.hpp");
 #include "loom/codegen/cuda/codegen_cuda.hpp"
 #include "loom/ir/stmt.hpp"
 #include "loom/ir/visitor.hpp"
+#include "loom/lib/gpu_gemm.hpp"
 #include "loom/lib/gpu_gemm_model.hpp"
 #include "loom/te/warp_intrinsic.hpp"
 
@@ -108,7 +109,7 @@ LOOM_DECL GpuPerfSpec GpuPerfSpec::h200() {
 
 LOOM_DECL GpuPerfSpec GpuPerfSpec::for_arch(const std::string& arch) {
   if (arch == "sm_80") return a100();
-  if (arch == "sm_90") return h100();
+  if (arch == "sm_90") return h100();  // describes() lists these two
   throw Error(cat("the gpu_gemm performance model has no GPU for architecture '", arch,
                   "': it describes sm_80 (A100) and sm_90 (H100); for another GPU fill a GpuPerfSpec "
                   "(its published peaks, bandwidths and SM limits) and call predict_gpu_gemm with it"));

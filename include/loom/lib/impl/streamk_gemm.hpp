@@ -9,7 +9,6 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/streamk_gemm.hpp");
 
 #include <algorithm>
 #include <cstdint>
-#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,7 +21,6 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/streamk_gemm.hpp");
 #include "loom/lib/impl/gpu_gemm_main_loop.hpp"
 #include "loom/lib/streamk_gemm.hpp"
 #include "loom/lib/streamk_residency.hpp"
-#include "loom/lib/streamk_tuning.hpp"
 #include "loom/lower/lower.hpp"
 
 namespace loom::lib {
@@ -482,9 +480,9 @@ inline StreamKGemm build_streamk(const GemmShape& shape, DType input, const Stre
 
 }  // namespace detail
 
-LOOM_DECL StreamKGemm streamk_gemm(int64_t m, int64_t n, int64_t k, DType input,
-                                   std::optional<StreamKConfig> given, Layout a_layout, Layout b_layout) {
-  StreamKConfig config = given ? *given : recorded_streamk_config(m, n, k, input, a_layout, b_layout);
+LOOM_DECL StreamKGemm streamk_gemm(int64_t m, int64_t n, int64_t k, DType input, const StreamKConfig& given,
+                                   Layout a_layout, Layout b_layout) {
+  StreamKConfig config = given;
   if (!config.tensor_cores && !(input == f32 || input == f16))
     throw Error(
         cat("streamk_gemm: input type ", input.str(),
@@ -534,6 +532,10 @@ LOOM_DECL StreamKGemm streamk_gemm(int64_t m, int64_t n, int64_t k, DType input,
   g.config.blocks_per_sm = config.blocks_per_sm;
   g.residency = residency;
   return g;
+}
+
+LOOM_DECL StreamKGemm streamk_gemm(int64_t m, int64_t n, int64_t k, DType input) {
+  return streamk_gemm(m, n, k, input, recorded_streamk_config(m, n, k, input));
 }
 
 LOOM_DECL std::string StreamKGemm::describe() const {

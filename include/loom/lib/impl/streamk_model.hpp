@@ -15,6 +15,7 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/streamk_model.hpp");
 #include <vector>
 
 #include "loom/lib/gpu_gemm.hpp"
+#include "loom/lib/streamk_gemm.hpp"
 #include "loom/lib/streamk_model.hpp"
 #include "loom/support/error.hpp"
 

@@ -113,7 +113,9 @@ LOOM_DECL std::string streamk_gemm_workload_key(int64_t m, int64_t n, int64_t k,
   StreamKConfig c = detail::streamk_default_config(GpuPerfSpec::for_arch(arch));
   c.decomposition = Decomposition::DataParallel;
   c.blocks_per_sm = 1;
-  return tune::lowered_func_key(streamk_gemm(m, n, k, input, c, a_layout, b_layout).func);
+  return detail::memoized_key(cat("streamk_gemm ", m, "x", n, "x", k, " ", input.str(), " ", arch, " ",
+                                  static_cast<int>(a_layout), static_cast<int>(b_layout)),
+                              [&] { return tune::lowered_func_key(streamk_gemm(m, n, k, input, c, a_layout, b_layout).func); });
 }
 
 LOOM_DECL tune::Assignment streamk_config_knobs(const StreamKConfig& config) {
@@ -370,10 +372,12 @@ LOOM_DECL StreamKConfig tuned_streamk_config(int64_t m, int64_t n, int64_t k, DT
 
 LOOM_DECL StreamKConfig recorded_streamk_config(int64_t m, int64_t n, int64_t k, DType input, Layout a_layout,
                                                 Layout b_layout) {
+  // The SIMT loop multiplies f32 exactly; a tuned record's tensor cores would round it to tf32.
+  if (input != f16 && input != bf16) return StreamKConfig{};
   const detail::GpuRecordLookup lookup("");
   if (!lookup.asked && !lookup.holds_gpu_records()) return StreamKConfig{};
   const std::string arch = detail::recorded_gpu_arch();
-  if (arch.empty()) return StreamKConfig{};
+  if (!GpuPerfSpec::describes(arch)) return StreamKConfig{};
   return detail::streamk_record(m, n, k, input, arch, a_layout, b_layout, StreamKTuneOptions())
       .value_or(StreamKConfig{});
 }
