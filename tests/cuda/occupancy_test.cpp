@@ -3,6 +3,7 @@
 #include "cuda_test_util.hpp"
 
 #include <loom/lib/streamk_gemm.hpp>
+#include <loom/lib/streamk_residency.hpp>
 #include <loom/support/gpu_device.hpp>
 
 using namespace loom;
@@ -92,4 +93,34 @@ TEST_CASE("streamk_gemm: the persistent grid is SMs x the blocks one SM holds") 
   lib::StreamKGemm fixed = lib::streamk_gemm(1000, 1100, 777, f32, given);
   CHECK(fixed.residency.source == "config");
   CHECK(fixed.plan.workers.size() == 30);
+}
+
+TEST_CASE("streamk_gemm: each problem's grid follows its own kernel's registers, whatever was built first") {
+  // K = 1024 and 2048 with the same configuration are different kernels (ptxas 13: 5 and 4 blocks of
+  // the SIMT loop per SM). Kept per configuration, the first one built decided the other's grid.
+  if (runtime::cuda::driver_available()) {
+    MESSAGE("a GPU is present: its driver sizes the grid");
+    return;
+  }
+  for (int64_t first_k : {int64_t{2048}, int64_t{1024}}) {
+    const lib::StreamKGemm first = lib::streamk_gemm(512, 384, first_k, f32, lib::StreamKConfig{});
+    const lib::StreamKGemm second = lib::streamk_gemm(512, 384, 3072 - first_k, f32, lib::StreamKConfig{});
+    for (const lib::StreamKGemm* g : {&first, &second}) {
+      if (g->residency.source != "ptxas") {
+        MESSAGE("no ptxas: the estimate does not depend on the kernel's code");
+        return;
+      }
+      CAPTURE(g->shape.k);
+      // The residency is found on the kernel built for one block per SM.
+      lib::StreamKConfig one;
+      one.blocks_per_sm = 1;
+      const lib::StreamKGemm probe = lib::streamk_gemm(512, 384, g->shape.k, f32, one);
+      const cuda::CudaModule module = cuda::codegen_cuda(probe.func);
+      const runtime::cuda::NvrtcOutput out = runtime::cuda::nvrtc_compile(module.source, probe.func.name, "sm_90");
+      const std::optional<runtime::cuda::PtxasReport> report =
+          runtime::cuda::run_ptxas(out.ptx, "sm_90", lib::detail::streamk_main_kernel(module).kernel.name);
+      REQUIRE(report.has_value());
+      CHECK(g->residency.registers_per_thread == report->registers);
+    }
+  }
 }

@@ -67,8 +67,9 @@ inline const cuda::KernelCode& streamk_main_kernel(const cuda::CudaModule& m) {
 }
 
 /// The occupancy of the kernel `g` (built for one block per SM) on `device`, and where its
-/// figures came from. Results are kept per configuration for the process: registers depend on the
-/// kernel's code, which the configuration decides, not on the problem's size.
+/// figures came from. Results are kept per kernel source and device for the process: registers
+/// depend on the kernel's code, which the problem's sizes change too (a K the tile does not divide
+/// adds guards; kept per configuration, the first size built decided the grid of the others).
 inline StreamKResidency streamk_residency(const StreamKGemm& g, const GpuDeviceSpec& device) {
   const LoweredFunc& func = g.func;
   const StreamKConfig& config = g.config;
@@ -82,18 +83,10 @@ inline StreamKResidency streamk_residency(const StreamKGemm& g, const GpuDeviceS
   const int64_t dynamic_bytes = dynamic ? *dynamic : 0;
   BlockResources block{kernel.threads_per_block, 0, kernel.static_shared_bytes + dynamic_bytes};
 
-  // The tensor-core main loop: its configuration and the operands' layouts and copy widths,
-  // which the kernel's code depends on.
-  const std::string mma =
-      config.tensor_cores
-          ? cat(config.tensor_cores->str(), " ", g.a_layout == Layout::RowMajor,
-                g.b_layout == Layout::RowMajor, " ", g.shape.m % 8, g.shape.n % 8, g.shape.k % 8)
-          : "";
-  using Key = std::tuple<std::string, int64_t, int64_t, int64_t, int, int, std::string, std::string>;
+  using Key = std::pair<std::string, std::string>;
   static std::mutex mutex;
   static std::map<Key, StreamKResidency> known;
-  const Key key{input.str(),     config.tile.bm,  config.tile.bn, config.tile.bk,
-                config.thread_m, config.thread_n, device.name,    mma};
+  const Key key{device.name, module.source};
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = known.find(key); it != known.end()) return it->second;
