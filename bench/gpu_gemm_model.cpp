@@ -82,8 +82,8 @@ void report(const lib::GpuPerfSpec& spec, const Shape& s, DType input, const lib
 int main() {
   const bool quick = std::getenv("LOOM_BENCH_QUICK") && std::string(std::getenv("LOOM_BENCH_QUICK")) != "0";
   const char* env = std::getenv("LOOM_SASS_TOOLS");
-  const lib::GpuGemmSass probe =
-      lib::gpu_gemm_sass(lib::gpu_gemm(128, 128, 4096, f16, lib::GpuGemmConfig{}), "sm_80", env && *env ? env : LOOM_SASS_TOOLS_VENV);
+  const lib::GpuGemmSass probe = lib::gpu_gemm_sass(lib::gpu_gemm(128, 128, 4096, f16, lib::GpuGemmConfig{}),
+                                                    "sm_80", env && *env ? env : LOOM_SASS_TOOLS_VENV);
   std::printf("gpu_gemm_model: SASS counts %s\n", probe.available
                                                       ? cat("from ", probe.tool).c_str()
                                                       : cat("unavailable: ", probe.unavailable).c_str());

@@ -116,7 +116,8 @@ TEST_CASE("streamk_gemm: each problem's grid follows its own kernel's registers,
       one.blocks_per_sm = 1;
       const lib::StreamKGemm probe = lib::streamk_gemm(512, 384, g->shape.k, f32, one);
       const cuda::CudaModule module = cuda::codegen_cuda(probe.func);
-      const runtime::cuda::NvrtcOutput out = runtime::cuda::nvrtc_compile(module.source, probe.func.name, "sm_90");
+      const runtime::cuda::NvrtcOutput out =
+          runtime::cuda::nvrtc_compile(module.source, probe.func.name, "sm_90");
       const std::optional<runtime::cuda::PtxasReport> report =
           runtime::cuda::run_ptxas(out.ptx, "sm_90", lib::detail::streamk_main_kernel(module).kernel.name);
       REQUIRE(report.has_value());

@@ -178,7 +178,9 @@ TEST_CASE("lib::gemm: C's stores stream where one store writes each element (str
     cfg.stream_c = true;
     return cfg;
   };
-  auto assembly = [](const lib::Gemm& g) { return build(g.schedule, g.args(), Target::cpu(), "lib_gemm").assembly(); };
+  auto assembly = [](const lib::Gemm& g) {
+    return build(g.schedule, g.args(), Target::cpu(), "lib_gemm").assembly();
+  };
   for (int threads : {1, 2}) {
     with_threads(threads, [&] {
       // K in one block: C becomes a stage of its own, each register tile stored once, streamed where

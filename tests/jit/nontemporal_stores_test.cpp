@@ -2,8 +2,8 @@
 // parameters become streaming stores where the address is aligned to the vector and every lane is
 // active (an ordinary store otherwise: x86's streaming stores fault at a misaligned address and
 // write every lane), stores to the function's own temporaries and to buffers the loop also reads
-// stay ordinary, and a store fence follows the loop (in each thread for a parallel one). Results are compared with the plain loop on aligned and misaligned outputs and on sizes the
-// vector does not divide.
+// stay ordinary, and a store fence follows the loop (in each thread for a parallel one). Results are compared
+// with the plain loop on aligned and misaligned outputs and on sizes the vector does not divide.
 #include <loom/backend/build.hpp>
 #include <loom/loom.hpp>
 
@@ -22,7 +22,8 @@ namespace {
 /// and parallel where asked.
 Kernel scaled_copy(int64_t n, bool marked, bool parallel) {
   Tensor A = placeholder({n}, f32, "A");
-  Tensor C = compute({n}, [&](Expr i) { return A(i) * 2.0f + 1.0f; }, "C");
+  Tensor C = compute(
+      {n}, [&](Expr i) { return A(i) * 2.0f + 1.0f; }, "C");
   Schedule s = create_schedule(C);
   auto [xo, xi] = s[C].split(C.axis(0), 16);
   s[C].vectorize(xi);
@@ -31,8 +32,8 @@ Kernel scaled_copy(int64_t n, bool marked, bool parallel) {
   return build(s, {A, C}, Target::cpu(), marked ? "streamed" : "cached");
 }
 
-/// Runs `k` (built for n) on n elements with C starting `offset` floats past a 64-byte boundary; every element
-/// (and none past the end) must be A * 2 + 1.
+/// Runs `k` (built for n) on n elements with C starting `offset` floats past a 64-byte boundary; every
+/// element (and none past the end) must be A * 2 + 1.
 void check_scaled_copy(Kernel& k, int64_t n, int64_t offset) {
   CAPTURE(n);
   CAPTURE(offset);
@@ -69,7 +70,8 @@ TEST_CASE("nontemporal_stores: whole vectors stream where aligned, and the loop 
     CHECK(count(cached.assembly(), "movnt") == 0);
     CHECK(count(cached.assembly(), "sfence") == 0);
     // Aligned and misaligned outputs.
-    for (int64_t offset : {int64_t{0}, int64_t{1}, int64_t{4}, int64_t{16}}) check_scaled_copy(streamed, n, offset);
+    for (int64_t offset : {int64_t{0}, int64_t{1}, int64_t{4}, int64_t{16}})
+      check_scaled_copy(streamed, n, offset);
   }
 }
 
@@ -88,9 +90,11 @@ TEST_CASE("nontemporal_stores: the function's own temporaries are stored as usua
   // Nothing streams: T is the function's own memory, read right after.
   const int64_t n = 3, m = 32768;
   Tensor A = placeholder({n, m}, f32, "A");
-  Tensor T = compute({n, m}, [&](Expr i, Expr j) { return A(i, j) * 3.0f; }, "T");
+  Tensor T = compute(
+      {n, m}, [&](Expr i, Expr j) { return A(i, j) * 3.0f; }, "T");
   IterVar j = reduce_axis(0, m, "j");
-  Tensor C = compute({n}, [&](Expr i) { return sum(T(i, j), {j}); }, "C");
+  Tensor C = compute(
+      {n}, [&](Expr i) { return sum(T(i, j), {j}); }, "C");
   Schedule s = create_schedule(C);
   s[C].pragma(C.axis(0), "nontemporal_stores");
   s[T].compute_at(s[C], C.axis(0));
@@ -118,7 +122,8 @@ TEST_CASE("nontemporal_stores: a buffer the loop also reads is stored as usual")
   const int64_t n = 128;
   Tensor A = placeholder({n, n}, f32, "A"), B = placeholder({n, n}, f32, "B");
   IterVar k = reduce_axis(0, n, "k");
-  Tensor C = compute({n, n}, [&](Expr i, Expr j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
+  Tensor C = compute(
+      {n, n}, [&](Expr i, Expr j) { return sum(A(i, k) * B(k, j), {k}); }, "C");
   Schedule s = create_schedule(C);
   auto [jo, ji] = s[C].split(C.axis(1), 16);
   s[C].reorder({C.axis(0), k, jo, ji});

@@ -4,11 +4,11 @@
 // run one block per SM (where the model is least trusted), ranks the rest by predicted time and
 // appends them to the tuning database (tune/database.hpp);
 // tuned_gpu_gemm_config reads the best of them back in a later process, as gpu_gemm() does when given
-// no configuration (recorded_gpu_gemm_config, declared beside gpu_gemm and defined here). Without a GPU the times are
-// the model's predictions, and the records' target says so, "cuda -arch=sm_80 model:A100-SXM4-80GB";
-// where a GPU of the architecture is present, the best predicted candidates are also measured on it
-// and recorded as measured ("cuda -arch=sm_90 device:NVIDIA H100 80GB HBM3"), and those records come
-// first. docs/gpu-gemm-model.md says how far the model is trusted.
+// no configuration (recorded_gpu_gemm_config, declared beside gpu_gemm and defined here). Without a GPU the
+// times are the model's predictions, and the records' target says so, "cuda -arch=sm_80
+// model:A100-SXM4-80GB"; where a GPU of the architecture is present, the best predicted candidates are also
+// measured on it and recorded as measured ("cuda -arch=sm_90 device:NVIDIA H100 80GB HBM3"), and those
+// records come first. docs/gpu-gemm-model.md says how far the model is trusted.
 #pragma once
 
 #include <cstdint>
@@ -120,8 +120,8 @@ struct GpuGemmTuneResult {
 };
 
 /// The database key of gpu_gemm(m, n, k, input, GpuGemmConfig{}, a_layout, b_layout): a structural
-/// hash of the default configuration's lowered function and its parameters' types and shapes, as 16 hex digits
-/// (so a change to the kernel's code files its problems under new keys, and old records go unused).
+/// hash of the default configuration's lowered function and its parameters' types and shapes, as 16 hex
+/// digits (so a change to the kernel's code files its problems under new keys, and old records go unused).
 LOOM_DECL std::string gpu_gemm_workload_key(int64_t m, int64_t n, int64_t k, DType input,
                                             Layout a_layout = Layout::RowMajor,
                                             Layout b_layout = Layout::RowMajor);

@@ -53,7 +53,8 @@ inline std::shared_ptr<const std::vector<tune::Record>> cached_records(const tun
   static std::mutex mutex;
   static std::map<std::string, std::pair<Stamp, std::shared_ptr<const std::vector<tune::Record>>>> cache;
   std::error_code ec;
-  const Stamp stamp{std::filesystem::file_size(db.path(), ec), std::filesystem::last_write_time(db.path(), ec)};
+  const Stamp stamp{std::filesystem::file_size(db.path(), ec),
+                    std::filesystem::last_write_time(db.path(), ec)};
   const std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(db.path());
   if (it != cache.end() && it->second.first == stamp) return it->second.second;

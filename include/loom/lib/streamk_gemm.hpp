@@ -95,8 +95,7 @@ struct StreamKGemm {
 /// (config.tensor_cores), A and B stored as `a_layout` and `b_layout` say (column-major with tensor
 /// cores only). Throws loom::Error naming the field for a configuration the kernel cannot use.
 LOOM_DECL StreamKGemm streamk_gemm(int64_t m, int64_t n, int64_t k, DType input, const StreamKConfig& config,
-                                   Layout a_layout = Layout::RowMajor,
-                                   Layout b_layout = Layout::RowMajor);
+                                   Layout a_layout = Layout::RowMajor, Layout b_layout = Layout::RowMajor);
 
 /// The kernel for row-major A and B with the configuration the tuning database records as fastest
 /// for the problem (recorded_streamk_config: after lib::tune_streamk_gemm, or with LOOM_TUNE=1; a

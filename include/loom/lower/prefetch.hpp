@@ -204,7 +204,8 @@ inline PrefetchSpace prefetch_space(const Tensor& tensor, const std::vector<Inte
   PrefetchSpace space{&tensor, tensor.shape(), region, false};
   const size_t last = region.size() - 1;
   const int64_t* row = as_const_int(tensor.shape()[last]);
-  if (tensor.op()->kind != OpKind::Placeholder || last == 0 || !row || !is_zero(analyzer.simplify(region[last].min)) ||
+  if (tensor.op()->kind != OpKind::Placeholder || last == 0 || !row ||
+      !is_zero(analyzer.simplify(region[last].min)) ||
       !is_zero(analyzer.simplify(region[last].max - make_int_const(region[last].max.dtype(), *row - 1))))
     return space;
   const DType t = region[last - 1].min.dtype();
@@ -212,8 +213,9 @@ inline PrefetchSpace prefetch_space(const Tensor& tensor, const std::vector<Inte
   space.shape.pop_back();
   space.shape.back() = analyzer.simplify(cast(t, space.shape.back()) * w);
   space.region.pop_back();
-  space.region.back() = IntervalSet{analyzer.simplify(region[last - 1].min * w),
-                                    analyzer.simplify(region[last - 1].max * w + make_int_const(t, *row - 1))};
+  space.region.back() =
+      IntervalSet{analyzer.simplify(region[last - 1].min * w),
+                  analyzer.simplify(region[last - 1].max * w + make_int_const(t, *row - 1))};
   space.merged = true;
   return space;
 }
@@ -252,8 +254,8 @@ inline Expr clamp_into(const PrefetchSpace& space, size_t d, Expr i, Analyzer& a
 
 /// The element of the tensor at cache line `line` of the space's region (lines counted row-major,
 /// `lines_per_dim` of them along each dimension, the innermost in lines of `per_line` elements).
-inline Expr region_line(const PrefetchSpace& space, const std::vector<int64_t>& lines_per_dim, int64_t per_line,
-                        Expr line, Analyzer& analyzer) {
+inline Expr region_line(const PrefetchSpace& space, const std::vector<int64_t>& lines_per_dim,
+                        int64_t per_line, Expr line, Analyzer& analyzer) {
   const std::vector<IntervalSet>& region = space.region;
   std::vector<Expr> index(region.size());
   for (size_t d = region.size(); d-- > 0;) {

@@ -22,7 +22,8 @@ namespace detail {
 /// Whether the loop is marked pragma(axis, "nontemporal_stores") with a nonzero value.
 inline bool marks_nontemporal_stores(const ForNode* op) {
   for (const LoopAnnotation& a : op->annotations)
-    if ((a.key == "nontemporal_stores" || a.key == "pragma_nontemporal_stores") && !is_zero(a.value)) return true;
+    if ((a.key == "nontemporal_stores" || a.key == "pragma_nontemporal_stores") && !is_zero(a.value))
+      return true;
   return false;
 }
 

@@ -264,9 +264,11 @@ inline llvm::Instruction* CodeGenLLVM::nontemporal_store(llvm::Value* v, llvm::V
   llvm::Value* offset = builder_.CreateAnd(builder_.CreatePtrToInt(ptr, i64_type()), needed - 1);
   llvm::Value* whole = builder_.CreateICmpEQ(offset, builder_.getInt64(0));
   if (active) {
-    const unsigned lanes = static_cast<unsigned>(llvm::cast<llvm::FixedVectorType>(active->getType())->getNumElements());
+    const unsigned lanes =
+        static_cast<unsigned>(llvm::cast<llvm::FixedVectorType>(active->getType())->getNumElements());
     llvm::Value* bits = builder_.CreateBitCast(active, builder_.getIntNTy(lanes));
-    whole = builder_.CreateAnd(whole, builder_.CreateICmpEQ(bits, llvm::Constant::getAllOnesValue(bits->getType())));
+    whole = builder_.CreateAnd(whole,
+                               builder_.CreateICmpEQ(bits, llvm::Constant::getAllOnesValue(bits->getType())));
   }
   llvm::BasicBlock* streamed = llvm::BasicBlock::Create(ctx_, "store.nontemporal", fn_.function);
   llvm::BasicBlock* cached = llvm::BasicBlock::Create(ctx_, "store.cached", fn_.function);

@@ -419,7 +419,8 @@ inline GemmConfig heuristic_gemm_config(const GemmProblem& problem) {
   // report a whole host's L3, or more) leaves the caches anyway: streaming stores write it without
   // reading each line first. One Zen 5 core, 4096 x 4096 x 64: int8 6.2 -> 2.6 ms, bfloat16 6.1 ->
   // 4.1, float32 8.7 -> 8.0, float64 17.9 -> 16.5 (two cores: int8 3.3 -> 1.6 ms).
-  const int64_t c_bytes = std::max<int64_t>(problem.batch, 1) * problem.m * problem.n * problem.c_type().bytes();
+  const int64_t c_bytes =
+      std::max<int64_t>(problem.batch, 1) * problem.m * problem.n * problem.c_type().bytes();
   c.stream_c = c.kc >= problem.k && c_bytes >= std::min<int64_t>(cpu.l3_bytes, int64_t{32} << 20);
   return c;
 }

@@ -110,12 +110,12 @@ inline GpuGemmTuneCandidate predict_candidate(int64_t m, int64_t n, int64_t k, D
 
 LOOM_DECL std::string gpu_gemm_workload_key(int64_t m, int64_t n, int64_t k, DType input, Layout a_layout,
                                             Layout b_layout) {
-  return detail::memoized_key(cat("gpu_gemm ", m, "x", n, "x", k, " ", input.str(), " ", static_cast<int>(a_layout),
-                                  static_cast<int>(b_layout)),
-                              [&] {
-                                return tune::lowered_func_key(
-                                    gpu_gemm(m, n, k, input, GpuGemmConfig{}, a_layout, b_layout).func);
-                              });
+  return detail::memoized_key(
+      cat("gpu_gemm ", m, "x", n, "x", k, " ", input.str(), " ", static_cast<int>(a_layout),
+          static_cast<int>(b_layout)),
+      [&] {
+        return tune::lowered_func_key(gpu_gemm(m, n, k, input, GpuGemmConfig{}, a_layout, b_layout).func);
+      });
 }
 
 LOOM_DECL std::string gpu_gemm_model_target(const std::string& arch) {
@@ -268,8 +268,8 @@ LOOM_DECL GpuGemmConfig tuned_gpu_gemm_config(int64_t m, int64_t n, int64_t k, D
   return tuned_gpu_gemm_config(m, n, k, input, arch, a_layout, b_layout, options);
 }
 
-LOOM_DECL GpuGemmConfig recorded_gpu_gemm_config(int64_t m, int64_t n, int64_t k, DType input, Layout a_layout,
-                                                 Layout b_layout) {
+LOOM_DECL GpuGemmConfig recorded_gpu_gemm_config(int64_t m, int64_t n, int64_t k, DType input,
+                                                 Layout a_layout, Layout b_layout) {
   const detail::GpuRecordLookup lookup("");
   // A program that never tuned a GPU kernel lowers nothing and asks no GPU here.
   if (!lookup.asked && !lookup.holds_gpu_records()) return GpuGemmConfig{};

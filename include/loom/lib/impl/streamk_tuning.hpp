@@ -113,9 +113,10 @@ LOOM_DECL std::string streamk_gemm_workload_key(int64_t m, int64_t n, int64_t k,
   StreamKConfig c = detail::streamk_default_config(GpuPerfSpec::for_arch(arch));
   c.decomposition = Decomposition::DataParallel;
   c.blocks_per_sm = 1;
-  return detail::memoized_key(cat("streamk_gemm ", m, "x", n, "x", k, " ", input.str(), " ", arch, " ",
-                                  static_cast<int>(a_layout), static_cast<int>(b_layout)),
-                              [&] { return tune::lowered_func_key(streamk_gemm(m, n, k, input, c, a_layout, b_layout).func); });
+  return detail::memoized_key(
+      cat("streamk_gemm ", m, "x", n, "x", k, " ", input.str(), " ", arch, " ", static_cast<int>(a_layout),
+          static_cast<int>(b_layout)),
+      [&] { return tune::lowered_func_key(streamk_gemm(m, n, k, input, c, a_layout, b_layout).func); });
 }
 
 LOOM_DECL tune::Assignment streamk_config_knobs(const StreamKConfig& config) {
