@@ -57,7 +57,7 @@ struct GemmConfig {
   /// one store writes: with K in one block (C then a stage of its own, each register tile stored
   /// once), or C's own pass after the blocks of K (an epilogue, or padding); elsewhere (C updated at
   /// each block of K, or Stream-K) it clears the flag. The model sets it for a C written once and at
-  /// least the size of the L3 (at most 32 MiB counted).
+  /// least the size of the L3 (counted as 4 to 32 MiB).
   bool stream_c = false;
   // How the work is shared by the threads. DataParallel: whole blocks of C per thread.
   // StreamK: C in mc x nc tiles, and the MAC-loop iterations (tile x kc-block of K) split evenly

@@ -243,6 +243,9 @@ LOOM_DECL double gpu_gemm_round_cycles(const GpuGemm& g, const GpuPerfSpec& spec
 
 }  // namespace loom::lib
 
+// What the model reads, gpu_gemm() and GpuGemm, for the programs that include this header alone.
+#include "loom/lib/gpu_gemm.hpp"
+
 #if LOOM_HEADER_ONLY
 #include "loom/lib/impl/gpu_gemm_model.hpp"
 #endif

@@ -93,6 +93,9 @@ LOOM_DECL StreamKPrediction predict_streamk_gemm(const StreamKGemm& g, const std
 
 }  // namespace loom::lib
 
+// What the model reads, streamk_gemm() and StreamKGemm, for the programs that include this header alone.
+#include "loom/lib/streamk_gemm.hpp"
+
 #if LOOM_HEADER_ONLY
 #include "loom/lib/impl/streamk_model.hpp"
 #endif

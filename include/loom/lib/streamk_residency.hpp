@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -83,10 +84,11 @@ inline StreamKResidency streamk_residency(const StreamKGemm& g, const GpuDeviceS
   const int64_t dynamic_bytes = dynamic ? *dynamic : 0;
   BlockResources block{kernel.threads_per_block, 0, kernel.static_shared_bytes + dynamic_bytes};
 
-  using Key = std::pair<std::string, std::string>;
+  // The source by its hash and length (an entry per problem's kernel, so not the 13 KB text itself).
+  using Key = std::tuple<std::string, size_t, size_t>;
   static std::mutex mutex;
   static std::map<Key, StreamKResidency> known;
-  const Key key{device.name, module.source};
+  const Key key{device.name, std::hash<std::string>{}(module.source), module.source.size()};
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = known.find(key); it != known.end()) return it->second;

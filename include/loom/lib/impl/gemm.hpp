@@ -237,9 +237,10 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   // ms, f64 57-65 -> 51 ms; two cores f32 13.7 -> 12.8 ms; bfloat16 and 8-bit within the noise.
   // Not where the threads share the panels: each takes panels of its own.
   IterVar jp;
+  int64_t panels_in_copy = 1;  // B's micro-panels one copy packs side by side (the extent of jr in jp)
   if (cfg.pack_b && one_row_block && shared != Shared::Panels) {
-    const int64_t panels = panels_per_b_copy(cfg.nc, nr, b_type.bytes());
-    if (panels > 1) std::tie(jp, jr) = st.split(jr, panels);
+    panels_in_copy = panels_per_b_copy(cfg.nc, nr, b_type.bytes());
+    if (panels_in_copy > 1) std::tie(jp, jr) = st.split(jr, panels_in_copy);
   }
   std::vector<IterVar> order;
   if (batched) order.push_back(nest.axis(0));
@@ -287,12 +288,16 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   // The outermost of C's block and tile loops that survives (a loop of one iteration is dropped with
   // its pragma): its stores stream, and a fence follows it (in each thread, where threads share it).
   if (cfg.stream_c && tile_store) {
-    const int64_t counts[] = {(Np + cfg.nc - 1) / cfg.nc, (Mp + cfg.mc - 1) / cfg.mc,
-                              (std::min(cfg.nc, Np) + nr - 1) / nr, (std::min(cfg.mc, Mp) + mr - 1) / mr};
-    const IterVar loops[] = {jc, ic, jr, ir};
-    for (int l = 0; l < 4; ++l)
-      if (counts[l] > 1) {
-        st.pragma(loops[l], "nontemporal_stores");
+    const int64_t panels = (std::min(cfg.nc, Np) + nr - 1) / nr,
+                  side_by_side = jp.defined() ? panels_in_copy : 1;
+    std::vector<std::pair<IterVar, int64_t>> loops{{jc, (Np + cfg.nc - 1) / cfg.nc},
+                                                   {ic, (Mp + cfg.mc - 1) / cfg.mc}};
+    if (jp.defined()) loops.emplace_back(jp, panels / side_by_side);
+    loops.emplace_back(jr, side_by_side == 1 ? panels : side_by_side);
+    loops.emplace_back(ir, (std::min(cfg.mc, Mp) + mr - 1) / mr);
+    for (const auto& [loop, count] : loops)
+      if (count > 1) {
+        st.pragma(loop, "nontemporal_stores");
         break;
       }
   }
@@ -415,13 +420,14 @@ inline GemmConfig heuristic_gemm_config(const GemmProblem& problem) {
   const int64_t rows = round_up(col ? problem.n : problem.m, c.mr);
   if (c.dot != DotInstruction::MultiplyAdd && a_transposed && row_threads > 1 && c.mc >= rows)
     c.mc = row_block(rows, c.mr, c.kc, problem.a_type().bytes(), true, row_threads, cpu);
-  // A C written once (K in one block) and as large as the L3 (at most 32 MiB counted: some VMs
-  // report a whole host's L3, or more) leaves the caches anyway: streaming stores write it without
+  // A C written once (K in one block) and as large as the L3 (counted as 4 to 32 MiB: some VMs
+  // report a whole host's L3, or more, or none) leaves the caches anyway: streaming stores write it without
   // reading each line first. One Zen 5 core, 4096 x 4096 x 64: int8 6.2 -> 2.6 ms, bfloat16 6.1 ->
   // 4.1, float32 8.7 -> 8.0, float64 17.9 -> 16.5 (two cores: int8 3.3 -> 1.6 ms).
   const int64_t c_bytes =
       std::max<int64_t>(problem.batch, 1) * problem.m * problem.n * problem.c_type().bytes();
-  c.stream_c = c.kc >= problem.k && c_bytes >= std::min<int64_t>(cpu.l3_bytes, int64_t{32} << 20);
+  c.stream_c =
+      c.kc >= problem.k && c_bytes >= std::clamp<int64_t>(cpu.l3_bytes, int64_t{4} << 20, int64_t{32} << 20);
   return c;
 }
 }  // namespace detail
