@@ -34,15 +34,20 @@ bool cpu_has(lib::DotInstruction d) {
 }
 
 /// check_typed_gemm (lib_gemm_test_util.hpp) with `dot` and the other sizes of the model's
-/// configuration, or kc, mc, nc when given.
+/// configuration, or kc, mc, nc when given; with `stream_c`, C's stores streamed (and gemm() keeps
+/// the flag).
 template <typename TA, typename TB, typename TC>
 void check_lowp(const lib::GemmProblem& p, lib::DotInstruction dot, int64_t kc = 0, int64_t mc = 0,
-                int64_t nc = 0) {
+                int64_t nc = 0, bool stream_c = false) {
   lib::GemmConfig cfg = lib::model_gemm_config(p);
   cfg.dot = dot;
   if (kc > 0) cfg.kc = kc;
   if (mc > 0) cfg.mc = mc;
   if (nc > 0) cfg.nc = nc;
+  if (stream_c) {
+    cfg.stream_c = true;
+    CHECK(lib::gemm(p, cfg).config.stream_c);
+  }
   check_typed_gemm<TA, TB, TC>(p, &cfg);
 }
 
@@ -108,23 +113,10 @@ TEST_CASE("lib::gemm: 8-bit integers -> int32, exact, for every mix of signednes
 
 TEST_CASE("lib::gemm: narrow types stream C's stores (stream_c), exact or within rounding") {
   for (auto [m, n, k] : {std::array<int64_t, 3>{64, 96, 64}, std::array<int64_t, 3>{67, 129, 31}}) {
-    for (lib::DotInstruction dot : {lib::DotInstruction::Vpdpbusd, lib::DotInstruction::MultiplyAdd}) {
-      if (!cpu_has(dot)) continue;
-      const lib::GemmProblem p = typed(m, n, k, u8, i8);
-      lib::GemmConfig cfg = lib::model_gemm_config(p);
-      cfg.dot = dot;
-      cfg.stream_c = true;
-      CHECK(lib::gemm(p, cfg).config.stream_c);
-      check_typed_gemm<uint8_t, int8_t, int32_t>(p, &cfg);
-    }
-    for (lib::DotInstruction dot : {lib::DotInstruction::Vdpbf16ps, lib::DotInstruction::MultiplyAdd}) {
-      if (!cpu_has(dot)) continue;
-      const lib::GemmProblem p = typed(m, n, k, bf16, bf16);
-      lib::GemmConfig cfg = lib::model_gemm_config(p);
-      cfg.dot = dot;
-      cfg.stream_c = true;
-      check_typed_gemm<bfloat16, bfloat16, float>(p, &cfg);
-    }
+    for (lib::DotInstruction dot : {lib::DotInstruction::Vpdpbusd, lib::DotInstruction::MultiplyAdd})
+      if (cpu_has(dot)) check_lowp<uint8_t, int8_t, int32_t>(typed(m, n, k, u8, i8), dot, 0, 0, 0, true);
+    for (lib::DotInstruction dot : {lib::DotInstruction::Vdpbf16ps, lib::DotInstruction::MultiplyAdd})
+      if (cpu_has(dot)) check_lowp<bfloat16, bfloat16, float>(typed(m, n, k, bf16, bf16), dot, 0, 0, 0, true);
   }
 }
 

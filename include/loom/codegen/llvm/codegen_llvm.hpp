@@ -237,6 +237,7 @@ class CodeGenLLVM {
   void emit_for(const ForNode* op);
   void emit_serial_loop(const ForNode* op, llvm::Value* min, llvm::Value* extent, llvm::MDNode* hints);
   void emit_parallel_for(const ForNode* op);
+  bool enter_nontemporal(const ForNode* op);
   llvm::MDNode* loop_hints(const ForNode* op);
   int parallel_count_ = 0;
   int thread_loops_ = 0;  // ThreadBinding loops around the statement being generated

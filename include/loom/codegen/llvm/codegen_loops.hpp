@@ -150,6 +150,15 @@ inline void emit_counted_loop(llvm::IRBuilder<>& b, llvm::Function* f, llvm::Val
   b.SetInsertPoint(exit);
 }
 
+/// Entering loop `op`: whether it is marked nontemporal_stores (the caller leaves it by decrementing
+/// nontemporal_depth_); the outermost marked loop notes the buffers it loads, whose stores stay cached.
+inline bool CodeGenLLVM::enter_nontemporal(const ForNode* op) {
+  const bool marked = detail::marks_nontemporal_stores(op);
+  if (marked && nontemporal_depth_ == 0) nontemporal_loaded_ = detail::buffers_loaded(op->body);
+  nontemporal_depth_ += marked;
+  return marked;
+}
+
 inline void CodeGenLLVM::emit_for(const ForNode* op) {
   if (op->kind == ForKind::Parallel) return emit_parallel_for(op);
   const DType t = op->loop_var.dtype();
@@ -178,9 +187,7 @@ inline void CodeGenLLVM::emit_for(const ForNode* op) {
     }
   // pragma(axis, "nontemporal_stores"): whole vectors the loop stores to parameters stream past the
   // caches (nontemporal_store), and a fence after the loop orders them before what follows.
-  const bool nontemporal = detail::marks_nontemporal_stores(op);
-  if (nontemporal && nontemporal_depth_ == 0) nontemporal_loaded_ = detail::buffers_loaded(op->body);
-  nontemporal_depth_ += nontemporal;
+  const bool nontemporal = enter_nontemporal(op);
   emit_counted_loop(builder_, fn_.function, min, end, t.is_int(), loop_hints(op), op->loop_var.name(),
                     [&](llvm::Value* iv) {
                       bind(op->loop_var, iv);
@@ -262,9 +269,7 @@ inline void CodeGenLLVM::emit_parallel_for(const ForNode* op) {
   }
   // Streaming stores in a thread's share (the loop marked, or inside a marked loop) are fenced by
   // that thread, before it reports the share done.
-  const bool marked = detail::marks_nontemporal_stores(op);
-  if (marked && nontemporal_depth_ == 0) nontemporal_loaded_ = detail::buffers_loaded(op->body);
-  nontemporal_depth_ += marked;
+  const bool marked = enter_nontemporal(op);
   emit_counted_loop(builder_, body_fn, body_fn->getArg(1), body_fn->getArg(2), true, nullptr,
                     op->loop_var.name(), [&](llvm::Value* iv) {
                       llvm::Value* offset = builder_.CreateTrunc(iv, var_type);

@@ -108,8 +108,7 @@ LOOM_DECL GpuPerfSpec GpuPerfSpec::h200() {
 }
 
 LOOM_DECL GpuPerfSpec GpuPerfSpec::for_arch(const std::string& arch) {
-  if (arch == "sm_80") return a100();
-  if (arch == "sm_90") return h100();  // describes() lists these two
+  if (describes(arch)) return arch == "sm_80" ? a100() : h100();
   throw Error(cat("the gpu_gemm performance model has no GPU for architecture '", arch,
                   "': it describes sm_80 (A100) and sm_90 (H100); for another GPU fill a GpuPerfSpec "
                   "(its published peaks, bandwidths and SM limits) and call predict_gpu_gemm with it"));
