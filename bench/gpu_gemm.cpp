@@ -8,7 +8,8 @@
 // layouts: only the f16, the tf32 or the column-major tensor-core shapes; tc_sweep: tile choices;
 // tuned: the tiles lib::tune_gpu_gemm chooses (the model's best predictions, timed on the GPU)
 // against the default; streamk_tuned: tensor-core Stream-K's decomposition and grid tuned the same
-// way against the default; profile: lib::gpu_gemm at 4096^3 f16 alone,
+// way against the default; streamk_simt_tuned: the SIMT Stream-K kernel's tile, decomposition and
+// grid tuned the same way, f32, against its default; profile: lib::gpu_gemm at 4096^3 f16 alone,
 // for a profiler). Prints
 //   loom-bench gpu_mma_peak dtype=f16 device= ... tflops= peak_dense_tflops= ratio=<of that peak>
 // first: what mma.sync m16n8k16 (Loom's warp intrinsic) reaches when nothing but it runs, the
@@ -142,6 +143,8 @@ struct Variant {
   bool streamk_tensor_cores = false;  // lib::streamk_gemm on gpu_gemm's main loop (tc's tiles)
   bool tensorized = false;            // lib::gpu_tensorized_gemm: the TE GEMM tensorized (row-major)
   int split_k = 0;                    // for split-K: the parts of each tile's K range (0: automatic)
+  std::optional<lib::StreamKSimtTile> simt_tile =
+      std::nullopt;  // the SIMT Stream-K kernel's tile (unset: the default)
 };
 
 /// C (m x n) = A B, A and B stored as `a` and `b` say (column-major: lib::gpu_gemm only).
@@ -255,9 +258,18 @@ void bench_shape(const runtime::cuda::Driver& d, Cublas& cublas, const Shape s,
       config.blocks_per_sm = v.blocks_per_sm;
       config.split_k = v.split_k;
       if (v.streamk_tensor_cores) config.tensor_cores = v.tc;
+      if (v.simt_tile) {
+        config.tile = v.simt_tile->tile;
+        config.thread_m = v.simt_tile->thread_m;
+        config.thread_n = v.simt_tile->thread_n;
+      }
       lib::StreamKGemm g = lib::streamk_gemm(s.m, s.n, s.k, input, config);
       f = build(g.func, Target::cuda());
-      name = cat("streamk_", v.streamk_tensor_cores ? "mma_" : "", lib::decomposition_name(v.decomposition),
+      name = cat("streamk_", v.streamk_tensor_cores ? "mma_" : "",
+                 v.simt_tile ? cat(config.tile.bm, "x", config.tile.bn, "x", config.tile.bk, "_",
+                                   config.thread_m, "x", config.thread_n, "_")
+                             : "",
+                 lib::decomposition_name(v.decomposition),
                  v.decomposition == lib::Decomposition::SplitK ? cat("_", v.split_k) : "", "_", g.config.sms,
                  "x", g.config.blocks_per_sm, "_", g.residency.source);
       for (char& ch : name)
@@ -483,6 +495,35 @@ int main() {
       tuned.streamk_tensor_cores = true;
       tuned.tc = *r.best.tensor_cores;
       bench_shape<half>(d, cublas, s, {{Decomposition::DataParallel, 0, false, true}, standard, tuned});
+    }
+    return 0;
+  }
+  if (only && std::string(only) == "streamk_simt_tuned") {
+    // The SIMT Stream-K kernel (f32, exact) with the tile, decomposition and grid lib::tune_streamk_gemm
+    // chooses (StreamKMainLoop::Simt: the model ranks, the GPU times the best 8 and the default)
+    // against its default, at the shapes of bench_streamk_tune.
+    lib::StreamKTuneOptions options;
+    options.database = "off";
+    options.main_loop = lib::StreamKMainLoop::Simt;
+    const std::string arch = d.arch() == "sm_80" ? "sm_80" : "sm_90";
+    for (const Shape s : {Shape{1024, 1024, 1024}, Shape{1024, 1024, 8192}, Shape{2048, 2048, 2048},
+                          Shape{3072, 3072, 4096}, Shape{4096, 4096, 4096}, Shape{1000, 999, 37}}) {
+      const lib::StreamKTuneResult r = lib::tune_streamk_gemm(s.m, s.n, s.k, f32, arch, s.a, s.b, options);
+      std::printf(
+          "loom-bench streamk_simt_tuned m=%lld n=%lld k=%lld arch=%s device=%s tuned=%s tile=%s "
+          "split_k=%d blocks_per_sm=%d measured=%d default_measured_ms=%.4f predicted_default_ms=%.4f "
+          "predicted_tuned_ms=%.4f measure_failure=\"%s\"\n",
+          static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k), arch.c_str(),
+          r.device.c_str(), lib::decomposition_name(r.best.decomposition),
+          cat(r.best.tile.bm, "x", r.best.tile.bn, "x", r.best.tile.bk, "/", r.best.thread_m, "x",
+              r.best.thread_n)
+              .c_str(),
+          r.best.split_k, r.best.blocks_per_sm, r.measured, r.default_measured_ms,
+          r.default_prediction.seconds * 1e3, r.best_prediction.seconds * 1e3, r.measure_failure.c_str());
+      Variant tuned{r.best.decomposition, r.best.blocks_per_sm};
+      tuned.split_k = r.best.split_k;
+      tuned.simt_tile = lib::StreamKSimtTile{r.best.tile, r.best.thread_m, r.best.thread_n};
+      bench_shape<float>(d, cublas, s, {{Decomposition::StreamKHybrid, 0, false}, tuned});
     }
     return 0;
   }

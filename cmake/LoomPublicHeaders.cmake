@@ -25,5 +25,5 @@ set(LOOM_PUBLIC_HEADERS
   loom/lib/gemm.hpp loom/lib/gemm_config.hpp loom/lib/gemm_epilogue.hpp loom/lib/gemm_tuning.hpp
   loom/lib/gpu_gemm.hpp loom/lib/gpu_gemm_model.hpp loom/lib/gpu_gemm_tuning.hpp loom/lib/matrix_layout.hpp
   loom/lib/gpu_tiled_gemm.hpp
-  loom/lib/streamk_decomposition.hpp loom/lib/streamk_gemm.hpp loom/lib/streamk_model.hpp loom/lib/streamk_tuning.hpp)
+  loom/lib/streamk_decomposition.hpp loom/lib/streamk_gemm.hpp loom/lib/streamk_model.hpp loom/lib/streamk_simt_model.hpp loom/lib/streamk_tuning.hpp)
 set(LOOM_PUBLIC_ROOTS loom/loom.hpp loom/tune/tune.hpp loom/lib/gemm.hpp loom/lib/gemm_tuning.hpp loom/lib/gpu_gemm.hpp loom/lib/gpu_gemm_model.hpp loom/lib/gpu_gemm_tuning.hpp loom/lib/gpu_tiled_gemm.hpp loom/lib/streamk_gemm.hpp loom/lib/streamk_tuning.hpp)

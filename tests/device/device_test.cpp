@@ -395,6 +395,35 @@ TEST_CASE("device: lib's GPU tuners measure their best predictions on the GPU an
     CHECK(tuned.decomposition == sk.best.decomposition);
     CHECK(tuned.blocks_per_sm == sk.best.blocks_per_sm);
   }
+
+  // The SIMT loop's tiles (f32, exact): every candidate timed computes the default's C, and the
+  // tuned kernel is right.
+  lib::StreamKTuneOptions simt;
+  simt.main_loop = lib::StreamKMainLoop::Simt;
+  simt.decompositions = {lib::Decomposition::DataParallel, lib::Decomposition::StreamKHybrid};
+  simt.measure_top = 4;
+  simt.database = database;
+  const lib::StreamKTuneResult st =
+      lib::tune_streamk_gemm(1000, 1100, 776, f32, arch, lib::Layout::RowMajor, lib::Layout::RowMajor, simt);
+  CAPTURE(st.measure_failure);
+  CHECK(st.default_measured_ms > 0);
+  CHECK(st.measured >= 1);
+  for (const lib::StreamKTuneCandidate& c : st.candidates) CHECK(c.measure_failure.empty());
+  lib::StreamKConfig chosen = lib::tuned_streamk_config(1000, 1100, 776, f32, arch, lib::Layout::RowMajor,
+                                                        lib::Layout::RowMajor, simt);
+  CHECK_FALSE(chosen.tensor_cores);
+  CHECK(chosen.tile.bm == st.best.tile.bm);
+  CHECK(chosen.thread_n == st.best.thread_n);
+  {
+    Kernel f = build(lib::streamk_gemm(1000, 1100, 776, f32, chosen).func, Target::cuda());
+    Buffer<float> a({1000, 776}), b({776, 1100}), c({1000, 1100}), expected({1000, 1100});
+    fill(a, 41);
+    fill(b, 42);
+    reference_gemm(a, b, expected);
+    poison(c);
+    f(a, b, c);
+    CHECK(worst_error(c, expected) <= 1e-4);
+  }
   std::filesystem::remove_all(tmpl);
 }
 

@@ -1,4 +1,5 @@
-// The tensor-core Stream-K GEMM's time model (lib/streamk_model.hpp): data-parallel plans agree
+// The tensor-core Stream-K GEMM's time model (lib/streamk_model.hpp; the SIMT loop's in
+// streamk_simt_model_test.cpp): data-parallel plans agree
 // with lib::gpu_gemm's model, Stream-K shortens a data-parallel tail, split tiles cost waits and
 // transfers, and what it refuses. Resources are given (not ptxas's) so that the numbers are the same
 // on every machine.
@@ -156,16 +157,8 @@ TEST_CASE("streamk model: the DRAM floor decides a product too short for the SMs
   CHECK(p.limiter == (p.dram_cycles > p.makespan_cycles ? "dram" : "compute"));
 }
 
-TEST_CASE("streamk model: refuses the SIMT main loop and a grid the SMs cannot hold at once") {
+TEST_CASE("streamk model: refuses a grid the SMs cannot hold at once") {
   const GpuPerfSpec spec = GpuPerfSpec::h100();
-  StreamKConfig simt;
-  simt.sms = spec.device.sms;
-  simt.blocks_per_sm = 1;
-  const StreamKGemm g = streamk_gemm(512, 512, 512, f32, simt);
-  CHECK_THROWS_WITH(predict_streamk_gemm(g, spec, GpuGemmResources{}),
-                    doctest::Contains("the model describes the tensor-core main loop only"));
-  CHECK_THROWS_WITH(predict_streamk_gemm(g, "sm_90"), doctest::Contains("set StreamKConfig::tensor_cores"));
-
   const GpuGemmResources r = streamk_model_resources();
   const StreamKGemm crowded = streamk_model_kernel(2048, 2048, 2048, spec, Decomposition::StreamK, 3);
   CHECK_THROWS_WITH(

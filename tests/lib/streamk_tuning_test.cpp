@@ -1,4 +1,5 @@
-// The tensor-core Stream-K GEMM's decomposition and grid tuned by its model (lib/streamk_tuning.hpp):
+// The Stream-K GEMM's decomposition, grid and tile tuned by its model (lib/streamk_tuning.hpp), on
+// tensor cores and on the SIMT loop:
 // candidates predicted or skipped and counted, ranked by predicted time and recorded in a temporary
 // tuning database; the lookup reads the best record back without tuning, ignores records of other
 // architectures and problems, gives the default without a record, and tunes first under LOOM_TUNE=1.
@@ -352,10 +353,80 @@ TEST_CASE("streamk tuning: streamk_gemm given no configuration takes the record 
   CHECK_FALSE(streamk_gemm(512, 384, 2048, f16, StreamKConfig{}).config.tensor_cores);
   CHECK_FALSE(streamk_gemm(512, 384, 2048, f16, {}).config.tensor_cores);
   CHECK_FALSE(streamk_gemm(512, 384, 1024, f16).config.tensor_cores);
-  // f32 keeps the SIMT loop, which multiplies exactly, even with a record of its problem: the tensor
-  // cores would round it to tf32.
+  // f32 keeps the SIMT loop, which multiplies exactly, even with a tensor-core record of its
+  // problem: the tensor cores would round it to tf32.
   rec.workload = streamk_gemm_workload_key(512, 384, 2048, f32, "sm_90");
   tune::Database("").append(rec);
   CHECK_FALSE(streamk_gemm(512, 384, 2048, f32).config.tensor_cores);
   CHECK_FALSE(recorded_streamk_config(512, 384, 2048, f32).tensor_cores);
+  CHECK(recorded_streamk_config(512, 384, 2048, f32).tile.bm == 64);
+  // A SIMT record of it is taken: its tile, threads and decomposition.
+  StreamKConfig simt;
+  simt.tile = {128, 128, 8};
+  simt.thread_m = simt.thread_n = 8;
+  simt.decomposition = Decomposition::DataParallel;
+  simt.blocks_per_sm = 2;
+  rec.workload = streamk_gemm_workload_key(512, 384, 2048, f32, "sm_90", Layout::RowMajor, Layout::RowMajor,
+                                           StreamKMainLoop::Simt);
+  CHECK(rec.workload != streamk_gemm_workload_key(512, 384, 2048, f32, "sm_90"));
+  rec.knobs = streamk_config_knobs(simt);
+  tune::Database("").append(rec);
+  const StreamKGemm f = streamk_gemm(512, 384, 2048, f32);
+  CHECK_FALSE(f.config.tensor_cores);
+  CHECK(f.config.tile.bm == 128);
+  CHECK(f.config.tile.bk == 8);
+  CHECK(f.config.thread_n == 8);
+  CHECK(f.config.decomposition == Decomposition::DataParallel);
+  CHECK(f.config.blocks_per_sm == 2);
+  // The tensor-core lookup of f16 does not take it (another key, and its knobs name no tensor cores).
+  CHECK(streamk_gemm(512, 384, 2048, f16).config.tensor_cores);
+}
+
+TEST_CASE("streamk tuning: the SIMT loop's tiles, tuned apart from the tensor cores") {
+  StreamKTuneDir dir;
+  const std::string db = dir.path + "/tuning.jsonl";
+  StreamKTuneEnv no_tune(nullptr);
+  StreamKTuneOptions o;
+  o.measure_top = 0;
+  o.database = db;
+  o.main_loop = StreamKMainLoop::Simt;
+  o.decompositions = {Decomposition::DataParallel, Decomposition::StreamKHybrid};
+  o.blocks_per_sm = {2};
+  o.simt_tiles = {StreamKSimtTile{}, StreamKSimtTile{{128, 128, 8}, 8, 8},
+                  StreamKSimtTile{{64, 64, 16}, 4, 4}, StreamKSimtTile{{64, 64, 16}, 3, 4}};
+  const StreamKTuneResult r =
+      tune_streamk_gemm(1024, 1024, 1024, f32, "sm_90", Layout::RowMajor, Layout::RowMajor, o);
+  // The repeated default tile is tried once; 3 x 4 does not divide 64 x 64.
+  CHECK(r.ranked == 4);
+  CHECK(r.refused == 1);
+  CHECK(r.workload == streamk_gemm_workload_key(1024, 1024, 1024, f32, "sm_90", Layout::RowMajor,
+                                                Layout::RowMajor, StreamKMainLoop::Simt));
+  for (const StreamKTuneCandidate& c : r.candidates) {
+    if (!c.skipped.empty()) {
+      CHECK(c.detail.find("thread_m=3 does not divide the tile's bm=64") != std::string::npos);
+      continue;
+    }
+    CHECK_FALSE(c.config.tensor_cores);
+    CHECK(c.prediction.simt_loop.round_cycles > 0);
+    CHECK(c.prediction.peak_tflops == doctest::Approx(GpuPerfSpec::h100().fp32_tflops()));
+  }
+  // 8 x 8 accumulators read 16 shared words per 64 multiply-adds, where 4 x 4 read 8 per 16: the
+  // model ranks the larger tile first.
+  CHECK(r.best.tile.bm == 128);
+  CHECK(r.best.thread_m == 8);
+  CHECK(r.default_prediction.seconds > r.best_prediction.seconds);
+  CHECK(streamk_tune_lines(db) == 4);
+  const StreamKConfig best =
+      tuned_streamk_config(1024, 1024, 1024, f32, "sm_90", Layout::RowMajor, Layout::RowMajor, o);
+  CHECK_FALSE(best.tensor_cores);
+  CHECK(best.tile.bm == 128);
+  CHECK(best.decomposition == r.best.decomposition);
+  // The tensor-core lookup of the same problem finds nothing: its default.
+  StreamKTuneOptions tc = o;
+  tc.main_loop = StreamKMainLoop::TensorCores;
+  CHECK(tuned_streamk_config(1024, 1024, 1024, f32, "sm_90", Layout::RowMajor, Layout::RowMajor, tc)
+            .tensor_cores);
+  o.simt_tiles.clear();
+  CHECK_THROWS_WITH(tune_streamk_gemm(1024, 1024, 1024, f32, "sm_90", Layout::RowMajor, Layout::RowMajor, o),
+                    doctest::Contains("StreamKTuneOptions::simt_tiles is empty"));
 }

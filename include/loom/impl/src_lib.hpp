@@ -13,6 +13,7 @@
 #include "loom/lib/impl/gpu_gemm_tuning.hpp"
 #include "loom/lib/impl/streamk_gemm.hpp"
 #include "loom/lib/impl/streamk_model.hpp"
+#include "loom/lib/impl/streamk_simt_model.hpp"
 #include "loom/lib/impl/streamk_tuning.hpp"
 #include "loom/tune/impl/boosted_trees.hpp"
 #include "loom/tune/impl/cache_traffic.hpp"

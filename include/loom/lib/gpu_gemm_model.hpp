@@ -75,6 +75,9 @@ struct GpuPerfSpec {
   /// @}
   /// Shared-memory bandwidth per SM: bytes per clock (a 128-byte wavefront per clock).
   int shared_bytes_per_clock = 128;
+  /// FP32 lanes per SM: an FFMA of a warp takes 32 / (this / 4) clocks of its scheduler (64 on
+  /// sm_80: two clocks; 128 on sm_90: one). The SIMT main loop's peak (lib/streamk_simt_model.hpp).
+  int fp32_lanes_per_sm = 64;
   /// Latencies in SM cycles: an L2 hit, a DRAM access, a block barrier, a shared-memory load.
   /// @{
   double l2_latency = 0, dram_latency = 0, barrier_latency = 0, shared_latency = 0;
@@ -95,6 +98,8 @@ struct GpuPerfSpec {
   static bool describes(const std::string& arch) { return arch == "sm_80" || arch == "sm_90"; }
   /// The dense peak for inputs of `input` (f16, bf16: 16-bit; f32: tf32), TFLOP/s.
   LOOM_DECL double dense_tflops(DType input) const;
+  /// The FP32 FMA peak without tensor cores (2 flops per lane per clock), TFLOP/s.
+  double fp32_tflops() const { return 2.0 * device.sms * fp32_lanes_per_sm * clock_ghz / 1e3; }
   /// The sustained L2 and the DRAM bandwidth in bytes per SM clock (the models' unit of time).
   /// @{
   double l2_bytes_per_clock() const { return l2_tbps * 1e12 / (clock_ghz * 1e9); }

@@ -99,16 +99,16 @@ LOOM_DECL StreamKGemm streamk_gemm(int64_t m, int64_t n, int64_t k, DType input,
 
 /// The kernel for row-major A and B with the configuration the tuning database records as fastest
 /// for the problem (recorded_streamk_config: after lib::tune_streamk_gemm, or with LOOM_TUNE=1; a
-/// tensor-core one, for 16-bit inputs only), else the default StreamKConfig.
+/// tensor-core one for 16-bit inputs, a SIMT one for f32), else the default StreamKConfig.
 LOOM_DECL StreamKGemm streamk_gemm(int64_t m, int64_t n, int64_t k, DType input = f32);
 
-/// The configuration streamk_gemm() uses when given none. For 16-bit inputs, where the default
-/// database holds records of a GPU tuner (or LOOM_TUNE=1 asks to tune): lib::tuned_streamk_config's
-/// (lib/streamk_tuning.hpp) for the architecture of the GPU present, or for sm_90 (the H100 model)
-/// where there is none, a tensor-core configuration. Otherwise, or for a GPU the model does not
-/// describe, the default StreamKConfig (the SIMT main loop). f32 inputs keep the SIMT loop: the tensor
-/// cores would multiply them as tf32, which a caller must ask for. Looking a record up starts no CUDA
-/// driver in this process.
+/// The configuration streamk_gemm() uses when given none. Where the default database holds records
+/// of a GPU tuner (or LOOM_TUNE=1 asks to tune): lib::tuned_streamk_config's (lib/streamk_tuning.hpp)
+/// for the architecture of the GPU present, or for sm_90 (the H100 model) where there is none: a
+/// tensor-core configuration for 16-bit inputs, a SIMT one (StreamKMainLoop::Simt) for f32, which
+/// keeps the loop that multiplies exactly (the tensor cores would round to tf32, which a caller must
+/// ask for). Otherwise, for other inputs, or for a GPU the model does not describe, the default
+/// StreamKConfig (the SIMT main loop). Looking a record up starts no CUDA driver in this process.
 LOOM_DECL StreamKConfig recorded_streamk_config(int64_t m, int64_t n, int64_t k, DType input,
                                                 Layout a_layout = Layout::RowMajor,
                                                 Layout b_layout = Layout::RowMajor);

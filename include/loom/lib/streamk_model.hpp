@@ -1,14 +1,15 @@
-// An analytic time model of the tensor-core Stream-K GEMM (lib::streamk_gemm with
-// config.tensor_cores) on an A100 or H100/H200: its decomposition plan played out on the modelled
-// GPU, so that decompositions and grid sizes can be compared without one.
+// An analytic time model of the Stream-K GEMM (lib::streamk_gemm) on an A100 or H100/H200: its
+// decomposition plan played out on the modelled GPU, so that decompositions and grid sizes can be
+// compared without one. The main loop's round comes from lib::gpu_gemm's model for the tensor-core
+// loop (config.tensor_cores) and from lib/streamk_simt_model.hpp's for the SIMT one.
 //
 // Worker w of the persistent grid (sms x blocks_per_sm blocks, all resident) runs on SM w % sms and
 // works through its units in order, each in three phases:
 //   start:   its first tiles' copies are exposed: an L2 latency and one k-step of the SM's resident
 //            blocks' tiles at the SM's share of L2 bandwidth (the copy latency of lib::gpu_gemm's
-//            model);
-//   compute: its MAC-loop iterations, one k-step each, at the round of lib::gpu_gemm's model for
-//            the number of blocks computing on its SM and on the GPU at that moment (so a block
+//            model); nothing for the SIMT loop, whose every round waits for its copies;
+//   compute: its MAC-loop iterations, one k-step each, at the main loop's round for the number of
+//            blocks computing on its SM and on the GPU at that moment (so a block
 //            alone on its SM at the end runs faster, as the data-parallel model's last wave does);
 //   finish:  C's tile (bm x bn floats) is stored, or, for a unit that leaves its tile unfinished, its
 //            partial sum is written to the workspace and published; the tile's fixup unit reads the
@@ -30,6 +31,7 @@
 #include <string>
 
 #include "loom/lib/gpu_gemm_model.hpp"
+#include "loom/lib/streamk_simt_model.hpp"
 #include "loom/support/config.hpp"
 
 namespace loom::lib {
@@ -43,9 +45,11 @@ struct StreamKPrediction {
   /// @{
   std::string device, arch;
   /// @}
-  /// lib::gpu_gemm's prediction for the same main loop, data-parallel (its counts, resources,
-  /// occupancy and round are the Stream-K kernel's too).
+  /// For the tensor-core main loop: lib::gpu_gemm's prediction for the same main loop, data-parallel
+  /// (its counts, resources, occupancy and round are the Stream-K kernel's too). Empty for SIMT.
   GpuGemmPrediction main_loop;
+  /// For the SIMT main loop: its counts, occupancy and full round. Empty with tensor cores.
+  SimtLoopPrediction simt_loop;
   /// Workers (blocks of the persistent grid) and how many each SM holds.
   /// @{
   int64_t workers = 0;
@@ -67,7 +71,8 @@ struct StreamKPrediction {
   /// @}
   /// "compute" (the workers' makespan) or "dram" (the floor) decides the time.
   std::string limiter;
-  /// The predicted time, its TFLOP/s (2 m n k flops), the dense peak and the fraction of it.
+  /// The predicted time, its TFLOP/s (2 m n k flops), the peak (the dense tensor peak; the FP32 FMA
+  /// peak for the SIMT loop) and the fraction of it.
   /// @{
   double seconds = 0, tflops = 0, peak_tflops = 0, fraction_of_peak = 0;
   /// @}
@@ -76,16 +81,16 @@ struct StreamKPrediction {
 };
 
 /// The model's prediction for `g` on `spec`, with `resources` for its main loop's block (as
-/// gpu_gemm_resources gives them for the data-parallel kernel of the same configuration). Throws
-/// loom::Error when `g` has no tensor-core main loop (the SIMT one is not modelled), when its grid
-/// was sized for another number of SMs than `spec`'s, when a block does not fit on an SM of `spec`,
-/// or when the grid has more blocks than the GPU holds at once.
+/// streamk_main_loop_resources gives them). Throws loom::Error when its grid was sized for another
+/// number of SMs than `spec`'s, when a block does not fit on an SM of `spec`, or when the grid has
+/// more blocks than the GPU holds at once.
 LOOM_DECL StreamKPrediction predict_streamk_gemm(const StreamKGemm& g, const GpuPerfSpec& spec,
                                                  const GpuGemmResources& resources);
 
-/// The resources of `g`'s main loop on `arch`: the data-parallel gpu_gemm's of the same
-/// configuration (ptxas's registers where it is installed, else the estimate), registers raised to
-/// the Stream-K kernel's own when its residency found more. Throws loom::Error without tensor cores.
+/// The resources of `g`'s main loop on `arch`. Tensor cores: the data-parallel gpu_gemm's of the
+/// same configuration (ptxas's registers where it is installed, else the estimate), registers
+/// raised to the Stream-K kernel's own when its residency found more. SIMT: streamk_simt_resources
+/// (the kernel's residency was found for its configuration's arch).
 LOOM_DECL GpuGemmResources streamk_main_loop_resources(const StreamKGemm& g, const std::string& arch);
 
 /// The prediction on GpuPerfSpec::for_arch(arch) with streamk_main_loop_resources(g, arch).
@@ -98,4 +103,5 @@ LOOM_DECL StreamKPrediction predict_streamk_gemm(const StreamKGemm& g, const std
 
 #if LOOM_HEADER_ONLY
 #include "loom/lib/impl/streamk_model.hpp"
+#include "loom/lib/impl/streamk_simt_model.hpp"
 #endif

@@ -1,6 +1,7 @@
-// The tensor-core Stream-K GEMM's decomposition and grid chosen by its performance model:
+// The Stream-K GEMM's decomposition, grid and tile chosen by its performance model:
 // tune_streamk_gemm predicts every candidate StreamKConfig of one problem (decomposition, split-K
-// factor, blocks per SM, tensor-core tile) with lib::predict_streamk_gemm on an A100 (sm_80) or an
+// factor, blocks per SM, and the tile of the main loop it tunes: tensor cores or SIMT FMA) with
+// lib::predict_streamk_gemm on an A100 (sm_80) or an
 // H100 (sm_90), skips (and counts) those streamk_gemm refuses and those whose grid the GPU cannot
 // hold at once, ranks the rest by predicted time and appends them to the tuning database
 // (tune/database.hpp); tuned_streamk_config reads the best of them back in a later process, as
@@ -25,6 +26,23 @@
 
 namespace loom::lib {
 
+/// The main loop whose configurations tune_streamk_gemm tries. The two are tuned apart: on f32
+/// inputs the tensor cores round to tf32, where the SIMT loop multiplies exactly, so one must not
+/// replace the other because it is faster.
+enum class StreamKMainLoop {
+  TensorCores,  ///< lib::gpu_gemm's main loop (StreamKConfig::tensor_cores): f16, bf16, f32 as tf32
+  Simt,         ///< SIMT FMA (tensor_cores unset): f32 exact or f16; A and B row-major
+};
+
+/// One SIMT main loop's tile: StreamKConfig::tile with thread_m x thread_n accumulators per thread.
+struct StreamKSimtTile {
+  GemmTile tile{64, 64, 16};  ///< StreamKConfig::tile
+  /// StreamKConfig::thread_m and thread_n.
+  /// @{
+  int thread_m = 4, thread_n = 4;
+  /// @}
+};
+
 /// The candidates tune_streamk_gemm predicts: every tile, with every number of blocks per SM, with
 /// every decomposition (split-K once per factor), and where it records them.
 struct StreamKTuneOptions {
@@ -41,9 +59,18 @@ struct StreamKTuneOptions {
   /// gpu_gemm's default): the default, and block_k 32, whose stages take half the shared memory
   /// (two or more blocks per SM of an A100, where the default fits one).
   std::vector<GpuGemmConfig> tiles = {GpuGemmConfig{}, GpuGemmConfig{128, 128, 32, 64, 64, 3}};
+  /// Which main loop is tuned: `tiles` for the tensor cores, `simt_tiles` for SIMT.
+  StreamKMainLoop main_loop = StreamKMainLoop::TensorCores;
+  /// The SIMT main loop's tiles: the default (64 x 64 x 16, 4 x 4 per thread), bk 8, and the
+  /// larger per-thread tiles that read fewer shared-memory words per multiply-add (8 x 8 of a
+  /// 128 x 128 tile, as CUTLASS's SIMT SGEMM), each within the 64 accumulators a thread may hold.
+  std::vector<StreamKSimtTile> simt_tiles = {{{64, 64, 16}, 4, 4},  {{64, 64, 8}, 4, 4},
+                                             {{128, 64, 8}, 8, 4},  {{64, 128, 8}, 4, 8},
+                                             {{128, 128, 8}, 8, 8}, {{128, 128, 16}, 8, 8}};
   /// Candidates with fewer blocks per SM are predicted but not ranked or recorded: with one block per
   /// SM the tensor-core GEMM's model was 1.18-1.56x optimistic against the H100 and H200
-  /// (lib::GpuGemmTuneOptions::min_blocks_per_sm says more). 1: rank every prediction.
+  /// (lib::GpuGemmTuneOptions::min_blocks_per_sm says more); the SIMT model was checked against
+  /// grids of four blocks per SM only. 1: rank every prediction.
   int min_blocks_per_sm = 2;
   /// Where a GPU of the architecture is present, how many of the best predicted candidates are also
   /// built (their grid on the GPU's own SMs), checked against the default's C and timed on it (the
@@ -113,15 +140,18 @@ struct StreamKTuneResult {
   double seconds = 0;
 };
 
-/// The database key of the problem's tensor-core Stream-K GEMM on `arch`: a structural hash of the
-/// data-parallel kernel with gpu_gemm's default tile and one block per SM of the modelled GPU, as
-/// 16 hex digits (a change to the kernel's code files its problems under new keys).
+/// The database key of the problem's Stream-K GEMM on `arch` with `main_loop`: a structural hash of
+/// the data-parallel kernel with the main loop's default tile (gpu_gemm's, or StreamKConfig's SIMT
+/// one) and one block per SM of the modelled GPU, as 16 hex digits (a change to the kernel's code
+/// files its problems under new keys).
 LOOM_DECL std::string streamk_gemm_workload_key(int64_t m, int64_t n, int64_t k, DType input,
                                                 const std::string& arch, Layout a_layout = Layout::RowMajor,
-                                                Layout b_layout = Layout::RowMajor);
+                                                Layout b_layout = Layout::RowMajor,
+                                                StreamKMainLoop main_loop = StreamKMainLoop::TensorCores);
 
-/// A configuration as database knobs: decomposition (its enum's value), split_k, blocks_per_sm, the
-/// tensor-core tile's six (gpu_gemm_config_knobs) and tf32_round (1 or 0).
+/// A configuration as database knobs: decomposition (its enum's value), split_k, blocks_per_sm, and
+/// the main loop's tile: with tensor cores, its six (gpu_gemm_config_knobs) and tf32_round (1 or
+/// 0); for SIMT, bm, bn, bk, thread_m and thread_n.
 LOOM_DECL tune::Assignment streamk_config_knobs(const StreamKConfig& config);
 
 /// Predicts every candidate of `options` for the problem on `arch` ("sm_80": A100, "sm_90": H100),
@@ -135,10 +165,11 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
                                               Layout b_layout = Layout::RowMajor,
                                               const StreamKTuneOptions& options = StreamKTuneOptions());
 
-/// The configuration recorded with the smallest time for the problem on `arch` in the database of
-/// `options` (its tensor_cores, decomposition, split_k and blocks_per_sm; `arch` set; sms 0, the GPU's,
-/// where a GPU is present, else the modelled GPU's), or streamk_gemm's default with tensor cores
-/// (StreamKConfig with tensor_cores = GpuGemmConfig{}) when there is none. Times measured on a GPU of
+/// The configuration recorded with the smallest time for the problem on `arch` with `options`'
+/// main loop in the database of `options` (its tile, decomposition, split_k and blocks_per_sm;
+/// `arch` set; sms 0, the GPU's, where a GPU is present, else the modelled GPU's), or streamk_gemm's
+/// default for the main loop when there is none (with tensor cores: StreamKConfig with tensor_cores
+/// = GpuGemmConfig{}; SIMT: StreamKConfig{}). Times measured on a GPU of
 /// `arch` that is present come before predictions, as in tuned_gpu_gemm_config; with LOOM_TUNE=1 and
 /// nothing recorded, tunes `options`' candidates first (and records them). Throws loom::Error where
 /// tune_streamk_gemm does.

@@ -45,6 +45,7 @@ LOOM_DECL GpuPerfSpec GpuPerfSpec::a100() {
   s.clock_ghz = 1.41;
   s.dense_tflops_16bit = 312;
   s.dense_tflops_tf32 = 156;
+  s.fp32_lanes_per_sm = 64;
   s.mma_sync_fraction = 1.0;
   s.dram_tbps = 2.039;
   s.l2_tbps = detail::kSm90L2Fraction * 5120 * 1.41e9 / 1e12;
@@ -53,8 +54,9 @@ LOOM_DECL GpuPerfSpec GpuPerfSpec::a100() {
   s.barrier_latency = 24;
   s.shared_latency = 30;
   s.sources = {
-      "SMs 108, boost clock 1.41 GHz, dense tensor peaks 312 TFLOP/s (f16/bf16) and 156 (tf32), HBM2e 2.039 "
-      "TB/s, 40 MB L2, 164 KB of shared memory per SM: NVIDIA A100 datasheet and whitepaper",
+      "SMs 108, boost clock 1.41 GHz, dense tensor peaks 312 TFLOP/s (f16/bf16) and 156 (tf32), 64 FP32 "
+      "lanes per SM (19.5 TFLOP/s), HBM2e 2.039 TB/s, 40 MB L2, 164 KB of shared memory per SM: NVIDIA "
+      "A100 datasheet and whitepaper",
       "mma.sync at the full dense rate: on sm_80 it is the tensor cores' native instruction (an "
       "assumption; no A100 was measured)",
       cat("sustained L2-to-SM bandwidth ", s.l2_tbps,
@@ -75,6 +77,7 @@ LOOM_DECL GpuPerfSpec GpuPerfSpec::h100() {
   s.clock_ghz = 1.83;
   s.dense_tflops_16bit = 989.4;
   s.dense_tflops_tf32 = 494.7;
+  s.fp32_lanes_per_sm = 128;
   s.mma_sync_fraction = 627.0 / 989.4;
   s.dram_tbps = 3.35;
   s.l2_tbps = detail::kSm90L2Tbps;
@@ -83,8 +86,9 @@ LOOM_DECL GpuPerfSpec GpuPerfSpec::h100() {
   s.barrier_latency = 24;
   s.shared_latency = 30;
   s.sources = {
-      "SMs 132, dense tensor peaks 989.4 TFLOP/s (f16/bf16) and 494.7 (tf32), HBM3 3.35 TB/s, 50 MB L2, "
-      "228 KB of shared memory per SM: NVIDIA H100 SXM5 datasheet; 1.83 GHz is the clock those peaks "
+      "SMs 132, dense tensor peaks 989.4 TFLOP/s (f16/bf16) and 494.7 (tf32), 128 FP32 lanes per SM, HBM3 "
+      "3.35 TB/s, 50 MB L2, 228 KB of shared memory per SM: NVIDIA H100 SXM5 datasheet; 1.83 GHz is the "
+      "clock those peaks "
       "are computed at (132 SMs x 4096 flops per clock); the GPU boosts to 1.98 GHz",
       "mma.sync reaches 627 TFLOP/s, 0.634 of the dense peak: measured on an H200 by bench/gpu_gemm.cpp's "
       "gpu_mma_peak (632 on an H100); the full rate needs wgmma. tf32 is assumed to reach the same fraction",

@@ -9,6 +9,7 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/streamk_model.hpp");
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -17,6 +18,7 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/streamk_model.hpp");
 #include "loom/lib/gpu_gemm.hpp"
 #include "loom/lib/streamk_gemm.hpp"
 #include "loom/lib/streamk_model.hpp"
+#include "loom/lib/streamk_simt_model.hpp"
 #include "loom/support/error.hpp"
 
 namespace loom::lib {
@@ -27,14 +29,6 @@ namespace detail {
 /// in NVIDIA's architecture descriptions, an assumption here, not measured by Loom). A tile of
 /// floats moved by a few blocks goes at this rate; by many, at their share of the GPU's L2.
 inline constexpr double kSmL2BytesPerClock = 64;
-
-/// Refuses a kernel on the SIMT main loop, which the model does not describe.
-inline void require_tensor_cores(const StreamKGemm& g) {
-  if (!g.config.tensor_cores)
-    throw Error(
-        cat("predict_streamk_gemm: the model describes the tensor-core main loop only; this kernel "
-            "runs the SIMT one (set StreamKConfig::tensor_cores to model it)"));
-}
 
 /// A worker's place in its units: the unit, the phase and what is left of it.
 struct StreamKWorkerState {
@@ -204,54 +198,70 @@ double play_streamk_plan(const DecompositionPlan& plan, const StreamKPlayCosts& 
 
 LOOM_DECL StreamKPrediction predict_streamk_gemm(const StreamKGemm& g, const GpuPerfSpec& spec,
                                                  const GpuGemmResources& resources) {
-  detail::require_tensor_cores(g);
   if (g.config.sms != spec.device.sms)
     throw Error(cat("predict_streamk_gemm: the kernel's grid was sized for ", g.config.sms, " SMs and ",
                     spec.name, " has ", spec.device.sms,
                     "; build it with StreamKConfig::sms = ", spec.device.sms, " to model it there"));
-  const GpuGemm problem =
-      gpu_gemm(g.shape.m, g.shape.n, g.shape.k, g.input, *g.config.tensor_cores, g.a_layout, g.b_layout);
   StreamKPrediction p;
   p.device = spec.name;
   p.arch = spec.arch;
-  p.main_loop = predict_gpu_gemm(problem, spec, resources);  // throws when no block fits
+  // The main loop's model: lib::gpu_gemm's for the tensor-core loop, lib/streamk_simt_model.hpp's
+  // for the SIMT one. Both throw when no block fits.
+  std::optional<GpuGemm> problem;
+  Occupancy holds;
+  if (g.config.tensor_cores) {
+    problem =
+        gpu_gemm(g.shape.m, g.shape.n, g.shape.k, g.input, *g.config.tensor_cores, g.a_layout, g.b_layout);
+    p.main_loop = predict_gpu_gemm(*problem, spec, resources);
+    holds = p.main_loop.occupancy;
+  } else {
+    p.simt_loop = predict_streamk_simt_loop(g, spec, resources);
+    holds = p.simt_loop.occupancy;
+  }
   p.workers = static_cast<int64_t>(g.plan.workers.size());
   const int sms = spec.device.sms;
   p.blocks_per_sm = static_cast<int>((p.workers + sms - 1) / sms);
-  const int holds = p.main_loop.occupancy.blocks_per_sm;
-  if (p.blocks_per_sm > holds)
+  if (p.blocks_per_sm > holds.blocks_per_sm)
     throw Error(cat("predict_streamk_gemm: the grid's ", p.workers, " blocks need ", p.blocks_per_sm,
-                    " per SM of ", spec.name, " (", sms, " SMs), which holds ", holds, " (",
-                    p.main_loop.occupancy.str(),
+                    " per SM of ", spec.name, " (", sms, " SMs), which holds ", holds.blocks_per_sm, " (",
+                    holds.str(),
                     "); the model assumes the whole persistent grid resident: "
                     "use StreamKConfig::blocks_per_sm = ",
-                    holds, " or fewer"));
+                    holds.blocks_per_sm, " or fewer"));
   p.split_tiles = g.plan.split_tiles();
   for (const auto& w : g.plan.workers) p.units += static_cast<int64_t>(w.size());
 
   const double l2_per_clock = spec.l2_bytes_per_clock();
-  const GpuGemmConfig& cfg = problem.config;
   const int eb = g.input.bytes();
-  const double tile_bytes = static_cast<double>(cfg.block_m + cfg.block_n) * cfg.block_k * eb;
+  // With tensor cores, `tile` is their block tile.
+  const GemmTile& tile = g.config.tile;
   const int64_t sms_busy = std::min<int64_t>(sms, p.workers);
   detail::StreamKPlayCosts costs;
   costs.sms = sms;
+  // A unit's first tiles: the tensor-core loop's copies run stages ahead, so the first ones are
+  // exposed; the SIMT loop waits for every step's copies, and its round counts that wait.
   costs.start_cycles = p.unit_start_cycles =
-      spec.l2_latency + p.blocks_per_sm * tile_bytes / (l2_per_clock / static_cast<double>(sms_busy));
+      problem ? spec.l2_latency + p.blocks_per_sm * static_cast<double>(tile.bm + tile.bn) * tile.bk * eb /
+                                      (l2_per_clock / static_cast<double>(sms_busy))
+              : 0.0;
   costs.l2_latency = spec.l2_latency;
-  costs.tile_bytes = static_cast<double>(cfg.block_m) * cfg.block_n * 4;
+  costs.tile_bytes = static_cast<double>(tile.bm) * tile.bn * 4;
   costs.l2_per_clock = l2_per_clock;
   costs.sm_per_clock = detail::kSmL2BytesPerClock;
   // For the summary: one tile moved with every block of the grid moving one.
   p.tile_transfer_cycles =
       spec.l2_latency + costs.tile_bytes / std::min(l2_per_clock / static_cast<double>(p.workers),
                                                     costs.sm_per_clock / p.blocks_per_sm);
-  p.full_round_cycles = gpu_gemm_round_cycles(problem, spec, p.main_loop, p.blocks_per_sm, p.workers);
+  auto round_of = [&](int blocks, int64_t active) {
+    return problem ? gpu_gemm_round_cycles(*problem, spec, p.main_loop, blocks, active)
+                   : streamk_simt_round_cycles(g, spec, p.simt_loop, blocks, active);
+  };
+  p.full_round_cycles = round_of(p.blocks_per_sm, p.workers);
 
   std::map<std::pair<int, int64_t>, double> rounds;
   auto round = [&](int blocks, int64_t active) {
     auto [it, fresh] = rounds.try_emplace({blocks, active}, 0.0);
-    if (fresh) it->second = gpu_gemm_round_cycles(problem, spec, p.main_loop, blocks, active);
+    if (fresh) it->second = round_of(blocks, active);
     return it->second;
   };
   p.makespan_cycles =
@@ -264,13 +274,13 @@ LOOM_DECL StreamKPrediction predict_streamk_gemm(const StreamKGemm& g, const Gpu
   p.seconds = std::max(p.makespan_cycles, p.dram_cycles) / (spec.clock_ghz * 1e9);
   p.tflops = 2.0 * static_cast<double>(g.shape.m) * static_cast<double>(g.shape.n) *
              static_cast<double>(g.shape.k) / p.seconds / 1e12;
-  p.peak_tflops = spec.dense_tflops(g.input);
+  p.peak_tflops = problem ? spec.dense_tflops(g.input) : spec.fp32_tflops();
   p.fraction_of_peak = p.tflops / p.peak_tflops;
   return p;
 }
 
 LOOM_DECL GpuGemmResources streamk_main_loop_resources(const StreamKGemm& g, const std::string& arch) {
-  detail::require_tensor_cores(g);
+  if (!g.config.tensor_cores) return streamk_simt_resources(g);
   GpuGemmResources resources = gpu_gemm_resources(
       gpu_gemm(g.shape.m, g.shape.n, g.shape.k, g.input, *g.config.tensor_cores, g.a_layout, g.b_layout),
       arch);
@@ -289,10 +299,11 @@ LOOM_DECL std::string StreamKPrediction::str() const {
   os.precision(3);
   os << device << " (" << arch << "): " << workers << " blocks (" << blocks_per_sm << " per SM), " << units
      << " work units, " << split_tiles << " split tiles; a full round " << fixed(full_round_cycles)
-     << " cycles (" << main_loop.limiter << "), a unit's start " << fixed(unit_start_cycles)
-     << ", a tile of floats moved " << fixed(tile_transfer_cycles) << "; busiest block "
-     << fixed(busiest_worker_cycles) << " cycles of its own, longest wait " << fixed(longest_wait_cycles)
-     << ", makespan " << fixed(makespan_cycles) << ", DRAM floor " << fixed(dram_cycles) << " (" << limiter
+     << " cycles (" << (simt_loop.limiter.empty() ? main_loop.limiter : "SIMT, " + simt_loop.limiter)
+     << "), a unit's start " << fixed(unit_start_cycles) << ", a tile of floats moved "
+     << fixed(tile_transfer_cycles) << "; busiest block " << fixed(busiest_worker_cycles)
+     << " cycles of its own, longest wait " << fixed(longest_wait_cycles) << ", makespan "
+     << fixed(makespan_cycles) << ", DRAM floor " << fixed(dram_cycles) << " (" << limiter
      << "): " << seconds * 1e3 << " ms, " << tflops << " TFLOP/s, " << fraction_of_peak << " of "
      << peak_tflops;
   return os.str();

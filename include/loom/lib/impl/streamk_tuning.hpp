@@ -1,6 +1,6 @@
-// The definitions of lib/streamk_tuning.hpp: the workload key and knobs of the tensor-core Stream-K
-// GEMM's records, the exhaustive loop over candidate configurations that its model predicts, and
-// the lookup of the best recorded one.
+// The definitions of lib/streamk_tuning.hpp: the workload key and knobs of the Stream-K GEMM's
+// records (tensor-core and SIMT main loops), the exhaustive loop over candidate configurations that its model
+// predicts, and the lookup of the best recorded one.
 #pragma once
 
 #include "loom/support/config.hpp"
@@ -32,31 +32,52 @@ inline std::optional<int> streamk_knob(const tune::Assignment& knobs, const char
 }
 
 /// The configuration a record's knobs hold, for `arch`; nothing when a knob is missing or out of
-/// range (a record of another search space, or of lib::gpu_gemm's).
+/// range (a record of another search space, or of lib::gpu_gemm's). A SIMT record holds thread_m.
 inline std::optional<StreamKConfig> streamk_config_from_knobs(const tune::Assignment& knobs,
                                                               const std::string& arch) {
   const auto d = streamk_knob(knobs, "decomposition", 0, static_cast<int>(Decomposition::StreamKHybrid));
   const auto split = streamk_knob(knobs, "split_k", 0, 1024);
   const auto per_sm = streamk_knob(knobs, "blocks_per_sm", 1, 64);
   if (!d || !split || !per_sm) return std::nullopt;
-  GpuGemmConfig tile;
-  for (auto [name, field] : {std::pair{"block_m", &tile.block_m}, std::pair{"block_n", &tile.block_n},
-                             std::pair{"block_k", &tile.block_k}, std::pair{"warp_m", &tile.warp_m},
-                             std::pair{"warp_n", &tile.warp_n}, std::pair{"stages", &tile.stages}}) {
-    const auto v = streamk_knob(knobs, name, 1, 1024);
-    if (!v) return std::nullopt;
-    *field = *v;
-  }
-  const auto rounded = streamk_knob(knobs, "tf32_round", 0, 1);
-  if (!rounded) return std::nullopt;
-  tile.tf32_round = *rounded == 1;
+  // Reads the named knobs into fields, each within [1, 1024]; false when one is not.
+  auto read = [&](std::initializer_list<std::pair<const char*, int*>> fields) {
+    for (auto [name, field] : fields) {
+      const auto v = streamk_knob(knobs, name, 1, 1024);
+      if (!v) return false;
+      *field = *v;
+    }
+    return true;
+  };
   StreamKConfig c;
-  c.tensor_cores = tile;
+  if (knobs.count("thread_m") > 0) {
+    int bm = 0, bn = 0, bk = 0;
+    if (!read({{"bm", &bm}, {"bn", &bn}, {"bk", &bk}, {"thread_m", &c.thread_m}, {"thread_n", &c.thread_n}}))
+      return std::nullopt;
+    c.tile = GemmTile{bm, bn, bk};
+  } else {
+    GpuGemmConfig tile;
+    if (!read({{"block_m", &tile.block_m},
+               {"block_n", &tile.block_n},
+               {"block_k", &tile.block_k},
+               {"warp_m", &tile.warp_m},
+               {"warp_n", &tile.warp_n},
+               {"stages", &tile.stages}}))
+      return std::nullopt;
+    const auto rounded = streamk_knob(knobs, "tf32_round", 0, 1);
+    if (!rounded) return std::nullopt;
+    tile.tf32_round = *rounded == 1;
+    c.tensor_cores = tile;
+  }
   c.decomposition = static_cast<Decomposition>(*d);
   c.split_k = *split;
   c.blocks_per_sm = *per_sm;
   c.arch = arch;
   return c;
+}
+
+/// Which main loop a configuration runs.
+inline StreamKMainLoop streamk_main_loop_of(const StreamKConfig& c) {
+  return c.tensor_cores ? StreamKMainLoop::TensorCores : StreamKMainLoop::Simt;
 }
 
 /// A candidate built and predicted with its main loop's `resources`, or the reason it is skipped.
@@ -96,11 +117,11 @@ inline std::vector<int> streamk_candidate_values(const char* field, const std::v
   return out;
 }
 
-/// The default's configuration for the modelled GPU: the hybrid on gpu_gemm's default tile, with the
-/// grid left to the kernel's residency.
-inline StreamKConfig streamk_default_config(const GpuPerfSpec& spec) {
+/// The default's configuration for the modelled GPU: the hybrid on the main loop's default tile
+/// (gpu_gemm's, or StreamKConfig's SIMT one), with the grid left to the kernel's residency.
+inline StreamKConfig streamk_default_config(const GpuPerfSpec& spec, StreamKMainLoop main_loop) {
   StreamKConfig c;
-  c.tensor_cores = GpuGemmConfig{};
+  if (main_loop == StreamKMainLoop::TensorCores) c.tensor_cores = GpuGemmConfig{};
   c.sms = spec.device.sms;
   c.arch = spec.arch;
   return c;
@@ -109,22 +130,32 @@ inline StreamKConfig streamk_default_config(const GpuPerfSpec& spec) {
 }  // namespace detail
 
 LOOM_DECL std::string streamk_gemm_workload_key(int64_t m, int64_t n, int64_t k, DType input,
-                                                const std::string& arch, Layout a_layout, Layout b_layout) {
-  StreamKConfig c = detail::streamk_default_config(GpuPerfSpec::for_arch(arch));
+                                                const std::string& arch, Layout a_layout, Layout b_layout,
+                                                StreamKMainLoop main_loop) {
+  StreamKConfig c = detail::streamk_default_config(GpuPerfSpec::for_arch(arch), main_loop);
   c.decomposition = Decomposition::DataParallel;
   c.blocks_per_sm = 1;
   return detail::memoized_key(
       cat("streamk_gemm ", m, "x", n, "x", k, " ", input.str(), " ", arch, " ", static_cast<int>(a_layout),
-          static_cast<int>(b_layout)),
+          static_cast<int>(b_layout), " ", static_cast<int>(main_loop)),
       [&] { return tune::lowered_func_key(streamk_gemm(m, n, k, input, c, a_layout, b_layout).func); });
 }
 
 LOOM_DECL tune::Assignment streamk_config_knobs(const StreamKConfig& config) {
-  tune::Assignment knobs = gpu_gemm_config_knobs(config.tensor_cores.value_or(GpuGemmConfig{}));
+  tune::Assignment knobs;
+  if (config.tensor_cores) {
+    knobs = gpu_gemm_config_knobs(*config.tensor_cores);
+    knobs["tf32_round"] = config.tensor_cores->tf32_round ? 1 : 0;
+  } else {
+    knobs = {{"bm", config.tile.bm},
+             {"bn", config.tile.bn},
+             {"bk", config.tile.bk},
+             {"thread_m", config.thread_m},
+             {"thread_n", config.thread_n}};
+  }
   knobs["decomposition"] = static_cast<int64_t>(config.decomposition);
   knobs["split_k"] = config.split_k;
   knobs["blocks_per_sm"] = config.blocks_per_sm;
-  knobs["tf32_round"] = config.tensor_cores.value_or(GpuGemmConfig{}).tf32_round ? 1 : 0;
   return knobs;
 }
 
@@ -135,10 +166,15 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
   const GpuPerfSpec spec = GpuPerfSpec::for_arch(arch);
   if (options.decompositions.empty())
     throw Error("StreamKTuneOptions::decompositions is empty; give it at least one decomposition");
-  if (options.tiles.empty())
+  const bool simt = options.main_loop == StreamKMainLoop::Simt;
+  if (!simt && options.tiles.empty())
     throw Error(
         "StreamKTuneOptions::tiles is empty; give it at least one GpuGemmConfig (GpuGemmConfig{} is "
         "gpu_gemm's default)");
+  if (simt && options.simt_tiles.empty())
+    throw Error(
+        "StreamKTuneOptions::simt_tiles is empty; give it at least one StreamKSimtTile (StreamKSimtTile{} "
+        "is the default)");
   const std::vector<int> split_factors = detail::streamk_candidate_values("split_k", options.split_k, 2);
   const std::vector<int> per_sm_given =
       detail::streamk_candidate_values("blocks_per_sm", options.blocks_per_sm, 1);
@@ -156,7 +192,7 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
   const GemmShape shape{m, n, k};
   StreamKTuneResult result;
   result.target = gpu_gemm_model_target(arch);
-  result.workload = streamk_gemm_workload_key(m, n, k, input, arch, a_layout, b_layout);
+  result.workload = streamk_gemm_workload_key(m, n, k, input, arch, a_layout, b_layout, options.main_loop);
   std::vector<StreamKTuneCandidate> skipped;
   auto add = [&](StreamKTuneCandidate c) {
     if (c.skipped.empty()) {
@@ -178,15 +214,39 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
     }
     add(std::move(c));
   };
-  const std::string default_tile = gpu_gemm(m, n, k, input, GpuGemmConfig{}, a_layout, b_layout).config.str();
+  // One base configuration per tile of the main loop tuned: the hybrid on that tile, its grid left
+  // to the kernel's residency.
+  const StreamKConfig default_config = detail::streamk_default_config(spec, options.main_loop);
+  std::vector<StreamKConfig> bases;
+  if (simt) {
+    for (const StreamKSimtTile& t : options.simt_tiles) {
+      StreamKConfig base = default_config;
+      base.tile = t.tile;
+      base.thread_m = t.thread_m;
+      base.thread_n = t.thread_n;
+      bases.push_back(base);
+    }
+  } else {
+    for (const GpuGemmConfig& tile : options.tiles) {
+      StreamKConfig base = default_config;
+      base.tensor_cores = tile;
+      bases.push_back(base);
+    }
+  }
+  // A tile as resolved by streamk_gemm (block_k 0 is 32 for tf32).
+  auto tile_name = [](const StreamKConfig& c) {
+    return c.tensor_cores ? c.tensor_cores->str()
+                          : cat(c.tile.bm, "x", c.tile.bn, "x", c.tile.bk, ", ", c.thread_m, "x", c.thread_n,
+                                " per thread");
+  };
+  const std::string default_tile =
+      simt ? tile_name(default_config)
+           : gpu_gemm(m, n, k, input, GpuGemmConfig{}, a_layout, b_layout).config.str();
   bool default_predicted = false;
   std::vector<std::string> tiles_seen;
-  for (const GpuGemmConfig& tile : options.tiles) {
-    // The tile's kernel with the grid its residency sizes: the candidates' resources and, for
-    // gpu_gemm's default tile, the default's prediction. A tile that resolves like an earlier one
-    // (block_k 0 is 32 for tf32) is tried once.
-    StreamKConfig base = detail::streamk_default_config(spec);
-    base.tensor_cores = tile;
+  for (const StreamKConfig& base : bases) {
+    // The tile's kernel with the grid its residency sizes: the candidates' resources and, for the
+    // default tile, the default's prediction. A tile that resolves like an earlier one is tried once.
     StreamKGemm probe;
     try {
       probe = streamk_gemm(m, n, k, input, base, a_layout, b_layout);
@@ -198,7 +258,7 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
       add(std::move(c));
       continue;
     }
-    const std::string resolved = probe.config.tensor_cores->str();
+    const std::string resolved = tile_name(probe.config);
     if (std::find(tiles_seen.begin(), tiles_seen.end(), resolved) != tiles_seen.end()) continue;
     tiles_seen.push_back(resolved);
     const GpuGemmResources resources = streamk_main_loop_resources(probe, spec.arch);
@@ -213,9 +273,11 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
     // What an SM of the modelled GPU holds, by the model's occupancy.
     int holds = 0;
     try {
-      holds = predict_gpu_gemm(gpu_gemm(m, n, k, input, *probe.config.tensor_cores, a_layout, b_layout), spec,
-                               resources)
-                  .occupancy.blocks_per_sm;
+      holds = simt
+                  ? predict_streamk_simt_loop(probe, spec, resources).occupancy.blocks_per_sm
+                  : predict_gpu_gemm(gpu_gemm(m, n, k, input, *probe.config.tensor_cores, a_layout, b_layout),
+                                     spec, resources)
+                        .occupancy.blocks_per_sm;
     } catch (const Error& e) {
       StreamKTuneCandidate c;
       c.config = probe.config;
@@ -247,7 +309,7 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
   if (!default_predicted) {
     // gpu_gemm's default tile was not among the candidates: predict it on its own.
     try {
-      StreamKGemm d = streamk_gemm(m, n, k, input, detail::streamk_default_config(spec), a_layout, b_layout);
+      StreamKGemm d = streamk_gemm(m, n, k, input, default_config, a_layout, b_layout);
       result.default_prediction = predict_streamk_gemm(d, spec, streamk_main_loop_resources(d, spec.arch));
     } catch (const Error&) {
       // Refused, or does not fit: default_prediction stays all zero, as its comment says.
@@ -266,9 +328,10 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
                    [](const StreamKTuneCandidate& a, const StreamKTuneCandidate& b) {
                      return a.prediction.seconds < b.prediction.seconds;
                    });
-  const std::string problem = cat("lib::streamk_gemm ", m, "x", n, "x", k, " ", input.str(), " A ",
-                                  a_layout == Layout::RowMajor ? "row" : "col", "-major, B ",
-                                  b_layout == Layout::RowMajor ? "row" : "col", "-major, tensor cores");
+  const std::string problem =
+      cat("lib::streamk_gemm ", m, "x", n, "x", k, " ", input.str(), " A ",
+          a_layout == Layout::RowMajor ? "row" : "col", "-major, B ",
+          b_layout == Layout::RowMajor ? "row" : "col", "-major, ", simt ? "SIMT" : "tensor cores");
   {
     std::vector<std::pair<tune::Assignment, double>> predictions;
     for (const StreamKTuneCandidate& c : result.candidates)
@@ -292,7 +355,7 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
       [&] {
         StreamKGemm g;
         try {
-          g = streamk_gemm(m, n, k, input, on_gpu(detail::streamk_default_config(spec)), a_layout, b_layout);
+          g = streamk_gemm(m, n, k, input, on_gpu(default_config), a_layout, b_layout);
         } catch (const Error& e) {
           throw Error(cat("the default configuration could not be made for this GPU: ", e.what()));
         }
@@ -303,8 +366,8 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
         return streamk_gemm(m, n, k, input, on_gpu(c.config), a_layout, b_layout).func;
       });
   // The default as built for the GPU (block_k and blocks_per_sm resolved), its grid on the GPU's SMs.
-  StreamKConfig default_config;
-  if (auto c = detail::streamk_config_from_knobs(measured.default_knobs, spec.arch)) default_config = *c;
+  StreamKConfig measured_default = default_config;
+  if (auto c = detail::streamk_config_from_knobs(measured.default_knobs, spec.arch)) measured_default = *c;
   result.device = measured.device;
   result.default_measured_ms = measured.default_ms;
   result.measured = measured.measured;
@@ -316,7 +379,7 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
   if (!choice.times.empty()) {
     detail::append_records(options.database, result.workload, cat(problem, ": measured on ", measured.device),
                            measured_gpu_target(spec.arch, measured.device), choice.times);
-    result.best = choice.use_first ? result.candidates.front().config : default_config;
+    result.best = choice.use_first ? result.candidates.front().config : measured_default;
     result.best_prediction =
         choice.use_first ? result.candidates.front().prediction : result.default_prediction;
   }
@@ -335,11 +398,15 @@ inline std::optional<StreamKConfig> streamk_record(int64_t m, int64_t n, int64_t
   const std::string target = gpu_gemm_model_target(arch);  // refuses an unknown architecture first
   const GpuRecordLookup lookup(options.database);
   if (!lookup.asked && !lookup.readable) return std::nullopt;
-  const std::string key = streamk_gemm_workload_key(m, n, k, input, arch, a_layout, b_layout);
+  const std::string key =
+      streamk_gemm_workload_key(m, n, k, input, arch, a_layout, b_layout, options.main_loop);
   const std::string model_arch = GpuPerfSpec::for_arch(arch).arch;
   const std::optional<tune::Record> best = lookup.preferred(
       key, model_arch, target,
-      [&](const tune::Assignment& knobs) { return streamk_config_from_knobs(knobs, arch).has_value(); },
+      [&](const tune::Assignment& knobs) {
+        const std::optional<StreamKConfig> c = streamk_config_from_knobs(knobs, arch);
+        return c && streamk_main_loop_of(*c) == options.main_loop;
+      },
       [&] {
         const std::string device = options.measure_top > 0 ? gpu_present_for(model_arch) : "";
         return device.empty() ? std::string() : measured_gpu_target(model_arch, device);
@@ -367,20 +434,23 @@ LOOM_DECL StreamKConfig tuned_streamk_config(int64_t m, int64_t n, int64_t k, DT
           detail::streamk_record(m, n, k, input, arch, a_layout, b_layout, options))
     return *recorded;
   StreamKConfig fallback;
-  fallback.tensor_cores = GpuGemmConfig{};
+  if (options.main_loop == StreamKMainLoop::TensorCores) fallback.tensor_cores = GpuGemmConfig{};
   return fallback;
 }
 
 LOOM_DECL StreamKConfig recorded_streamk_config(int64_t m, int64_t n, int64_t k, DType input, Layout a_layout,
                                                 Layout b_layout) {
-  // The SIMT loop multiplies f32 exactly; a tuned record's tensor cores would round it to tf32.
-  if (input != f16 && input != bf16) return StreamKConfig{};
+  if (input != f16 && input != bf16 && input != f32) return StreamKConfig{};
+  // The SIMT loop reads row-major A and B only: f32 in another layout has nothing to look up.
+  if (input == f32 && (a_layout != Layout::RowMajor || b_layout != Layout::RowMajor)) return StreamKConfig{};
   const detail::GpuRecordLookup lookup("");
   if (!lookup.asked && !lookup.holds_gpu_records()) return StreamKConfig{};
   const std::string arch = detail::recorded_gpu_arch();
   if (!GpuPerfSpec::describes(arch)) return StreamKConfig{};
-  return detail::streamk_record(m, n, k, input, arch, a_layout, b_layout, StreamKTuneOptions())
-      .value_or(StreamKConfig{});
+  // The SIMT loop multiplies f32 exactly; the tensor cores' records would round it to tf32.
+  StreamKTuneOptions options;
+  if (input == f32) options.main_loop = StreamKMainLoop::Simt;
+  return detail::streamk_record(m, n, k, input, arch, a_layout, b_layout, options).value_or(StreamKConfig{});
 }
 
 }  // namespace loom::lib
