@@ -106,7 +106,12 @@ LOOM_DECL double streamk_simt_round_cycles(const StreamKGemm& g, const GpuPerfSp
 
 }  // namespace loom::lib
 
-// The Stream-K model that plays these rounds, and StreamKGemm, for the programs that include this
-// header alone. Its header-only tail brings this header's definitions too: they need StreamKGemm,
-// whose header's tail reaches the Stream-K model's declarations first.
+// StreamKGemm, for the programs that include this header alone. Header-only mode reaches it through
+// the Stream-K model's header instead, whose tail also brings this header's definitions: StreamKGemm's
+// header-only tail reaches the tuner's declarations, which need the model's, so the model's header
+// must be read before StreamKGemm's.
+#if LOOM_HEADER_ONLY
 #include "loom/lib/streamk_model.hpp"
+#else
+#include "loom/lib/streamk_gemm.hpp"
+#endif
