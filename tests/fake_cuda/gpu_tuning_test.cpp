@@ -130,6 +130,17 @@ TEST_CASE(
   CHECK(sk.measured_in == r.measured_in);
   CHECK(fake_cuda::has(fake_cuda::take_log(), "launch streamk") == !in_workers);
   CHECK(runtime::cuda::driver_loaded() == !in_workers);
+  // And its SIMT loop's tiles (f32): the same measuring, the SIMT default as the reference.
+  StreamKTuneOptions simt = so;
+  simt.main_loop = StreamKMainLoop::Simt;
+  simt.simt_tiles = {StreamKSimtTile{}};
+  const StreamKTuneResult st =
+      tune_streamk_gemm(256, 256, 256, f32, "sm_80", Layout::RowMajor, Layout::RowMajor, simt);
+  CHECK(st.device == "Fake A100");
+  CHECK(st.ranked == 1);
+  CHECK(
+      fake_cuda::has(st.measure_failure, "the reference (the default configuration) computes C[0][0] = nan"));
+  CHECK(fake_cuda::has(fake_cuda::take_log(), "launch streamk") == !in_workers);
 
   o.measure_top = -1;
   CHECK_THROWS_WITH(tune_gpu_gemm(128, 128, 64, f16, "sm_80", Layout::RowMajor, Layout::RowMajor, o),
