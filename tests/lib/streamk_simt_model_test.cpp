@@ -66,6 +66,13 @@ TEST_CASE("streamk simt model: a k-step's counts, with and without bank conflict
   const SimtStepCounts n = streamk_simt_step_counts(
       simt_kernel(512, 512, 512, spec, Decomposition::StreamK, 1, {64, 64, 8}, 4, 8));
   CHECK(n.shared_wavefronts == doctest::Approx(8 * 4 + 8 * 8 + 8));
+  // 4 x 12 threads of 4 x 4 (bn / thread_n = 12 does not divide 32): warp 0 spans rows 0-2 of A (banks
+  // 0, 16, 0: two wavefronts), warp 1 rows 2-3 (banks 0, 16: one); 1.5 on average. Copies: ceil(256 /
+  // 48) of A and 768 / 48 of B.
+  const SimtStepCounts w = streamk_simt_step_counts(
+      simt_kernel(512, 512, 512, spec, Decomposition::StreamK, 1, {16, 48, 16}, 4, 4));
+  CHECK(w.global_loads == 6 + 16);
+  CHECK(w.shared_wavefronts == doctest::Approx(16 * 4 * 1.5 + 16 * 4 + 22));
 }
 
 TEST_CASE("streamk simt model: a round is its largest throughput term plus one exposed copy latency") {
@@ -93,6 +100,18 @@ TEST_CASE("streamk simt model: a round is its largest throughput term plus one e
       simt_kernel(2048, 2048, 2048, a100, Decomposition::DataParallel, 4), a100, simt_resources());
   CHECK(q.fma_cycles == doctest::Approx(2 * 8.0 * 256));
   CHECK(q.limiter == "shared");
+  // What the model cannot use: resources of another block, a GPU with a zero rate.
+  CHECK_THROWS_WITH(
+      predict_streamk_simt_loop(g, spec, simt_resources(128)),
+      doctest::Contains("the resources give 128 threads per block and the kernel's block has 256"));
+  GpuPerfSpec broken = spec;
+  broken.shared_bytes_per_clock = 0;
+  CHECK_THROWS_WITH(predict_streamk_simt_loop(g, broken, simt_resources()),
+                    doctest::Contains("needs a positive clock, L2 and DRAM bandwidth"));
+  broken = spec;
+  broken.device.sub_partitions = 0;
+  CHECK_THROWS_WITH(predict_streamk_simt_loop(g, broken, simt_resources()),
+                    doctest::Contains("SM count and schedulers per SM"));
   CHECK_THROWS_WITH(streamk_simt_round_cycles(g, spec, p, 3, 2),
                     doctest::Contains("3 blocks on the SM and 2 on the GPU; give at least one block"));
   const std::string text = p.str();
@@ -125,8 +144,7 @@ TEST_CASE("streamk simt model: one tile per block runs its k-steps' rounds, then
                            simt_resources()),
       doctest::Contains("the grid's 10 blocks need 5 per SM of H100-SXM5 (2 SMs), which holds 4"));
   GpuGemmResources huge = simt_resources();
-  huge.registers = 255;
-  huge.threads = 1024;
+  huge.shared_bytes = 512 * 1024;
   CHECK_THROWS_WITH(predict_streamk_simt_loop(g, spec, huge),
                     doctest::Contains("does not fit on an SM of H100-SXM5"));
   CHECK_THROWS_WITH(streamk_simt_step_counts(streamk_gemm(512, 512, 512, f16,

@@ -380,6 +380,15 @@ TEST_CASE("streamk tuning: streamk_gemm given no configuration takes the record 
   CHECK(f.config.blocks_per_sm == 2);
   // The tensor-core lookup of f16 does not take it (another key, and its knobs name no tensor cores).
   CHECK(streamk_gemm(512, 384, 2048, f16).config.tensor_cores);
+  // A faster record that streamk_gemm would refuse (3 does not divide 128) is passed over.
+  StreamKConfig refused = simt;
+  refused.thread_m = 3;
+  rec.knobs = streamk_config_knobs(refused);
+  rec.ms = 1e-4;
+  tune::Database("").append(rec);
+  const StreamKGemm kept = streamk_gemm(512, 384, 2048, f32);
+  CHECK(kept.config.thread_m == 8);
+  CHECK(kept.config.decomposition == Decomposition::DataParallel);
 }
 
 TEST_CASE("streamk tuning: the SIMT loop's tiles, tuned apart from the tensor cores") {
@@ -426,6 +435,17 @@ TEST_CASE("streamk tuning: the SIMT loop's tiles, tuned apart from the tensor co
   tc.main_loop = StreamKMainLoop::TensorCores;
   CHECK(tuned_streamk_config(1024, 1024, 1024, f32, "sm_90", Layout::RowMajor, Layout::RowMajor, tc)
             .tensor_cores);
+  // Inputs the SIMT loop does not read are refused up front, naming the main loop that reads them.
+  CHECK_THROWS_WITH(tune_streamk_gemm(1024, 1024, 1024, f32, "sm_90", Layout::ColMajor, Layout::RowMajor, o),
+                    doctest::Contains("the SIMT main loop reads row-major A and B only; tune "
+                                      "StreamKTuneOptions::main_loop = StreamKMainLoop::TensorCores for a "
+                                      "column-major A"));
+  CHECK_THROWS_WITH(
+      tuned_streamk_config(1024, 1024, 1024, f32, "sm_90", Layout::RowMajor, Layout::ColMajor, o),
+      doctest::Contains("for a column-major B"));
+  CHECK_THROWS_WITH(tune_streamk_gemm(1024, 1024, 1024, bf16, "sm_90", Layout::RowMajor, Layout::RowMajor, o),
+                    doctest::Contains("the SIMT main loop reads f32 or f16, not bfloat16"));
+  CHECK(streamk_tune_lines(db) == 4);  // refused before anything was recorded
   o.simt_tiles.clear();
   CHECK_THROWS_WITH(tune_streamk_gemm(1024, 1024, 1024, f32, "sm_90", Layout::RowMajor, Layout::RowMajor, o),
                     doctest::Contains("StreamKTuneOptions::simt_tiles is empty"));

@@ -26,8 +26,9 @@
 // start, so they reach their copies together and wait for them together (no block computes while
 // another waits), and the copies of a step are new to L2 (the blocks of a wave move through K
 // together), so they wait for DRAM. Measured on an H200 (docs/gpu-measurements.md, sixth session):
-// a round of four blocks of the default configuration took 5000-5200 cycles, and of two 3950-4090,
-// where perfectly overlapped blocks would take 3400 and 1700 (the issue term alone).
+// a round of four blocks of the default configuration took 5000-5200 cycles and a round of two
+// 3950-4090, 0.8 of it, where the throughput terms alone would make it half. The model gives 5345 and
+// 3169: the two-block round is a fifth short, some latency it does not see.
 //
 // Not modelled: register-bank conflicts and dependency stalls within a warp, clock changes, the
 // edge tiles' bounds tests. docs/gpu-gemm-model.md compares the model with the measurements.

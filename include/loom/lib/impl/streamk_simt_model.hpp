@@ -30,26 +30,33 @@ inline void require_simt(const StreamKGemm& g, const char* caller) {
                     "with lib::gpu_gemm's model"));
 }
 
-/// The wavefronts one warp's load of one element per lane takes: the most distinct 32-bit words
-/// its lanes read in one bank (lanes reading the same word share it). `element` gives lane
-/// (tx, ty)'s element index for k offset kb; the count is averaged over kb in [0, bk), where 16-bit
-/// elements pair differently.
+/// The threads of the SIMT kernel's block.
+inline int64_t simt_threads(const StreamKConfig& c) {
+  return (c.tile.bm / c.thread_m) * (c.tile.bn / c.thread_n);
+}
+
+/// The wavefronts a warp's load of one element per lane takes: the most distinct 32-bit words its
+/// lanes read in one bank (lanes reading the same word share it). `element` gives thread (tx, ty)'s
+/// element index for k offset kb. Averaged over the block's warps (where bn / thread_n does not
+/// divide 32 they span different rows) and over kb in [0, bk) (16-bit elements pair differently).
 template <typename Element>
 double simt_load_wavefronts(const StreamKGemm& g, Element&& element) {
-  const int64_t tx_n = g.config.tile.bn / g.config.thread_n, ty_n = g.config.tile.bm / g.config.thread_m;
-  const int64_t lanes = std::min<int64_t>(32, tx_n * ty_n), bk = g.config.tile.bk, eb = g.input.bytes();
+  const int64_t tx_n = g.config.tile.bn / g.config.thread_n, threads = simt_threads(g.config);
+  const int64_t bk = g.config.tile.bk, eb = g.input.bytes();
   double sum = 0;
-  for (int64_t kb = 0; kb < bk; ++kb) {
-    std::map<int64_t, std::set<int64_t>> words_of_bank;
-    for (int64_t lane = 0; lane < lanes; ++lane) {
-      const int64_t word = element(lane % tx_n, lane / tx_n, kb) * eb / 4;
-      words_of_bank[word % 32].insert(word);
+  int64_t warps = 0;
+  for (int64_t first = 0; first < threads; first += 32, ++warps)
+    for (int64_t kb = 0; kb < bk; ++kb) {
+      std::map<int64_t, std::set<int64_t>> words_of_bank;
+      for (int64_t t = first; t < std::min(first + 32, threads); ++t) {
+        const int64_t word = element(t % tx_n, t / tx_n, kb) * eb / 4;
+        words_of_bank[word % 32].insert(word);
+      }
+      size_t most = 0;
+      for (const auto& [bank, words] : words_of_bank) most = std::max(most, words.size());
+      sum += static_cast<double>(most);
     }
-    size_t most = 0;
-    for (const auto& [bank, words] : words_of_bank) most = std::max(most, words.size());
-    sum += static_cast<double>(most);
-  }
-  return sum / static_cast<double>(bk);
+  return sum / static_cast<double>(warps * bk);
 }
 
 /// One round's terms (SM cycles) with `blocks` blocks computing on the SM and `active` on the GPU.
@@ -89,7 +96,7 @@ LOOM_DECL SimtStepCounts streamk_simt_step_counts(const StreamKGemm& g) {
   detail::require_simt(g, "streamk_simt_step_counts");
   const StreamKConfig& c = g.config;
   const int64_t bm = c.tile.bm, bn = c.tile.bn, bk = c.tile.bk, tm = c.thread_m, tn = c.thread_n;
-  const int64_t threads = (bm / tm) * (bn / tn);
+  const int64_t threads = detail::simt_threads(c);
   SimtStepCounts s;
   s.ffma = bk * tm * tn;
   s.shared_loads = bk * (tm + tn);
@@ -115,7 +122,7 @@ LOOM_DECL GpuGemmResources streamk_simt_resources(const StreamKGemm& g) {
   detail::require_simt(g, "streamk_simt_resources");
   const StreamKConfig& c = g.config;
   GpuGemmResources r;
-  r.threads = static_cast<int>((c.tile.bm / c.thread_m) * (c.tile.bn / c.thread_n));
+  r.threads = static_cast<int>(detail::simt_threads(c));
   r.shared_bytes = (c.tile.bm * c.tile.bk + c.tile.bk * c.tile.bn) * g.input.bytes();
   if (g.residency.registers_per_thread > 0) {
     r.registers = g.residency.registers_per_thread;
@@ -131,9 +138,16 @@ LOOM_DECL GpuGemmResources streamk_simt_resources(const StreamKGemm& g) {
 LOOM_DECL SimtLoopPrediction predict_streamk_simt_loop(const StreamKGemm& g, const GpuPerfSpec& spec,
                                                        const GpuGemmResources& resources) {
   detail::require_simt(g, "predict_streamk_simt_loop");
-  if (spec.clock_ghz <= 0 || spec.l2_tbps <= 0 || spec.fp32_lanes_per_sm <= 0 || spec.device.sms <= 0)
-    throw Error(cat("predict_streamk_simt_loop: the GpuPerfSpec '", spec.name,
-                    "' needs a positive clock, L2 bandwidth, FP32 lane count and SM count"));
+  if (spec.clock_ghz <= 0 || spec.l2_tbps <= 0 || spec.dram_tbps <= 0 || spec.fp32_lanes_per_sm <= 0 ||
+      spec.shared_bytes_per_clock <= 0 || spec.device.sms <= 0 || spec.device.sub_partitions <= 0)
+    throw Error(
+        cat("predict_streamk_simt_loop: the GpuPerfSpec '", spec.name,
+            "' needs a positive clock, L2 and DRAM bandwidth, FP32 lane count, shared-memory bytes per "
+            "clock, SM count and schedulers per SM"));
+  if (resources.threads != detail::simt_threads(g.config))
+    throw Error(cat("predict_streamk_simt_loop: the resources give ", resources.threads,
+                    " threads per block and the kernel's block has ", detail::simt_threads(g.config),
+                    " (streamk_simt_resources gives the kernel's own)"));
   SimtLoopPrediction p;
   p.per_warp = streamk_simt_step_counts(g);
   p.resources = resources;

@@ -16,6 +16,7 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/streamk_tuning.hpp");
 #include "loom/lib/gemm_device_timer.hpp"
 #include "loom/lib/gpu_gemm_tuning.hpp"
 #include "loom/lib/gpu_tuning_records.hpp"
+#include "loom/lib/impl/streamk_gemm.hpp"
 #include "loom/lib/streamk_tuning.hpp"
 #include "loom/tune/tune.hpp"
 
@@ -73,6 +74,32 @@ inline std::optional<StreamKConfig> streamk_config_from_knobs(const tune::Assign
   c.blocks_per_sm = *per_sm;
   c.arch = arch;
   return c;
+}
+
+/// Whether streamk_gemm takes `c` for the problem: its checks, without lowering the kernel. A record
+/// it would refuse (edited by hand, or of an older kernel's limits) is passed over for the next.
+inline bool streamk_config_accepted(const GemmShape& s, DType input, const StreamKConfig& c, Layout a_layout,
+                                    Layout b_layout) {
+  try {
+    check_streamk_config(s, c);
+    if (c.tensor_cores) streamk_mma_problem(s, input, *c.tensor_cores, a_layout, b_layout);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+/// Refuses the SIMT main loop for inputs it does not read (streamk_gemm would refuse every
+/// candidate, and the workload key's kernel, with advice about StreamKConfig).
+inline void require_simt_problem(const char* caller, DType input, Layout a_layout, Layout b_layout) {
+  if (input != f32 && input != f16)
+    throw Error(cat(caller, ": the SIMT main loop reads f32 or f16, not ", input.str(),
+                    "; tune StreamKTuneOptions::main_loop = StreamKMainLoop::TensorCores for it"));
+  if (a_layout != Layout::RowMajor || b_layout != Layout::RowMajor)
+    throw Error(cat(caller,
+                    ": the SIMT main loop reads row-major A and B only; tune "
+                    "StreamKTuneOptions::main_loop = StreamKMainLoop::TensorCores for a column-major ",
+                    a_layout != Layout::RowMajor ? "A" : "B"));
 }
 
 /// Which main loop a configuration runs.
@@ -167,6 +194,7 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
   if (options.decompositions.empty())
     throw Error("StreamKTuneOptions::decompositions is empty; give it at least one decomposition");
   const bool simt = options.main_loop == StreamKMainLoop::Simt;
+  if (simt) detail::require_simt_problem("tune_streamk_gemm", input, a_layout, b_layout);
   if (!simt && options.tiles.empty())
     throw Error(
         "StreamKTuneOptions::tiles is empty; give it at least one GpuGemmConfig (GpuGemmConfig{} is "
@@ -405,7 +433,8 @@ inline std::optional<StreamKConfig> streamk_record(int64_t m, int64_t n, int64_t
       key, model_arch, target,
       [&](const tune::Assignment& knobs) {
         const std::optional<StreamKConfig> c = streamk_config_from_knobs(knobs, arch);
-        return c && streamk_main_loop_of(*c) == options.main_loop;
+        return c && streamk_main_loop_of(*c) == options.main_loop &&
+               streamk_config_accepted(GemmShape{m, n, k}, input, *c, a_layout, b_layout);
       },
       [&] {
         const std::string device = options.measure_top > 0 ? gpu_present_for(model_arch) : "";
@@ -430,6 +459,8 @@ inline std::optional<StreamKConfig> streamk_record(int64_t m, int64_t n, int64_t
 LOOM_DECL StreamKConfig tuned_streamk_config(int64_t m, int64_t n, int64_t k, DType input,
                                              const std::string& arch, Layout a_layout, Layout b_layout,
                                              const StreamKTuneOptions& options) {
+  if (options.main_loop == StreamKMainLoop::Simt)
+    detail::require_simt_problem("tuned_streamk_config", input, a_layout, b_layout);
   if (std::optional<StreamKConfig> recorded =
           detail::streamk_record(m, n, k, input, arch, a_layout, b_layout, options))
     return *recorded;
