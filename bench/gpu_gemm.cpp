@@ -470,60 +470,44 @@ int main() {
     }
     return 0;
   }
-  if (only && std::string(only) == "streamk_tuned") {
-    // Tensor-core Stream-K's decomposition and grid as lib::tune_streamk_gemm chooses them (the model
-    // ranks, the GPU times the best 8 and the default) against the default (the hybrid on the
-    // occupancy grid) and gpu_gemm, at the shapes of bench_streamk_tune.
+  if (only && (std::string(only) == "streamk_tuned" || std::string(only) == "streamk_simt_tuned")) {
+    // Stream-K's decomposition and grid as lib::tune_streamk_gemm chooses them (the model ranks, the
+    // GPU times the best 8 and the default) at the shapes of bench_streamk_tune: on tensor cores (f16)
+    // against the default (the hybrid on the occupancy grid) and gpu_gemm; or the SIMT loop's tile
+    // too (streamk_simt_tuned: f32, exact) against its default.
+    const bool simt = std::string(only) == "streamk_simt_tuned";
     lib::StreamKTuneOptions options;
     options.database = "off";
+    if (simt) options.main_loop = lib::StreamKMainLoop::Simt;
     const std::string arch = d.arch() == "sm_80" ? "sm_80" : "sm_90";
     for (const Shape s : {Shape{1024, 1024, 1024}, Shape{1024, 1024, 8192}, Shape{2048, 2048, 2048},
                           Shape{3072, 3072, 4096}, Shape{4096, 4096, 4096}, Shape{1000, 999, 37}}) {
-      const lib::StreamKTuneResult r = lib::tune_streamk_gemm(s.m, s.n, s.k, f16, arch, s.a, s.b, options);
+      const lib::StreamKTuneResult r =
+          lib::tune_streamk_gemm(s.m, s.n, s.k, simt ? f32 : f16, arch, s.a, s.b, options);
+      const lib::StreamKConfig& best = r.best;
+      const std::string tile = best.tensor_cores ? best.tensor_cores->str()
+                                                 : cat(best.tile.bm, "x", best.tile.bn, "x", best.tile.bk,
+                                                       "/", best.thread_m, "x", best.thread_n);
       std::printf(
-          "loom-bench streamk_tuned m=%lld n=%lld k=%lld arch=%s device=%s tuned=%s split_k=%d "
+          "loom-bench %s m=%lld n=%lld k=%lld arch=%s device=%s tuned=%s tile=%s split_k=%d "
           "blocks_per_sm=%d measured=%d default_measured_ms=%.4f predicted_default_ms=%.4f "
           "predicted_tuned_ms=%.4f measure_failure=\"%s\"\n",
-          static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k), arch.c_str(),
-          r.device.c_str(), lib::decomposition_name(r.best.decomposition), r.best.split_k,
-          r.best.blocks_per_sm, r.measured, r.default_measured_ms, r.default_prediction.seconds * 1e3,
-          r.best_prediction.seconds * 1e3, r.measure_failure.c_str());
+          only, static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k),
+          arch.c_str(), r.device.c_str(), lib::decomposition_name(best.decomposition), tile.c_str(),
+          best.split_k, best.blocks_per_sm, r.measured, r.default_measured_ms,
+          r.default_prediction.seconds * 1e3, r.best_prediction.seconds * 1e3, r.measure_failure.c_str());
+      Variant tuned{best.decomposition, best.blocks_per_sm};
+      tuned.split_k = best.split_k;
+      if (simt) {
+        tuned.simt_tile = lib::StreamKSimtTile{best.tile, best.thread_m, best.thread_n};
+        bench_shape<float>(d, cublas, s, {{Decomposition::StreamKHybrid, 0, false}, tuned});
+        continue;
+      }
       Variant standard{Decomposition::StreamKHybrid};
       standard.streamk_tensor_cores = true;
-      Variant tuned{r.best.decomposition, r.best.blocks_per_sm};
-      tuned.split_k = r.best.split_k;
       tuned.streamk_tensor_cores = true;
-      tuned.tc = *r.best.tensor_cores;
+      tuned.tc = *best.tensor_cores;
       bench_shape<half>(d, cublas, s, {{Decomposition::DataParallel, 0, false, true}, standard, tuned});
-    }
-    return 0;
-  }
-  if (only && std::string(only) == "streamk_simt_tuned") {
-    // The SIMT Stream-K kernel (f32, exact) with the tile, decomposition and grid lib::tune_streamk_gemm
-    // chooses (StreamKMainLoop::Simt: the model ranks, the GPU times the best 8 and the default)
-    // against its default, at the shapes of bench_streamk_tune.
-    lib::StreamKTuneOptions options;
-    options.database = "off";
-    options.main_loop = lib::StreamKMainLoop::Simt;
-    const std::string arch = d.arch() == "sm_80" ? "sm_80" : "sm_90";
-    for (const Shape s : {Shape{1024, 1024, 1024}, Shape{1024, 1024, 8192}, Shape{2048, 2048, 2048},
-                          Shape{3072, 3072, 4096}, Shape{4096, 4096, 4096}, Shape{1000, 999, 37}}) {
-      const lib::StreamKTuneResult r = lib::tune_streamk_gemm(s.m, s.n, s.k, f32, arch, s.a, s.b, options);
-      std::printf(
-          "loom-bench streamk_simt_tuned m=%lld n=%lld k=%lld arch=%s device=%s tuned=%s tile=%s "
-          "split_k=%d blocks_per_sm=%d measured=%d default_measured_ms=%.4f predicted_default_ms=%.4f "
-          "predicted_tuned_ms=%.4f measure_failure=\"%s\"\n",
-          static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k), arch.c_str(),
-          r.device.c_str(), lib::decomposition_name(r.best.decomposition),
-          cat(r.best.tile.bm, "x", r.best.tile.bn, "x", r.best.tile.bk, "/", r.best.thread_m, "x",
-              r.best.thread_n)
-              .c_str(),
-          r.best.split_k, r.best.blocks_per_sm, r.measured, r.default_measured_ms,
-          r.default_prediction.seconds * 1e3, r.best_prediction.seconds * 1e3, r.measure_failure.c_str());
-      Variant tuned{r.best.decomposition, r.best.blocks_per_sm};
-      tuned.split_k = r.best.split_k;
-      tuned.simt_tile = lib::StreamKSimtTile{r.best.tile, r.best.thread_m, r.best.thread_n};
-      bench_shape<float>(d, cublas, s, {{Decomposition::StreamKHybrid, 0, false}, tuned});
     }
     return 0;
   }

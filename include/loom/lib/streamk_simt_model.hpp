@@ -11,7 +11,8 @@
 //   ffma       = bk * thread_m * thread_n;
 //   shared     = bk * (thread_m + thread_n) element loads, each as many wavefronts as the warp's
 //                lanes put distinct words in one bank (A's rows are bk words apart: a bank conflict
-//                when a warp spans rows whose starts share a bank), plus the copies' stores;
+//                when a warp spans rows whose starts share a bank; averaged over the block's
+//                warps), plus the copies' stores;
 //   copies     = ceil(bm bk / threads) + ceil(bk bn / threads) global loads and shared stores;
 //   issued     = ffma + loads + copies' loads and stores + 3 address instructions per copy + one
 //                conversion per element load of f16 + 2 barriers + 8 for the loop.
