@@ -138,6 +138,7 @@ TEST_CASE(
       tune_streamk_gemm(256, 256, 256, f32, "sm_80", Layout::RowMajor, Layout::RowMajor, simt);
   CHECK(st.device == "Fake A100");
   CHECK(st.ranked == 1);
+  CHECK(st.measured == 0);
   CHECK(
       fake_cuda::has(st.measure_failure, "the reference (the default configuration) computes C[0][0] = nan"));
   CHECK(fake_cuda::has(fake_cuda::take_log(), "launch streamk") == !in_workers);

@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 using namespace loom;
@@ -112,6 +113,16 @@ TEST_CASE("streamk simt model: a round is its largest throughput term plus one e
   broken.device.sub_partitions = 0;
   CHECK_THROWS_WITH(predict_streamk_simt_loop(g, broken, simt_resources()),
                     doctest::Contains("SM count and schedulers per SM"));
+  CHECK_THROWS_WITH(streamk_simt_round_cycles(g, broken, p, 1, 1),
+                    doctest::Contains("SM count and schedulers per SM"));
+  broken = spec;
+  broken.clock_ghz = std::nan("");
+  CHECK_THROWS_WITH(predict_streamk_simt_loop(g, broken, simt_resources()),
+                    doctest::Contains("a positive clock"));
+  broken = spec;
+  broken.dram_latency = -1;
+  CHECK_THROWS_WITH(predict_streamk_simt_loop(g, broken, simt_resources()),
+                    doctest::Contains("latencies of 0 cycles or more"));
   CHECK_THROWS_WITH(streamk_simt_round_cycles(g, spec, p, 3, 2),
                     doctest::Contains("3 blocks on the SM and 2 on the GPU; give at least one block"));
   const std::string text = p.str();

@@ -386,9 +386,24 @@ TEST_CASE("streamk tuning: streamk_gemm given no configuration takes the record 
   rec.knobs = streamk_config_knobs(refused);
   rec.ms = 1e-4;
   tune::Database("").append(rec);
+  // So is one whose split-K has more parts (1024) than a tile has k-steps (2048 / 8 = 256).
+  StreamKConfig too_split = simt;
+  too_split.decomposition = Decomposition::SplitK;
+  too_split.split_k = 1024;
+  rec.knobs = streamk_config_knobs(too_split);
+  tune::Database("").append(rec);
   const StreamKGemm kept = streamk_gemm(512, 384, 2048, f32);
   CHECK(kept.config.thread_m == 8);
   CHECK(kept.config.decomposition == Decomposition::DataParallel);
+  // And on tensor cores, a record gpu_gemm's checks refuse (a 48-row warp tile does not divide 128).
+  StreamKConfig bad_warp = planted;
+  bad_warp.tensor_cores->warp_m = 48;
+  rec.workload = streamk_gemm_workload_key(512, 384, 2048, f16, "sm_90");
+  rec.knobs = streamk_config_knobs(bad_warp);
+  tune::Database("").append(rec);
+  const StreamKGemm tc = streamk_gemm(512, 384, 2048, f16);
+  REQUIRE(tc.config.tensor_cores);
+  CHECK(tc.config.tensor_cores->str() == "128x128x32/64x64/s3");
 }
 
 TEST_CASE("streamk tuning: the SIMT loop's tiles, tuned apart from the tensor cores") {
@@ -436,15 +451,22 @@ TEST_CASE("streamk tuning: the SIMT loop's tiles, tuned apart from the tensor co
   CHECK(tuned_streamk_config(1024, 1024, 1024, f32, "sm_90", Layout::RowMajor, Layout::RowMajor, tc)
             .tensor_cores);
   // Inputs the SIMT loop does not read are refused up front, naming the main loop that reads them.
-  CHECK_THROWS_WITH(tune_streamk_gemm(1024, 1024, 1024, f32, "sm_90", Layout::ColMajor, Layout::RowMajor, o),
-                    doctest::Contains("the SIMT main loop reads row-major A and B only; tune "
-                                      "StreamKTuneOptions::main_loop = StreamKMainLoop::TensorCores for a "
-                                      "column-major A"));
   CHECK_THROWS_WITH(
-      tuned_streamk_config(1024, 1024, 1024, f32, "sm_90", Layout::RowMajor, Layout::ColMajor, o),
-      doctest::Contains("for a column-major B"));
+      tune_streamk_gemm(1024, 1024, 1024, f32, "sm_90", Layout::ColMajor, Layout::RowMajor, o),
+      doctest::Contains("the SIMT main loop reads row-major A and B only; for a column-major A tune "
+                        "StreamKTuneOptions::main_loop = StreamKMainLoop::TensorCores, which reads "
+                        "f32 as tf32"));
+  CHECK_THROWS_WITH(
+      tuned_streamk_config(1024, 1024, 1024, f16, "sm_90", Layout::RowMajor, Layout::ColMajor, o),
+      doctest::Contains("for a column-major B tune StreamKTuneOptions::main_loop = "
+                        "StreamKMainLoop::TensorCores"));
   CHECK_THROWS_WITH(tune_streamk_gemm(1024, 1024, 1024, bf16, "sm_90", Layout::RowMajor, Layout::RowMajor, o),
-                    doctest::Contains("the SIMT main loop reads f32 or f16, not bfloat16"));
+                    doctest::Contains("the SIMT main loop reads f32 or f16, not bfloat16; tune "
+                                      "StreamKTuneOptions::main_loop = StreamKMainLoop::TensorCores"));
+  CHECK_THROWS_WITH(
+      tune_streamk_gemm(1024, 1024, 1024, f64, "sm_90", Layout::RowMajor, Layout::RowMajor, o),
+      doctest::Contains("the Stream-K GEMM reads f32 or f16 (and bfloat16 on tensor cores), not "
+                        "float64"));
   CHECK(streamk_tune_lines(db) == 4);  // refused before anything was recorded
   o.simt_tiles.clear();
   CHECK_THROWS_WITH(tune_streamk_gemm(1024, 1024, 1024, f32, "sm_90", Layout::RowMajor, Layout::RowMajor, o),

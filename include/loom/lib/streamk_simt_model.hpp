@@ -97,12 +97,15 @@ LOOM_DECL SimtStepCounts streamk_simt_step_counts(const StreamKGemm& g);
 LOOM_DECL GpuGemmResources streamk_simt_resources(const StreamKGemm& g);
 
 /// The SIMT main loop of `g` on `spec` with `resources`: counts, occupancy and a full round. Throws
-/// loom::Error for a kernel on tensor cores, or when a block does not fit on an SM.
+/// loom::Error for a kernel on tensor cores, for a GPU with a rate that is not positive or a negative
+/// latency, for resources of another thread count than the kernel's block, or when a block does not
+/// fit on an SM.
 LOOM_DECL SimtLoopPrediction predict_streamk_simt_loop(const StreamKGemm& g, const GpuPerfSpec& spec,
                                                        const GpuGemmResources& resources);
 
 /// One round of `g`'s SIMT loop with `blocks` blocks computing on the busiest SM and `active` on the
-/// GPU, in SM cycles. `loop` is predict_streamk_simt_loop's for `g` on `spec`.
+/// GPU, in SM cycles. `loop` is predict_streamk_simt_loop's for `g` on `spec`. Throws loom::Error where
+/// predict_streamk_simt_loop does, and for fewer than one block or more on the SM than on the GPU.
 LOOM_DECL double streamk_simt_round_cycles(const StreamKGemm& g, const GpuPerfSpec& spec,
                                            const SimtLoopPrediction& loop, int64_t blocks, int64_t active);
 

@@ -159,7 +159,8 @@ LOOM_DECL tune::Assignment streamk_config_knobs(const StreamKConfig& config);
 /// predicted milliseconds) to the database. Where a GPU of `arch` is present, the best measure_top of them
 /// and the default are also timed on it, ranked by those times, and recorded under measured_gpu_target.
 /// Throws loom::Error for an architecture the model has no GPU for, for options with an empty list or a value
-/// out of range, or when no candidate can be ranked.
+/// out of range, for the SIMT main loop with inputs it does not read (bfloat16, a column-major A or B),
+/// or when no candidate can be ranked.
 LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, DType input,
                                               const std::string& arch, Layout a_layout = Layout::RowMajor,
                                               Layout b_layout = Layout::RowMajor,
@@ -171,8 +172,8 @@ LOOM_DECL StreamKTuneResult tune_streamk_gemm(int64_t m, int64_t n, int64_t k, D
 /// default for the main loop when there is none (with tensor cores: StreamKConfig with tensor_cores
 /// = GpuGemmConfig{}; SIMT: StreamKConfig{}). Times measured on a GPU of
 /// `arch` that is present come before predictions, as in tuned_gpu_gemm_config; with LOOM_TUNE=1 and
-/// nothing recorded, tunes `options`' candidates first (and records them). Throws loom::Error where
-/// tune_streamk_gemm does.
+/// nothing recorded, tunes `options`' candidates first (and records them). A record streamk_gemm would
+/// refuse for the problem is passed over. Throws loom::Error where tune_streamk_gemm does.
 LOOM_DECL StreamKConfig tuned_streamk_config(int64_t m, int64_t n, int64_t k, DType input,
                                              const std::string& arch, Layout a_layout = Layout::RowMajor,
                                              Layout b_layout = Layout::RowMajor,

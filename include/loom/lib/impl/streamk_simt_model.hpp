@@ -35,6 +35,26 @@ inline int64_t simt_threads(const StreamKConfig& c) {
   return (c.tile.bm / c.thread_m) * (c.tile.bn / c.thread_n);
 }
 
+/// Refuses a GPU with a rate that is not positive (NaN included) or a negative latency, and a block
+/// of another thread count than `g`'s: the model would give rounds of no meaning.
+inline void check_simt_inputs(const char* caller, const StreamKGemm& g, const GpuPerfSpec& spec,
+                              const GpuGemmResources& resources) {
+  if (!(spec.clock_ghz > 0) || !(spec.l2_tbps > 0) || !(spec.dram_tbps > 0) ||
+      !(spec.fp32_lanes_per_sm > 0) || !(spec.shared_bytes_per_clock > 0) || !(spec.device.sms > 0) ||
+      !(spec.device.sub_partitions > 0))
+    throw Error(
+        cat(caller, ": the GpuPerfSpec '", spec.name,
+            "' needs a positive clock, L2 and DRAM bandwidth, FP32 lane count, shared-memory bytes per "
+            "clock, SM count and schedulers per SM"));
+  if (!(spec.dram_latency >= 0) || !(spec.barrier_latency >= 0) || !(spec.shared_latency >= 0))
+    throw Error(cat(caller, ": the GpuPerfSpec '", spec.name,
+                    "' needs DRAM, barrier and shared-memory latencies of 0 cycles or more"));
+  if (resources.threads != simt_threads(g.config))
+    throw Error(cat(caller, ": the resources give ", resources.threads,
+                    " threads per block and the kernel's block has ", simt_threads(g.config),
+                    " (streamk_simt_resources gives the kernel's own)"));
+}
+
 /// The wavefronts a warp's load of one element per lane takes: the most distinct 32-bit words its
 /// lanes read in one bank (lanes reading the same word share it). `element` gives thread (tx, ty)'s
 /// element index for k offset kb. Averaged over the block's warps (where bn / thread_n does not
@@ -139,16 +159,7 @@ LOOM_DECL GpuGemmResources streamk_simt_resources(const StreamKGemm& g) {
 LOOM_DECL SimtLoopPrediction predict_streamk_simt_loop(const StreamKGemm& g, const GpuPerfSpec& spec,
                                                        const GpuGemmResources& resources) {
   detail::require_simt(g, "predict_streamk_simt_loop");
-  if (spec.clock_ghz <= 0 || spec.l2_tbps <= 0 || spec.dram_tbps <= 0 || spec.fp32_lanes_per_sm <= 0 ||
-      spec.shared_bytes_per_clock <= 0 || spec.device.sms <= 0 || spec.device.sub_partitions <= 0)
-    throw Error(
-        cat("predict_streamk_simt_loop: the GpuPerfSpec '", spec.name,
-            "' needs a positive clock, L2 and DRAM bandwidth, FP32 lane count, shared-memory bytes per "
-            "clock, SM count and schedulers per SM"));
-  if (resources.threads != detail::simt_threads(g.config))
-    throw Error(cat("predict_streamk_simt_loop: the resources give ", resources.threads,
-                    " threads per block and the kernel's block has ", detail::simt_threads(g.config),
-                    " (streamk_simt_resources gives the kernel's own)"));
+  detail::check_simt_inputs("predict_streamk_simt_loop", g, spec, resources);
   SimtLoopPrediction p;
   p.per_warp = streamk_simt_step_counts(g);
   p.resources = resources;
@@ -176,6 +187,8 @@ LOOM_DECL double streamk_simt_round_cycles(const StreamKGemm& g, const GpuPerfSp
   if (blocks < 1 || active < blocks)
     throw Error(cat("streamk_simt_round_cycles: ", blocks, " blocks on the SM and ", active,
                     " on the GPU; give at least one block, and no more on the SM than on the GPU"));
+  detail::require_simt(g, "streamk_simt_round_cycles");
+  detail::check_simt_inputs("streamk_simt_round_cycles", g, spec, loop.resources);
   return detail::simt_round(g, spec, loop, blocks, active).round;
 }
 

@@ -82,8 +82,11 @@ inline bool streamk_config_accepted(const GemmShape& s, DType input, const Strea
                                     Layout b_layout) {
   try {
     check_streamk_config(s, c);
-    if (c.tensor_cores) streamk_mma_problem(s, input, *c.tensor_cores, a_layout, b_layout);
-    return true;
+    int64_t bk = c.tile.bk;
+    if (c.tensor_cores)
+      bk = streamk_mma_problem(s, input, *c.tensor_cores, a_layout, b_layout).config.block_k;
+    // The plan's one refusal of a configuration these checks pass: more split-K parts than k-steps.
+    return c.decomposition != Decomposition::SplitK || c.split_k <= (s.k + bk - 1) / bk;
   } catch (const Error&) {
     return false;
   }
@@ -92,14 +95,19 @@ inline bool streamk_config_accepted(const GemmShape& s, DType input, const Strea
 /// Refuses the SIMT main loop for inputs it does not read (streamk_gemm would refuse every
 /// candidate, and the workload key's kernel, with advice about StreamKConfig).
 inline void require_simt_problem(const char* caller, DType input, Layout a_layout, Layout b_layout) {
-  if (input != f32 && input != f16)
-    throw Error(cat(caller, ": the SIMT main loop reads f32 or f16, not ", input.str(),
-                    "; tune StreamKTuneOptions::main_loop = StreamKMainLoop::TensorCores for it"));
-  if (a_layout != Layout::RowMajor || b_layout != Layout::RowMajor)
+  if (input == bf16)
     throw Error(cat(caller,
-                    ": the SIMT main loop reads row-major A and B only; tune "
-                    "StreamKTuneOptions::main_loop = StreamKMainLoop::TensorCores for a column-major ",
-                    a_layout != Layout::RowMajor ? "A" : "B"));
+                    ": the SIMT main loop reads f32 or f16, not bfloat16; tune "
+                    "StreamKTuneOptions::main_loop = StreamKMainLoop::TensorCores for it"));
+  if (input != f32 && input != f16)
+    throw Error(cat(caller, ": the Stream-K GEMM reads f32 or f16 (and bfloat16 on tensor cores), not ",
+                    input.str()));
+  if (a_layout != Layout::RowMajor || b_layout != Layout::RowMajor)
+    throw Error(cat(caller, ": the SIMT main loop reads row-major A and B only; for a column-major ",
+                    a_layout != Layout::RowMajor ? "A" : "B",
+                    " tune StreamKTuneOptions::main_loop = "
+                    "StreamKMainLoop::TensorCores",
+                    input == f32 ? ", which reads f32 as tf32" : ""));
 }
 
 /// Which main loop a configuration runs.
