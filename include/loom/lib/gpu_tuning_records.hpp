@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "loom/lib/gemm_device_timer.hpp"
+#include "loom/lib/gpu_gemm_model.hpp"
 #include "loom/tune/database.hpp"
 #include "loom/tune/tune.hpp"
 
@@ -138,13 +139,20 @@ struct GpuRecordLookup {
   }
 };
 
-/// The architecture whose records gpu_gemm() and streamk_gemm() read when given no configuration: the
-/// GPU's where one is present, "sm_90" (the H100, as StreamKConfig's arch "") where none is. Asks a
-/// worker process (gpu_identity), so that this process does not load the CUDA driver to look a record
-/// up. The callers check that the model describes it (no tuner records other GPUs' times).
-inline std::string recorded_gpu_arch() {
+/// The architecture whose records gpu_gemm() and streamk_gemm() read in the default database when
+/// given no configuration: the GPU's where one is present, "sm_90" (the H100, as StreamKConfig's arch
+/// "") where none is. Nothing (keep the default configuration) when the database holds no record of
+/// lib's GPU tuners and LOOM_TUNE=1 does not ask to tune, so that a program that never tuned lowers
+/// nothing and asks no GPU, or when the GPU present is one the model does not describe (no tuner
+/// records its times). Asks a worker process (gpu_identity): this process does not load the CUDA
+/// driver to look a record up.
+inline std::optional<std::string> default_lookup_arch() {
+  const GpuRecordLookup lookup("");
+  if (!lookup.asked && !lookup.holds_gpu_records()) return std::nullopt;
   const std::string identity = gpu_identity();
-  return identity.empty() ? "sm_90" : identity.substr(0, identity.find('\n'));
+  const std::string arch = identity.empty() ? "sm_90" : identity.substr(0, identity.find('\n'));
+  if (!GpuPerfSpec::describes(arch)) return std::nullopt;
+  return arch;
 }
 
 }  // namespace loom::lib::detail

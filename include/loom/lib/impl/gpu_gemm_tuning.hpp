@@ -270,12 +270,9 @@ LOOM_DECL GpuGemmConfig tuned_gpu_gemm_config(int64_t m, int64_t n, int64_t k, D
 
 LOOM_DECL GpuGemmConfig recorded_gpu_gemm_config(int64_t m, int64_t n, int64_t k, DType input,
                                                  Layout a_layout, Layout b_layout) {
-  const detail::GpuRecordLookup lookup("");
-  // A program that never tuned a GPU kernel lowers nothing and asks no GPU here.
-  if (!lookup.asked && !lookup.holds_gpu_records()) return GpuGemmConfig{};
-  const std::string arch = detail::recorded_gpu_arch();
-  if (!GpuPerfSpec::describes(arch)) return GpuGemmConfig{};
-  return tuned_gpu_gemm_config(m, n, k, input, arch, a_layout, b_layout, std::string());
+  const std::optional<std::string> arch = detail::default_lookup_arch();
+  if (!arch) return GpuGemmConfig{};
+  return tuned_gpu_gemm_config(m, n, k, input, *arch, a_layout, b_layout, std::string());
 }
 
 }  // namespace loom::lib

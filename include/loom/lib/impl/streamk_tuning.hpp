@@ -482,14 +482,12 @@ LOOM_DECL StreamKConfig recorded_streamk_config(int64_t m, int64_t n, int64_t k,
   if (input != f16 && input != bf16 && input != f32) return StreamKConfig{};
   // The SIMT loop reads row-major A and B only: f32 in another layout has nothing to look up.
   if (input == f32 && (a_layout != Layout::RowMajor || b_layout != Layout::RowMajor)) return StreamKConfig{};
-  const detail::GpuRecordLookup lookup("");
-  if (!lookup.asked && !lookup.holds_gpu_records()) return StreamKConfig{};
-  const std::string arch = detail::recorded_gpu_arch();
-  if (!GpuPerfSpec::describes(arch)) return StreamKConfig{};
+  const std::optional<std::string> arch = detail::default_lookup_arch();
+  if (!arch) return StreamKConfig{};
   // The SIMT loop multiplies f32 exactly; the tensor cores' records would round it to tf32.
   StreamKTuneOptions options;
   if (input == f32) options.main_loop = StreamKMainLoop::Simt;
-  return detail::streamk_record(m, n, k, input, arch, a_layout, b_layout, options).value_or(StreamKConfig{});
+  return detail::streamk_record(m, n, k, input, *arch, a_layout, b_layout, options).value_or(StreamKConfig{});
 }
 
 }  // namespace loom::lib
