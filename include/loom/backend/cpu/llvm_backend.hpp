@@ -34,7 +34,7 @@ class LlvmCpuBackend final : public runtime::CpuBackend {
   /// load of one address is a scalar load, and masked accesses inside a stack slot are whole ones;
   /// 16: float tanh and erf from tables of polynomials; 17: loops marked nontemporal_stores stream
   /// their whole-vector stores to parameters.
-  static constexpr int kCodegenVersion = 17;
+  static constexpr int kCodegenVersion = 18;
 
   static LlvmCpuBackend& instance() {
     static LlvmCpuBackend* backend = new LlvmCpuBackend();

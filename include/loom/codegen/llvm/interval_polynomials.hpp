@@ -1,5 +1,6 @@
-// Float tanh's and erf's polynomials per interval of |x| (vector_math.hpp, VectorMath::by_intervals, on
-// AVX-512 targets): |x|, limited to where f rounds to 1 (tanh 9.5, erf 3.95), is cut into intervals by
+// Polynomials per interval of |x| (the IntervalPolynomials table, which PolynomialIR::by_intervals
+// evaluates on AVX-512 targets), and float tanh's and erf's tables (interval_polynomials_f64.hpp
+// holds double erf's): |x|, limited to where f rounds to 1 (tanh 9.5, erf 3.95), is cut into intervals by
 // its exponent and the top two bits of its mantissa: [0, 1/8) one interval, then [2^e, 2^e (1 + 1/4)),
 // ... four per binade; in each, f(c + t) = p0 + t (p1 + t (p2 + ... + t p_d)) around a point c of the
 // interval.
@@ -22,24 +23,33 @@
 
 namespace loom::codegen {
 
-/// Intervals in a table (the index is 5 bits: an AVX-512 two-register permute).
-inline constexpr int kPolynomialIntervals = 32;
-/// The interval of |x| in [1/8, 16) is (bits(|x|) >> 21) - kIntervalIndexBias: the biased exponent
-/// (124 for 1/8) times 4 plus the top two mantissa bits, less 495, so that [1/8, 1/8 (1 + 1/4)) is 1.
-/// Below 1/8 it is negative and taken as 0.
-inline constexpr int kIntervalIndexBias = 124 * 4 - 1;
-
-/// A function's table: rows of kPolynomialIntervals entries (the point c of each interval, then the
-/// coefficients p0 .. p_d of its polynomial in t = |x| - c) and the largest |x| passed (in the last
-/// interval; f rounds to 1 from there).
+/// A function's polynomials per interval of |x| (PolynomialIR::by_intervals evaluates them): rows of
+/// kEntries entries, one per interval (the point c of each interval, then the coefficients p0 .. p_d
+/// of its polynomial in t = |x| - c), and the largest |x| passed (in the last interval; f rounds to 1
+/// from there). T is float (32 intervals, a 5-bit index) or double (16, a 4-bit index): either way
+/// two 512-bit registers, one two-register permute.
+template <class T>
 struct IntervalPolynomials {
-  const float* table;
+  static constexpr int kEntries = 128 / sizeof(T);
+
+  const T* table;
   int rows;
-  float largest;
+  T largest;
+  /// |x|'s interval is (bits(|x|) >> (mantissa bits - 2)) - index_bias: the biased exponent times 4
+  /// plus the top two mantissa bits, less the bias, so that the first binade's first quarter is 1.
+  /// Below it the index is negative and taken as 0.
+  int index_bias;
+  /// Interval 0's polynomial is in t^2 (t + t P(t^2), for an odd function over a wide first interval)
+  /// instead of in t (t + t (p1 - 1 + p2 t + ...)); either way, t is added last.
+  bool first_in_squares;
 
   /// Row `row` (0: c; 1 + j: p_j).
-  const float* row(int r) const { return table + r * kPolynomialIntervals; }
+  const T* row(int r) const { return table + r * kEntries; }
 };
+
+/// Float's intervals: [0, 1/8), then four per binade: the biased exponent of 1/8 is 124.
+inline constexpr int kPolynomialIntervals = IntervalPolynomials<float>::kEntries;
+inline constexpr int kIntervalIndexBias = 124 * 4 - 1;
 
 // clang-format off
 /// tanh: degree 5; intervals 0-25, up to [8, 10).
@@ -154,7 +164,9 @@ inline constexpr float kErfTable[8][kPolynomialIntervals] = {
 };
 // clang-format on
 
-inline constexpr IntervalPolynomials kTanhPolynomials{&kTanhTable[0][0], 7, 9.5f};
-inline constexpr IntervalPolynomials kErfPolynomials{&kErfTable[0][0], 8, 3.95f};
+inline constexpr IntervalPolynomials<float> kTanhPolynomials{&kTanhTable[0][0], 7, 9.5f, kIntervalIndexBias,
+                                                             false};
+inline constexpr IntervalPolynomials<float> kErfPolynomials{&kErfTable[0][0], 8, 3.95f, kIntervalIndexBias,
+                                                            false};
 
 }  // namespace loom::codegen

@@ -16,12 +16,8 @@
 #include "loom/codegen/llvm/polynomial_ir.hpp"
 #include "loom/codegen/llvm/vector_math_f64.hpp"
 
-#include <llvm/Analysis/VectorUtils.h>
-
-#include <algorithm>
 #include <cmath>
 #include <string>
-#include <vector>
 
 namespace loom::codegen {
 
@@ -145,64 +141,6 @@ class VectorMath : PolynomialIR {
     llvm::Value* large =
         copysign(b_.CreateFSub(f(x, 1.0f), b_.CreateFDiv(f(x, 2.0f), b_.CreateFAdd(e, f(x, 1.0f)))), x);
     return b_.CreateSelect(b_.CreateFCmpOLT(a, f(x, 0.625f)), small, large);
-  }
-
-  /// f(x) = sign(x) P_i(|x| - c_i) for an odd f whose table `fn` holds (interval_polynomials.hpp),
-  /// |x| limited to fn.largest (NaN kept), i its interval; below 1/8, t + t (p1 - 1 + ...). The
-  /// coefficients are picked from registers by permutes (table_entry), the same bits at every width.
-  /// tanh: 22 instructions per 16 lanes (7 of them permutes), where its exp-based formula takes 34.
-  llvm::Value* by_intervals(llvm::Value* x, const IntervalPolynomials& fn) {
-    llvm::Value* a = fabs(x);
-    a = b_.CreateSelect(b_.CreateFCmpOGT(a, f(x, fn.largest)), f(x, fn.largest), a);
-    llvm::Value* index =
-        b_.CreateSub(b_.CreateLShr(b_.CreateBitCast(a, i32(x)), c32(x, 21)), c32(x, kIntervalIndexBias));
-    index = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, index, c32(x, 0));
-    llvm::Value* t = b_.CreateFSub(a, table_entry(fn, 0, index, x));
-    llvm::Value* q = table_entry(fn, fn.rows - 1, index, x);
-    for (int row = fn.rows - 2; row >= 2; --row) q = fma(q, t, table_entry(fn, row, index, x));
-    // p0 + t q; below 1/8, t + t q (the table's p1 there is 1 less), rounded once either way.
-    llvm::Value* below_eighth = b_.CreateICmpEQ(index, c32(x, 0));
-    return copysign(fma(q, t, b_.CreateSelect(below_eighth, t, table_entry(fn, 1, index, x))), x);
-  }
-  /// Row `row` of `fn`'s table at `index` (in [0, 31], or past it for NaN, whose low 5 bits then pick
-  /// an entry), in x's type and lanes. With 512-bit registers one vpermt2ps per 16 lanes (bit 4 of an
-  /// index picks the register, bits 0-3 the lane); without them (AVX-512VL on 256-bit registers) two
-  /// per 8 lanes, one for each half of the table, and a blend on bit 4. A scalar, or the lanes past a
-  /// multiple of 16 or 8, go in the low lanes of one more.
-  llvm::Value* table_entry(const IntervalPolynomials& fn, int row, llvm::Value* index, llvm::Value* x) {
-    const float* values = fn.row(row);
-    auto table = [&](int first, int count) {
-      return llvm::ConstantDataVector::get(b_.getContext(), llvm::ArrayRef<float>(values + first, count));
-    };
-    const bool zmm = target_.avx512_zmm;
-    const unsigned width = zmm ? 16 : 8;
-    // The entries at `width` indices.
-    auto permute = [&](llvm::Value* part) -> llvm::Value* {
-      if (zmm)
-        return b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpermi2var_ps_512, {},
-                                  {table(0, 16), part, table(16, 16)});
-      llvm::Value* low = b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpermi2var_ps_256, {},
-                                            {table(0, 8), part, table(8, 8)});
-      llvm::Value* high = b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpermi2var_ps_256, {},
-                                             {table(16, 8), part, table(24, 8)});
-      llvm::Value* upper = b_.CreateICmpNE(b_.CreateAnd(part, c32(part, 16)), c32(part, 0));
-      return b_.CreateSelect(upper, high, low);
-    };
-    auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(x->getType());
-    if (!vector) return b_.CreateExtractElement(permute(b_.CreateVectorSplat(width, index)), uint64_t{0});
-    const unsigned lanes = vector->getNumElements();
-    // Each `width` lanes of the index (poison past the last), permuted, then joined.
-    std::vector<llvm::Value*> parts;
-    for (unsigned first = 0; first < lanes; first += width) {
-      const unsigned used = std::min(width, lanes - first);
-      parts.push_back(permute(
-          lanes == width
-              ? index
-              : b_.CreateShuffleVector(index, llvm::createSequentialMask(first, used, width - used))));
-    }
-    llvm::Value* joined = llvm::concatenateVectors(b_, parts);
-    if (parts.size() * width == lanes) return joined;
-    return b_.CreateShuffleVector(joined, llvm::createSequentialMask(0, lanes, 0));
   }
 
   /// erf x. On AVX-512 targets, a polynomial per interval of |x| (by_intervals). Elsewhere x P(x^2)

@@ -5,10 +5,12 @@
 // 0.08 ulp; the rest is the rounding of the last few operations.
 //
 // Accuracy against the correctly rounded result (tests/jit/vector_math_f64_test.cpp, docs/vector-math.md):
-// exp within 0.9 ulp, log 0.9, tanh 1.75, erf 1.2; NaN, +-inf, +-0, subnormal inputs and results behave as
-// libm's (on targets without fast math).
+// exp within 0.9 ulp, log 0.9, tanh 1.75, erf 1.2 (0.75 on AVX-512 targets, where erf is a polynomial
+// per interval); NaN, +-inf, +-0, subnormal inputs and results behave as libm's (on targets without
+// fast math).
 #pragma once
 
+#include "loom/codegen/llvm/interval_polynomials_f64.hpp"
 #include "loom/codegen/llvm/polynomial_ir.hpp"
 
 #include <cmath>
@@ -96,11 +98,14 @@ class VectorMathF64 : PolynomialIR {
     return b_.CreateSelect(is_nan(x), x, result);
   }
 
-  /// erf x: x + x P(x^2) with P of degree 11 below |x| = 0.875; above, 1 - e^Q(|x| - 1) with Q of
-  /// degree 19 fitted to log erfc on [0.875, 5.95] weighted by erfc (what matters is erfc's
-  /// absolute error, which 1 - erfc keeps; erfc is 0.22 at 0.875 and shrinks fast), with x's sign;
-  /// beyond 5.95 erfc is below half an ulp of 1, so the result rounds to +-1.
+  /// erf x. On AVX-512 targets, a polynomial per interval of |x| (by_intervals with
+  /// interval_polynomials_f64.hpp's table). Elsewhere x + x P(x^2) with P of degree 11 below
+  /// |x| = 0.875; above, 1 - e^Q(|x| - 1) with Q of degree 19 fitted to log erfc on [0.875, 5.95]
+  /// weighted by erfc (what matters is erfc's absolute error, which 1 - erfc keeps; erfc is 0.22 at
+  /// 0.875 and shrinks fast), with x's sign; beyond 5.95 erfc is below half an ulp of 1, so the
+  /// result rounds to +-1.
   llvm::Value* erf(llvm::Value* x) {
+    if (target_.avx512) return by_intervals(x, kErfPolynomialsF64);
     // x + x P: the last operation adds a correction of at most 11% to x, so with an FMA it rounds
     // once (without one, x P rounds first: hence 1.08 ulp on baseline x86-64 against 0.92).
     llvm::Value* small =
