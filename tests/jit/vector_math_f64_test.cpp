@@ -1,8 +1,9 @@
 // The CPU backend's polynomial exp, log, tanh and erf on double (codegen/llvm/vector_math_f64.hpp)
 // against long double references: ulp error over inputs spread across each function's ranges and
-// all exponents, the special values libm defines, the same kernel for baseline x86-64 (no FMA) as
-// for this machine, 8-lane vectors (vscalefpd where the target has 512-bit AVX-512) against 4-lane
-// ones bit for bit, and accuracy on a fast-math target. bench/vector_math.cpp measures the speed.
+// all exponents, the special values libm defines, the same kernel for baseline x86-64 (no FMA) and
+// AVX2 as for this machine, erf's table of polynomials on AVX-512 targets, 8-lane vectors (vscalefpd
+// where the target has 512-bit AVX-512) against 4-lane ones bit for bit, and accuracy on a fast-math
+// target. bench/vector_math.cpp measures the speed.
 #include <doctest/doctest.h>
 
 #include <loom/loom.hpp>
@@ -117,7 +118,9 @@ TEST_CASE("vector math f64: exp, log, tanh, erf within their documented ulp, spe
     for (size_t i = 0; i < xs.size(); ++i) want[i] = c.reference(xs[i]);
     Buffer<double> in({n}), out({n});
     std::memcpy(in.data(), xs.data(), xs.size() * sizeof(double));
-    for (const Target& target : {Target::cpu(), Target::cpu("x86-64")}) {
+    // This CPU, baseline x86-64 (no FMA), and AVX2 with FMA (erf's exp-based formula, which an
+    // AVX-512 host otherwise never runs).
+    for (const Target& target : {Target::cpu(), Target::cpu("x86-64"), Target::cpu("x86-64-v3")}) {
       CAPTURE(target.str());
       build_math_f64(c, n, target)(in, out);
       double worst = 0, worst_at = 0;
@@ -216,22 +219,24 @@ TEST_CASE("vector math f64: erf on AVX-512 targets is a polynomial per interval,
   if (!__builtin_cpu_supports("avx512f")) return;
   // The sample, plus each interval's edges and their neighbours (interval_polynomials_f64.hpp:
   // [0, 1/2), four per binade from 1/2, |x| limited to 5.95), at 8 lanes, 4 (the low half of a
-  // permute), 13 (a second permute, partly used), and without 512-bit registers at 8 and 3.
+  // permute), 13 (a second permute, partly used), 1 (a loop left scalar), and without 512-bit
+  // registers at 8, 3 and 1.
   std::vector<double> xs = inputs_f64("erf");
+  std::vector<double> edges = {5.95};
   for (int e = -1; e <= 2; ++e)
-    for (int q = 0; q < 4; ++q)
-      for (double edge : {std::ldexp(1 + q / 4.0, e), 5.95})
-        for (double x : {std::nextafter(edge, 0.0), edge, std::nextafter(edge, 8.0)}) {
-          xs.push_back(x);
-          xs.push_back(-x);
-        }
+    for (int q = 0; q < 4; ++q) edges.push_back(std::ldexp(1 + q / 4.0, e));
+  for (double edge : edges)
+    for (double x : {std::nextafter(edge, 0.0), edge, std::nextafter(edge, 8.0)}) {
+      xs.push_back(x);
+      xs.push_back(-x);
+    }
   const int64_t n = static_cast<int64_t>(xs.size());
   Buffer<double> in({n}), out({n});
   std::memcpy(in.data(), xs.data(), xs.size() * sizeof(double));
   const Target no_zmm = Target::cpu("host", "-evex512");
   for (const auto& [lanes, target] :
        {std::pair{8, Target::cpu()}, std::pair{4, Target::cpu()}, std::pair{13, Target::cpu()},
-        std::pair{8, no_zmm}, std::pair{3, no_zmm}}) {
+        std::pair{1, Target::cpu()}, std::pair{8, no_zmm}, std::pair{3, no_zmm}, std::pair{1, no_zmm}}) {
     CAPTURE(lanes);
     CAPTURE(target.str());
     build_math_f64(erf_case, n, target, lanes)(in, out);

@@ -194,7 +194,9 @@ class PolynomialIR {
       llvm::Value* top_bit = llvm::ConstantInt::get(part->getType(), 2 * width);
       llvm::Value* upper =
           b_.CreateICmpNE(b_.CreateAnd(part, top_bit), llvm::Constant::getNullValue(part->getType()));
-      return b_.CreateSelect(upper, two_table(id, 2 * width), two_table(id, 0));
+      llvm::Value* low = two_table(id, 0);
+      llvm::Value* high = two_table(id, 2 * width);
+      return b_.CreateSelect(upper, high, low);
     };
     auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(x->getType());
     if (!vector) return b_.CreateExtractElement(permute(b_.CreateVectorSplat(width, index)), uint64_t{0});
