@@ -1,6 +1,7 @@
 // runtime::ThreadPool where the system refuses threads: the pool keeps the workers it could start,
 // says so, and its parallel loops still run every iteration (before, the process ended in
-// std::terminate).
+// std::terminate). Loops called back to back, while the workers spin, run every iteration once;
+// LOOM_SPIN_US sets the spin (0: sleep at once).
 #include <loom/loom.hpp>
 #include <loom/runtime/thread_pool.hpp>
 
@@ -14,6 +15,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 
 using loom::runtime::ThreadPool;
 
@@ -74,4 +76,35 @@ TEST_CASE("thread pool: where no thread can start, the pool runs its loops on th
   REQUIRE(::waitpid(pid, &status, 0) == pid);
   CHECK(WIFEXITED(status));  // not killed by std::terminate's abort
   CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("thread pool: loops called back to back run every iteration once, whatever the spin") {
+  ThreadPool& parent = ThreadPool::global();
+  CHECK(parent.spin().count() >= 0);
+  // Here with the process's pool (spinning workers find each loop), then in children whose pools
+  // read LOOM_SPIN_US: 0 sleeps at once, 7 spins 7 microseconds, a bad value keeps the default.
+  auto run_loops = [](ThreadPool& pool) {
+    iterations_run = 0;
+    for (int call = 0; call < 2000; ++call)
+      if (pool.parallel_for(1 + call % 37, count_iterations, nullptr, nullptr) != 0) return false;
+    int64_t want = 0;
+    for (int call = 0; call < 2000; ++call) want += 1 + call % 37;
+    return iterations_run == want;
+  };
+  CHECK(run_loops(parent));
+  for (const auto& [value, micros] : {std::pair{"0", 0}, std::pair{"7", 7}, std::pair{"soon", 50}}) {
+    CAPTURE(value);
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::setenv("LOOM_SPIN_US", value, 1);
+      ThreadPool::restart_after_fork();
+      ThreadPool& pool = ThreadPool::global();
+      ::_exit(pool.spin().count() == micros && run_loops(pool) ? 0 : 1);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
 }

@@ -1,9 +1,13 @@
 // The CPU runtime's thread pool: parallel loops of JIT-compiled kernels split their iterations
-// into chunks that the calling thread and LOOM_NUM_THREADS - 1 workers take dynamically.
+// into chunks that the calling thread and LOOM_NUM_THREADS - 1 workers take dynamically. Idle
+// workers, and a caller waiting for a job's last chunks, spin briefly (LOOM_SPIN_US) before they
+// sleep: a wake-up through the kernel takes tens of microseconds, a large share of a small kernel's
+// time, and kernels called back to back then find the workers awake.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
@@ -44,6 +48,10 @@ class ThreadPool {
   /// Threads the pool was created with (LOOM_NUM_THREADS), whatever set_num_threads says now.
   int pool_threads() const { return pool_size_.load(std::memory_order_relaxed); }
 
+  /// How long an idle worker, or a caller waiting for its loop's last chunks, spins before it sleeps
+  /// (LOOM_SPIN_US when the pool was made; default 50 microseconds).
+  std::chrono::microseconds spin() const { return spin_; }
+
   /// Limits later parallel loops to n threads (at most the pool's, at least 1): for comparing
   /// thread counts in one process, as a benchmark does; LOOM_NUM_THREADS sets the pool's size.
   void set_num_threads(int n) {
@@ -68,13 +76,16 @@ class ThreadPool {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       queue_.push_back(&job);
+      queued_.store(queue_.size(), std::memory_order_release);
     }
     work_ready_.notify_all();
     run_chunks(job);
-    // The job lives on this stack frame: wait until every chunk is done and no worker holds it.
+    // The job lives on this stack frame: wait until every chunk is done and no worker holds it
+    // (spinning first: the workers' last chunks usually end within the spin).
+    spin_until([&] { return job.finished(); });
     std::unique_lock<std::mutex> lock(mutex_);
     retire(job);
-    job_done_.wait(lock, [&] { return job.finished_chunks == job.num_chunks && job.holders == 0; });
+    job_done_.wait(lock, [&] { return job.finished(); });
     return job.status.load(std::memory_order_relaxed);
   }
 
@@ -87,15 +98,24 @@ class ThreadPool {
     int64_t num_chunks = 0;
     std::atomic<int64_t> next_chunk{0};
     std::atomic<int32_t> status{0};
-    int64_t finished_chunks = 0;  // guarded by mutex_
-    int holders = 0;              // workers running chunks of this job; guarded by mutex_
+    // Written with mutex_ held; atomic so that a spinning caller may read them without it.
+    std::atomic<int64_t> finished_chunks{0};
+    std::atomic<int> holders{0};  // workers running chunks of this job
+
+    /// Every chunk done and no worker holding the job: the caller may return (after taking mutex_,
+    /// so that the last worker has left its critical section).
+    bool finished() const {
+      return finished_chunks.load(std::memory_order_acquire) == num_chunks &&
+             holders.load(std::memory_order_acquire) == 0;
+    }
   };
 
   // Workers are detached as they start (see global(): the pool lives until exit). Where the system
   // refuses a thread (a process or memory limit), the pool keeps the ones it has and says so: a
   // kernel's parallel loops then run on fewer threads rather than the process ending in
   // std::terminate. Workers read pool_size_, so it only ever shrinks, before they could see a job.
-  explicit ThreadPool(int threads) : pool_size_(threads), max_threads_(threads) {
+  explicit ThreadPool(int threads)
+      : pool_size_(threads), max_threads_(threads), spin_(spin_from_environment()) {
     for (int i = 1; i < threads; ++i) {
       try {
         std::thread([this, i] { worker_loop(i); }).detach();
@@ -128,6 +148,32 @@ class ThreadPool {
     }
     unsigned hw = std::thread::hardware_concurrency();
     return hw == 0 ? 1 : static_cast<int>(hw);
+  }
+
+  /// LOOM_SPIN_US: microseconds to spin before sleeping (default 50; 0 sleeps at once, for a machine
+  /// whose cores are shared with other busy processes).
+  static std::chrono::microseconds spin_from_environment() {
+    if (const char* env = std::getenv("LOOM_SPIN_US"); env && *env) {
+      try {
+        int us = std::stoi(env);
+        if (us >= 0) return std::chrono::microseconds(std::min(us, 100000));
+      } catch (...) {
+      }
+    }
+    return std::chrono::microseconds(50);
+  }
+
+  /// Spins until ready() holds or spin_ has passed, reading only atomics (no lock).
+  template <class Ready>
+  void spin_until(Ready ready) const {
+    if (spin_.count() == 0) return;
+    const auto deadline = std::chrono::steady_clock::now() + spin_;
+    for (int i = 1; !ready(); ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+      if (i % 64 == 0 && std::chrono::steady_clock::now() >= deadline) return;
+    }
   }
 
   static bool& in_task() {
@@ -163,12 +209,18 @@ class ThreadPool {
   void retire(Job& job) {
     auto it = std::find(queue_.begin(), queue_.end(), &job);
     if (it != queue_.end()) queue_.erase(it);
+    queued_.store(queue_.size(), std::memory_order_release);
   }
 
   /// Worker `index` (1-based; the caller is 0) takes jobs while set_num_threads allows it.
   void worker_loop(int index) {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
+      if (queue_.empty()) {
+        lock.unlock();
+        spin_until([&] { return queued_.load(std::memory_order_acquire) > 0; });
+        lock.lock();
+      }
       work_ready_.wait(lock, [&] { return !queue_.empty() && index < num_threads(); });
       Job& job = *queue_.front();
       if (job.next_chunk.load(std::memory_order_relaxed) >= job.num_chunks) {
@@ -186,6 +238,8 @@ class ThreadPool {
 
   std::atomic<int> pool_size_;
   std::atomic<int> max_threads_;
+  const std::chrono::microseconds spin_;
+  std::atomic<size_t> queued_{0};  // queue_.size(), for spinning workers (written with mutex_ held)
   std::mutex mutex_;
   std::condition_variable work_ready_;
   std::condition_variable job_done_;
