@@ -1,8 +1,8 @@
 // Elementwise C = A + B over 2^24 floats: a Loom kernel (vectorize + parallel schedule) against a
 // STREAM-style C++ loop compiled in this file with -O3 -march=native (OpenMP-parallel when the
 // compiler has OpenMP, like STREAM). Prints `loom-bench elementwise_add ... ratio=<loom/peer>`.
-// Run it with OMP_WAIT_POLICY=passive (as ctest does): Loom's idle workers sleep, and spinning
-// OpenMP threads would compete with Loom's for the cores of a busy machine.
+// Run it with OMP_WAIT_POLICY=passive LOOM_SPIN_US=0 (as ctest does): idle threads of both sleep at
+// once, where spinning ones would compete with the other side's for the cores of a busy machine.
 #include <loom/loom.hpp>
 #include <loom/runtime/thread_pool.hpp>
 

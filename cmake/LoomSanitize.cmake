@@ -28,8 +28,10 @@ function(loom_add_sanitize_tests)
   set(_dir "${PROJECT_SOURCE_DIR}/tests")
   # hostile_inputs_test.cpp builds kernels with the LLVM backend; jit_cache_test.cpp holds the
   # concurrency tests: build() from 8 threads, one Kernel (with a parallel loop) called from 8
-  # threads, two processes sharing one disk cache. Neither needs tests/support's JIT half.
-  set(_srcs "${_dir}/hostile/hostile_inputs_test.cpp" "${_dir}/jit/jit_cache_test.cpp")
+  # threads, two processes sharing one disk cache; thread_pool_stress_test.cpp has several threads
+  # calling the pool back to back. None needs tests/support's JIT half.
+  set(_srcs "${_dir}/hostile/hostile_inputs_test.cpp" "${_dir}/jit/jit_cache_test.cpp"
+            "${_dir}/runtime/thread_pool_stress_test.cpp")
   if(NOT LOOM_SANITIZE MATCHES "thread")
     # Argument checks, the interpreter, the error catalog, and the fuzzer (LOOM_FUZZ_ITERS runs).
     list(APPEND _srcs "${_dir}/errors/catalog_test.cpp" "${_dir}/fuzz/schedule_fuzz_test.cpp")

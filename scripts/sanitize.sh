@@ -27,7 +27,7 @@ export LOOM_CACHE_DIR="$cache_dir"
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
 build "$asan_dir" "address,undefined"
-export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1"
+export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # A short run of the schedule fuzzer (200 random schedules, each interpreted and JIT-compiled);
 # the illegal-primitive fuzzer is cheap and needs its full default count to reach every category.

@@ -82,8 +82,11 @@ class ThreadPool {
     run_chunks(job);
     // The job lives on this stack frame: wait until every chunk is done and no worker holds it
     // (spinning first: the workers' last chunks usually end within the spin).
-    spin_until([&] { return job.finished(); });
-    std::unique_lock<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+    if (spin_until([&] { return job.finished(); }))
+      lock_soon(lock);
+    else
+      lock.lock();
     retire(job);
     job_done_.wait(lock, [&] { return job.finished(); });
     return job.status.load(std::memory_order_relaxed);
@@ -102,8 +105,8 @@ class ThreadPool {
     std::atomic<int64_t> finished_chunks{0};
     std::atomic<int> holders{0};  // workers running chunks of this job
 
-    /// Every chunk done and no worker holding the job: the caller may return (after taking mutex_,
-    /// so that the last worker has left its critical section).
+    /// Every chunk done and no worker holding the job. The caller still takes mutex_ before it
+    /// returns, to remove the job from the queue, where a worker could otherwise find it.
     bool finished() const {
       return finished_chunks.load(std::memory_order_acquire) == num_chunks &&
              holders.load(std::memory_order_acquire) == 0;
@@ -163,17 +166,37 @@ class ThreadPool {
     return std::chrono::microseconds(50);
   }
 
-  /// Spins until ready() holds or spin_ has passed, reading only atomics (no lock).
+  /// Spins until ready() holds (returns true) or spin_ has passed (false), reading only atomics.
+  /// Every 64 checks it yields the core: where more threads are runnable than there are cores (two
+  /// test processes on two cores), the thread it waits for may need this one's core.
   template <class Ready>
-  void spin_until(Ready ready) const {
-    if (spin_.count() == 0) return;
+  bool spin_until(Ready ready) const {
+    if (spin_.count() == 0) return false;
     const auto deadline = std::chrono::steady_clock::now() + spin_;
     for (int i = 1; !ready(); ++i) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-      if (i % 64 == 0 && std::chrono::steady_clock::now() >= deadline) return;
+      pause();
+      if (i % 64 == 0) {
+        if (std::chrono::steady_clock::now() >= deadline) return false;
+        std::this_thread::yield();
+      }
     }
+    return true;
+  }
+
+  /// Takes `lock`'s mutex right after a spin saw what it waited for: the thread that made it so
+  /// still holds the mutex for a moment, so try a few hundred times before sleeping on it.
+  static void lock_soon(std::unique_lock<std::mutex>& lock) {
+    for (int i = 0; i < 256; ++i) {
+      if (lock.try_lock()) return;
+      pause();
+    }
+    lock.lock();
+  }
+
+  static void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
   }
 
   static bool& in_task() {
@@ -218,8 +241,10 @@ class ThreadPool {
     for (;;) {
       if (queue_.empty()) {
         lock.unlock();
-        spin_until([&] { return queued_.load(std::memory_order_acquire) > 0; });
-        lock.lock();
+        if (spin_until([&] { return queued_.load(std::memory_order_acquire) > 0; }))
+          lock_soon(lock);
+        else
+          lock.lock();
       }
       work_ready_.wait(lock, [&] { return !queue_.empty() && index < num_threads(); });
       Job& job = *queue_.front();
