@@ -38,8 +38,9 @@ LOOM_FUZZ_ITERS="${LOOM_FUZZ_ITERS:-200}" \
 echo "== ThreadSanitizer"
 build "$tsan_dir" "thread"
 # The concurrency tests: build() from 8 threads, one kernel with a parallel loop called from 8
-# threads, two processes sharing one disk cache (and the other cache tests, which are quick).
+# threads, two processes sharing one disk cache (and the other cache tests, which are quick), and
+# three threads calling the thread pool back to back.
 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
-  "$tsan_dir/tests/loom_sanitize_tests" --no-version --test-case='jit concurrency*,jit cache*'
+  "$tsan_dir/tests/loom_sanitize_tests" --no-version --test-case='jit concurrency*,jit cache*,thread pool*'
 
 echo "sanitize.sh: no findings"
