@@ -29,18 +29,25 @@ class ThreadPool {
   /// The process-wide pool, created on first use with LOOM_NUM_THREADS threads (default: the
   /// hardware concurrency). Never destroyed: kernels may run during static destruction, and the
   /// idle workers cost nothing at exit.
-  static ThreadPool& global() { return *instance(); }
+  static ThreadPool& global() {
+    ThreadPool* pool = pool_.load(std::memory_order_acquire);
+    return pool ? *pool : create();
+  }
 
   /// For a child process made by fork() (loom::tune's measurement worker): the parent's workers do
   /// not exist in the child, so the child gets a pool of its own with the same size and thread
-  /// limit. The parent's pool is left as it was (its mutex may have been held at the fork).
+  /// limit. The parent's pool is left as it was (its mutex may have been held at the fork). Where
+  /// another thread of the parent was still making the first pool, the child makes its own on
+  /// first use.
   static void restart_after_fork() {
-    // A parent that never used the pool has none to copy: the child makes its own on first use.
-    if (!created()) return;
-    ThreadPool* old = instance();
+    ThreadPool* old = pool_.load(std::memory_order_acquire);
+    if (!old) {
+      creating_.store(false, std::memory_order_release);  // the thread making it is not in the child
+      return;
+    }
     auto* fresh = new ThreadPool(old->pool_threads());
     fresh->set_num_threads(old->num_threads());
-    instance() = fresh;
+    pool_.store(fresh, std::memory_order_release);
   }
 
   /// Threads that run a parallel loop, counting the caller.
@@ -131,15 +138,22 @@ class ThreadPool {
     }
   }
 
-  static ThreadPool*& instance() {
-    static ThreadPool* pool = (created() = true, new ThreadPool(threads_from_environment()));
-    return pool;
+  /// Makes the process's pool, or waits for the thread that makes it. Not a function-local static:
+  /// its guard, held by a thread that fork() does not copy, would hang a child forever; these two
+  /// atomics a child can reset (restart_after_fork).
+  static ThreadPool& create() {
+    bool expected = false;
+    if (creating_.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
+      auto* pool = new ThreadPool(threads_from_environment());
+      pool_.store(pool, std::memory_order_release);
+      return *pool;
+    }
+    ThreadPool* pool;
+    while (!(pool = pool_.load(std::memory_order_acquire))) std::this_thread::yield();
+    return *pool;
   }
-  /// Whether instance() has made the process's pool.
-  static bool& created() {
-    static bool flag = false;
-    return flag;
-  }
+  static inline std::atomic<ThreadPool*> pool_{nullptr};
+  static inline std::atomic<bool> creating_{false};
 
   static int threads_from_environment() {
     if (const char* env = std::getenv("LOOM_NUM_THREADS"); env && *env) {
