@@ -142,15 +142,21 @@ class ThreadPool {
   /// its guard, held by a thread that fork() does not copy, would hang a child forever; these two
   /// atomics a child can reset (restart_after_fork).
   static ThreadPool& create() {
-    bool expected = false;
-    if (creating_.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
-      auto* pool = new ThreadPool(threads_from_environment());
-      pool_.store(pool, std::memory_order_release);
-      return *pool;
+    for (;;) {
+      if (ThreadPool* pool = pool_.load(std::memory_order_acquire)) return *pool;
+      bool expected = false;
+      if (creating_.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
+        try {
+          auto* pool = new ThreadPool(threads_from_environment());
+          pool_.store(pool, std::memory_order_release);
+          return *pool;
+        } catch (...) {  // std::bad_alloc: a later call (or a waiting thread) tries again
+          creating_.store(false, std::memory_order_release);
+          throw;
+        }
+      }
+      std::this_thread::yield();
     }
-    ThreadPool* pool;
-    while (!(pool = pool_.load(std::memory_order_acquire))) std::this_thread::yield();
-    return *pool;
   }
   static inline std::atomic<ThreadPool*> pool_{nullptr};
   static inline std::atomic<bool> creating_{false};
