@@ -161,29 +161,28 @@ class ThreadPool {
   static inline std::atomic<ThreadPool*> pool_{nullptr};
   static inline std::atomic<bool> creating_{false};
 
-  static int threads_from_environment() {
-    if (const char* env = std::getenv("LOOM_NUM_THREADS"); env && *env) {
+  /// The integer in environment variable `name`, limited to at most `most`, or `fallback` where it
+  /// is unset, not a number, or below `least`.
+  static int int_from_environment(const char* name, int least, int most, int fallback) {
+    if (const char* env = std::getenv(name); env && *env) {
       try {
-        int n = std::stoi(env);
-        if (n >= 1) return std::min(n, 1024);
+        const int value = std::stoi(env);
+        if (value >= least) return std::min(value, most);
       } catch (...) {
       }
     }
-    unsigned hw = std::thread::hardware_concurrency();
-    return hw == 0 ? 1 : static_cast<int>(hw);
+    return fallback;
+  }
+
+  static int threads_from_environment() {
+    const unsigned hw = std::thread::hardware_concurrency();
+    return int_from_environment("LOOM_NUM_THREADS", 1, 1024, hw == 0 ? 1 : static_cast<int>(hw));
   }
 
   /// LOOM_SPIN_US: microseconds to spin before sleeping (default 50; 0 sleeps at once, for a machine
   /// whose cores are shared with other busy processes).
   static std::chrono::microseconds spin_from_environment() {
-    if (const char* env = std::getenv("LOOM_SPIN_US"); env && *env) {
-      try {
-        int us = std::stoi(env);
-        if (us >= 0) return std::chrono::microseconds(std::min(us, 100000));
-      } catch (...) {
-      }
-    }
-    return std::chrono::microseconds(50);
+    return std::chrono::microseconds(int_from_environment("LOOM_SPIN_US", 0, 100000, 50));
   }
 
   /// Spins until ready() holds (returns true) or spin_ has passed (false), reading only atomics.
@@ -191,6 +190,7 @@ class ThreadPool {
   /// test processes on two cores), the thread it waits for may need this one's core.
   template <class Ready>
   bool spin_until(Ready ready) const {
+    if (ready()) return true;  // often so for the caller: its own chunks were the last
     if (spin_.count() == 0) return false;
     const auto deadline = std::chrono::steady_clock::now() + spin_;
     for (int i = 1; !ready(); ++i) {
