@@ -6,13 +6,13 @@ set(LOOM_PUBLIC_HEADERS
   loom/loom.hpp loom/core.hpp loom/version.hpp
   loom/support/config.hpp loom/support/cpu_info.hpp loom/support/error.hpp loom/support/gpu_device.hpp loom/support/object.hpp
   loom/support/target.hpp
-  loom/ir/bitwise_op.hpp loom/ir/dtype.hpp loom/ir/expr.hpp loom/ir/extern_c.hpp loom/ir/gpu_vocabulary.hpp
+  loom/ir/amx_tile_product.hpp loom/ir/bitwise_op.hpp loom/ir/dtype.hpp loom/ir/expr.hpp loom/ir/extern_c.hpp loom/ir/gpu_vocabulary.hpp
   loom/ir/half.hpp
   loom/ir/iter_var.hpp loom/ir/node_kinds.hpp loom/ir/op.hpp loom/ir/printer.hpp loom/ir/producer.hpp
   loom/ir/reduce.hpp loom/ir/simplify.hpp loom/ir/stmt.hpp
   loom/te/compute.hpp loom/te/extern_op.hpp loom/te/extern_registry.hpp loom/te/placeholder.hpp
   loom/te/reduction.hpp loom/te/scan.hpp loom/te/tensor.hpp loom/te/tensor_intrin.hpp
-  loom/te/thread_axis.hpp loom/te/x86_dot_intrinsics.hpp
+  loom/te/thread_axis.hpp loom/te/x86_amx_intrinsics.hpp loom/te/x86_dot_intrinsics.hpp
   loom/schedule/relations.hpp loom/schedule/schedule.hpp loom/schedule/stage.hpp
   loom/schedule/swizzle_layout.hpp
   loom/lower/lower.hpp loom/lower/lowered_func.hpp loom/lower/pass_context.hpp

@@ -19,6 +19,7 @@
 #include "loom/te/scan.hpp"
 #include "loom/te/tensor_intrin.hpp"
 #include "loom/te/thread_axis.hpp"
+#include "loom/te/x86_amx_intrinsics.hpp"
 #include "loom/te/x86_dot_intrinsics.hpp"
 
 #include "loom/schedule/schedule.hpp"

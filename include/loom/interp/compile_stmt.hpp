@@ -1,8 +1,9 @@
 // Compiler's statements (interp/compiler_decl.hpp): control flow with scoped frame slots,
-// allocations, stores, evaluated calls, extern stages, and kernel regions handed to the
+// allocations, stores, evaluated calls, extern stages, AMX tile products, and kernel regions handed to the
 // KernelRegionCompiler.
 #pragma once
 
+#include "loom/interp/amx_tile_product.hpp"
 #include "loom/interp/compile_expr.hpp"
 
 namespace loom::interp {
@@ -120,6 +121,8 @@ inline StmtPtr Compiler::compile_store(const StoreNode* op) {
 inline StmtPtr Compiler::compile_evaluate(const Expr& value) {
   if (const CallNode* call = value.as<CallNode>(); call && call->name == intrinsic::extern_stage)
     return compile_extern_stage(call);
+  if (const CallNode* call = value.as<CallNode>(); call && call->name == intrinsic::amx_tile_product)
+    return compile_amx_tile_product(call);
   auto make = [&](auto value_tag) -> StmtPtr {
     using V = decltype(value_tag);
     std::vector<ExprPtr<V>> lanes;
@@ -146,6 +149,23 @@ inline StmtPtr Compiler::compile_extern_stage(const CallNode* call) {
     return out;
   };
   return std::make_unique<ExternStage>(decoded.function_id, specs(decoded.inputs), specs(decoded.outputs));
+}
+
+inline StmtPtr Compiler::compile_amx_tile_product(const CallNode* call) {
+  const AmxTileProduct p = AmxTileProduct::decode(call);
+  auto operand = [&](const AmxOperand& o) {
+    AmxTileProductStmt::Operand compiled;
+    compiled.slot = buffer_slot(o.data);
+    compiled.name = buffer_names_[static_cast<size_t>(compiled.slot)];
+    compiled.offset = compile_int(o.offset, 0);
+    compiled.row_stride = compile_int(o.row_stride, 0);
+    compiled.tile_stride = compile_int(o.tile_stride, 0);
+    compiled.step_stride = compile_int(o.step_stride, 0);
+    return compiled;
+  };
+  return std::make_unique<AmxTileProductStmt>(p.instruction, p.m_tiles, p.n_tiles, p.rows, p.accumulate,
+                                              compile_int(p.steps, 0), operand(p.c), operand(p.a), operand(p.b),
+                                              func_.name);
 }
 
 inline StmtPtr Compiler::compile_kernel_region(const Stmt& region) {

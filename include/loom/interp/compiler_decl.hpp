@@ -276,6 +276,7 @@ class Compiler {
   StmtPtr compile_evaluate(const Expr& value);
 
   StmtPtr compile_extern_stage(const CallNode* call);
+  StmtPtr compile_amx_tile_product(const CallNode* call);
 
   /// The outermost loop bound to blockIdx/threadIdx and everything in it: one kernel launch.
   StmtPtr compile_kernel_region(const Stmt& region);

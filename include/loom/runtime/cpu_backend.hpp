@@ -23,6 +23,8 @@ struct CompiledCode {
   std::string target_description;
   /// CPU features the target needs and this host lacks ("" when the code can run here).
   std::string missing_host_features;
+  /// Whether the code uses AMX tiles: the runtime asks Linux for the tile state before it runs.
+  bool uses_amx_tiles = false;
 };
 
 /// What an inspection asks the backend to regenerate.

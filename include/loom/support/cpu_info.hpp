@@ -5,6 +5,10 @@
 
 #include <unistd.h>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
@@ -29,6 +33,12 @@ struct CpuCacheInfo {
   /// The 512-bit dot-product instructions: AVX512-BF16 (vdpbf16ps) and AVX512-VNNI (vpdpbusd).
   /// @{
   bool bf16_dot = false, int8_dot = false;
+  /// @}
+  /// The AMX tile instructions: AMX-BF16 (tdpbf16ps) and AMX-INT8 (tdpb[su][su]d), each with AMX-TILE
+  /// and the tile state enabled by the OS (XCR0). Linux still grants the tile state to a process only
+  /// when it asks (runtime/amx_permission.hpp; the kernel runtime asks before an AMX kernel runs).
+  /// @{
+  bool amx_bf16 = false, amx_int8 = false;
   /// @}
   /// Whether large blocks can have transparent huge pages (sysfs says `always` or `madvise`):
   /// runtime::WorkspacePool asks for them for the blocks of 2 MiB and more it maps.
@@ -87,11 +97,30 @@ struct CpuCacheInfo {
     } else {
       c.vector_bytes = 16;
     }
+    detect_amx(c);
 #else
     c.vector_bytes = 16;
     c.registers = 32;
 #endif
     return c;
+  }
+
+  /// Sets amx_bf16 and amx_int8 from CPUID leaf 7 (EDX bits 22, 24, 25) and XCR0 (tile
+  /// configuration and data state, bits 17 and 18).
+  static void detect_amx(CpuCacheInfo& c) {
+#if defined(__x86_64__)
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) || !(edx & (1u << 24))) return;
+    unsigned e1 = 0, b1 = 0, c1 = 0, d1 = 0;
+    if (!__get_cpuid(1, &e1, &b1, &c1, &d1) || !(c1 & (1u << 27))) return;  // no OSXSAVE: no xgetbv
+    unsigned xcr0_low = 0, xcr0_high = 0;
+    __asm__ volatile("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
+    if ((xcr0_low & 0x60000u) != 0x60000u) return;
+    c.amx_bf16 = (edx & (1u << 22)) != 0;
+    c.amx_int8 = (edx & (1u << 25)) != 0;
+#else
+    (void)c;
+#endif
   }
 
   /// "48K" -> 49152; "1024K" -> 1048576; "32M" -> 33554432.

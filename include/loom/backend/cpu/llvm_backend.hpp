@@ -117,6 +117,10 @@ class LlvmCpuBackend final : public runtime::CpuBackend {
     code->owner = std::move(linked.owner);
     code->target_description = resolved.description();
     code->missing_host_features = resolved.missing_host_features;
+    for_each_expr(f.body, [&](const Expr& e) {
+      if (const CallNode* c = e.as<CallNode>(); c && c->name == intrinsic::amx_tile_product)
+        code->uses_amx_tiles = true;
+    });
     return code;
   }
 

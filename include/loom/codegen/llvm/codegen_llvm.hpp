@@ -17,6 +17,7 @@
 #include "loom/codegen/llvm/float_bits.hpp"
 #include "loom/codegen/llvm/llvm_includes.hpp"
 #include "loom/codegen/llvm/target_machine.hpp"
+#include "loom/ir/amx_tile_product.hpp"
 #include "loom/ir/dtype_arith.hpp"
 #include "loom/ir/extern_c.hpp"
 #include "loom/ir/extern_call.hpp"
@@ -174,6 +175,7 @@ class CodeGenLLVM {
   void emit_assert(const AssertStmtNode* op);
   void emit_evaluate(const EvaluateNode* op);
   void emit_extern_stage(const CallNode* call);
+  void emit_amx_tile_product(const CallNode* call);  // codegen_amx.hpp
   [[noreturn]] void not_lowered(const char* what) const {
     throw InternalError(cat("the LLVM backend was given kernel '", func_.name, "' with a ", what,
                             " node: the function was not lowered (run the lowering pipeline first)"));
@@ -437,6 +439,8 @@ inline void CodeGenLLVM::emit_evaluate(const EvaluateNode* op) {
   const Expr& v = op->value;
   if (const CallNode* call = v.as<CallNode>(); call && call->name == intrinsic::extern_stage)
     return emit_extern_stage(call);
+  if (const CallNode* call = v.as<CallNode>(); call && call->name == intrinsic::amx_tile_product)
+    return emit_amx_tile_product(call);
   // A bare handle or string has nothing to evaluate; anything else may fail (a division) or call.
   if (v.dtype().is_handle() && !v.as<CallNode>()) return;
   (void)emit(v);

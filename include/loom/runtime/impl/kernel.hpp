@@ -12,6 +12,7 @@ LOOM_IMPLEMENTATION_FILE("loom/runtime/kernel.hpp");
 #include <vector>
 
 #include "loom/ir/dtype_arith.hpp"
+#include "loom/runtime/amx_permission.hpp"
 #include "loom/runtime/arg_check.hpp"
 #include "loom/runtime/jit_runtime.hpp"
 #include "loom/runtime/kernel.hpp"
@@ -134,6 +135,10 @@ LOOM_DECL void Kernel::call(const std::vector<KernelArg>& args) const {
                     s.code->target_description, "), which needs CPU features this host lacks (",
                     s.code->missing_host_features,
                     "); its assembly() can be inspected, but to run it build for Target::cpu()"));
+  }
+  if (s.code->uses_amx_tiles) {
+    if (const std::string& refusal = runtime::request_amx_permission(); !refusal.empty())
+      throw Error(cat("kernel '", s.func.name, "' uses AMX tiles, but this process cannot: ", refusal));
   }
   BoundArgs bound = bind_arguments(s.func, args);
   detail::check_alignment(s, args);
