@@ -1,6 +1,7 @@
 // AMX tiles through tensorize (te/x86_amx_intrinsics.hpp): GEMMs tensorized with x86::amx_intrin
 // run on the interpreter (the SDM's semantics, on any machine) and are compared bit for bit with
-// a reference written here, and with the unscheduled computation; the LLVM backend's code for a
+// a reference written here, with the LLVM backend's code with emulated tiles, and with the
+// unscheduled computation; the LLVM backend's code for a
 // CPU with AMX keeps the accumulators in tile registers through K; a CPU without AMX gets clear
 // errors (building, calling, Linux's permission), and so do blocks, types and shapes AMX refuses.
 #include <doctest/doctest.h>
@@ -95,10 +96,15 @@ void check_bf16(int M, int N, int K, int m_tiles, int n_tiles, int rows, int k_b
   Buffer<bfloat16> a({M, K}), b({K / 2, N, 2});
   fill_bf16(a, 1);
   fill_bf16(b, 2);
-  Buffer<float> c({M, N}), plain({M, N});
+  Buffer<float> c({M, N}), plain({M, N}), jit({M, N});
   c.fill(7.0f);  // a sentinel: an element the kernel does not write fails
-  interpret(lower(g.s, {g.A, g.B, g.C}, "amx"), {a, b, c});
+  jit.fill(7.0f);
+  const LoweredFunc f = lower(g.s, {g.A, g.B, g.C}, "amx");
+  interpret(f, {a, b, c});
   interpret(lower(create_schedule(g.C), {g.A, g.B, g.C}, "plain"), {a, b, plain});
+  // The LLVM backend's loops and addresses, with the tile instructions emulated: the same bits.
+  build(f, Target::cpu().set_amx_emulation())(a, b, jit);
+  CHECK(std::memcmp(c.data(), jit.data(), sizeof(float) * M * N) == 0);
   int64_t not_exact = 0, far = 0;
   for (int64_t i = 0; i < M; ++i) {
     for (int64_t j = 0; j < N; ++j) {
@@ -120,9 +126,13 @@ void check_8bit(DType a_type, DType b_type, int M, int N, int K, int m_tiles, in
   Buffer<TB> b({K / 4, N, 4});
   fill_bytes(a, 3);
   fill_bytes(b, 4);
-  Buffer<int32_t> c({M, N}), plain({M, N});
+  Buffer<int32_t> c({M, N}), plain({M, N}), jit({M, N});
   c.fill(7);
-  interpret(lower(g.s, {g.A, g.B, g.C}, "amx"), {a, b, c});
+  jit.fill(7);
+  const LoweredFunc f = lower(g.s, {g.A, g.B, g.C}, "amx");
+  interpret(f, {a, b, c});
+  build(f, Target::cpu().set_amx_emulation())(a, b, jit);
+  CHECK(std::memcmp(c.data(), jit.data(), sizeof(int32_t) * M * N) == 0);
   interpret(lower(create_schedule(g.C), {g.A, g.B, g.C}, "plain"), {a, b, plain});
   int64_t wrong = 0;
   for (int64_t i = 0; i < M; ++i) {

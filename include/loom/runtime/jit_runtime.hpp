@@ -1,14 +1,16 @@
 // The C functions JIT-compiled kernels call at run time (heap allocation, errors, the thread pool,
-// extern stages), and the per-call context they report errors into. Generated code refers to
+// extern stages, emulated AMX tiles), and the per-call context they report errors into. Generated code refers to
 // them by name; the JIT binds the names to these addresses in every process, so cached object
 // files stay valid across processes.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "loom/runtime/amx_emulation.hpp"
 #include "loom/runtime/buffer.hpp"
 #include "loom/runtime/thread_pool.hpp"
 #include "loom/runtime/workspace_pool.hpp"
@@ -109,6 +111,24 @@ inline int32_t loom_rt_extern_stage(void* ctx, int64_t function_id, int32_t num_
   return -1;
 }
 
+/// Target::set_amx_emulation()'s stand-ins for the AMX tile instructions (runtime/amx_emulation.hpp):
+/// a tile is 1 KiB of the kernel's stack; `instruction` an AmxInstruction.
+/// @{
+inline void loom_rt_amx_load(void* tile, int32_t rows, const void* base, int64_t stride_bytes) {
+  amx_load(*static_cast<AmxTile*>(tile), rows, static_cast<const std::byte*>(base), stride_bytes);
+}
+inline void loom_rt_amx_zero(void* tile) { std::memset(tile, 0, sizeof(AmxTile)); }
+inline void loom_rt_amx_store(const void* tile, int32_t rows, void* base, int64_t stride_bytes) {
+  amx_store(*static_cast<const AmxTile*>(tile), rows, static_cast<std::byte*>(base), stride_bytes);
+}
+inline void loom_rt_amx_dot(int32_t instruction, void* out, const void* acc, const void* a, const void* b,
+                            int32_t rows) {
+  amx_dot(static_cast<AmxInstruction>(instruction), *static_cast<AmxTile*>(out),
+          *static_cast<const AmxTile*>(acc), *static_cast<const AmxTile*>(a), *static_cast<const AmxTile*>(b),
+          rows);
+}
+/// @}
+
 }  // extern "C"
 
 /// One runtime function: the name generated code calls and its address in this process.
@@ -125,6 +145,10 @@ inline std::vector<RuntimeSymbol> runtime_symbols() {
       {"loom_rt_free", reinterpret_cast<void*>(&loom_rt_free)},
       {"loom_rt_parallel_for", reinterpret_cast<void*>(&loom_rt_parallel_for)},
       {"loom_rt_extern_stage", reinterpret_cast<void*>(&loom_rt_extern_stage)},
+      {"loom_rt_amx_load", reinterpret_cast<void*>(&loom_rt_amx_load)},
+      {"loom_rt_amx_zero", reinterpret_cast<void*>(&loom_rt_amx_zero)},
+      {"loom_rt_amx_store", reinterpret_cast<void*>(&loom_rt_amx_store)},
+      {"loom_rt_amx_dot", reinterpret_cast<void*>(&loom_rt_amx_dot)},
   };
 }
 

@@ -72,6 +72,17 @@ class Target {
   /// Whether set_fast_math() is on.
   bool fast_math() const { return fast_math_; }
 
+  /// CPU targets: AMX tile products (x86::amx_intrin) call Loom's runtime instead of the AMX
+  /// instructions, computing what the instructions compute (the SDM's semantics) through the same
+  /// loops, addresses and strides, on any x86-64 CPU and without AMX features in the target. For
+  /// testing AMX kernels where no CPU has AMX; slow. Off by default.
+  Target& set_amx_emulation(bool on = true) {
+    amx_emulation_ = on;
+    return *this;
+  }
+  /// Whether set_amx_emulation() is on.
+  bool amx_emulation() const { return amx_emulation_; }
+
   /// "cpu -mcpu=host", "cpu -mcpu=x86-64-v3 -mattr=+avx2 -fast-math": the request as written.
   std::string str() const {
     std::string s = target_kind_name(kind_);
@@ -83,13 +94,14 @@ class Target {
     s += " -mcpu=" + cpu_name_;
     if (!features_.empty()) s += " -mattr=" + features_;
     if (fast_math_) s += " -fast-math";
+    if (amx_emulation_) s += " -amx-emulation";
     return s;
   }
 
-  /// Equal when kind, CPU or architecture, features and fast-math all agree.
+  /// Equal when kind, CPU or architecture, features, fast-math and AMX emulation all agree.
   friend bool operator==(const Target& a, const Target& b) {
     return a.kind_ == b.kind_ && a.cpu_name_ == b.cpu_name_ && a.features_ == b.features_ &&
-           a.fast_math_ == b.fast_math_;
+           a.fast_math_ == b.fast_math_ && a.amx_emulation_ == b.amx_emulation_;
   }
 
  protected:
@@ -102,6 +114,7 @@ class Target {
   std::string cpu_name_;
   std::string features_;
   bool fast_math_ = false;
+  bool amx_emulation_ = false;
 };
 
 }  // namespace loom

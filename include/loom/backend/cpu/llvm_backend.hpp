@@ -119,7 +119,7 @@ class LlvmCpuBackend final : public runtime::CpuBackend {
     code->missing_host_features = resolved.missing_host_features;
     for_each_expr(f.body, [&](const Expr& e) {
       if (const CallNode* c = e.as<CallNode>(); c && c->name == intrinsic::amx_tile_product)
-        code->uses_amx_tiles = true;
+        code->uses_amx_tiles = !resolved.amx_emulation;
     });
     return code;
   }

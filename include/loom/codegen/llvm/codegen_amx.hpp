@@ -3,6 +3,8 @@
 // k-step the smaller side's tiles are loaded once and the other side's one at a time, so the block
 // fits AMX's 8 tile registers without spills. LLVM configures the tiles (ldtilecfg, tilerelease)
 // from the constant shapes; the kernel runtime asks Linux for the tile state before the first call.
+// With Target::set_amx_emulation() the same loops and addresses call the runtime's stand-ins for
+// the four tile operations instead (a tile is then 1 KiB of stack), so they can be tested anywhere.
 #pragma once
 
 #include <sstream>
@@ -16,14 +18,16 @@ namespace loom::codegen {
 
 inline void CodeGenLLVM::emit_amx_tile_product(const CallNode* call) {
   const AmxTileProduct p = AmxTileProduct::decode(call);
+  const bool emulated = target_.amx_emulation;
   std::stringstream list(AmxTileProduct::features(p.instruction));
   for (std::string f; std::getline(list, f, ',');)
-    if (!target_.enables(f))
+    if (!emulated && !target_.enables(f))
       throw Error(cat("kernel '", func_.name, "' uses the AMX instruction ", amx_instruction_name(p.instruction),
                       ", which needs the CPU feature '", f, "'; the target (", target_.description(),
                       ") lacks it: build for a CPU with AMX (Target::cpu(\"sapphirerapids\") to inspect the "
-                      "code, Target::cpu() on such a machine to run it), or tensorize with "
-                      "x86::dot_bf16_intrin() / x86::dot_8bit_intrin() (AVX512-BF16, AVX512-VNNI)"));
+                      "code, Target::cpu() on such a machine to run it), emulate the tiles "
+                      "(Target::set_amx_emulation()), or tensorize with x86::dot_bf16_intrin() / "
+                      "x86::dot_8bit_intrin() (AVX512-BF16, AVX512-VNNI)"));
   llvm::Intrinsic::ID dot = llvm::Intrinsic::x86_tdpbf16ps_internal;
   switch (p.instruction) {
     case AmxInstruction::Tdpbf16ps: dot = llvm::Intrinsic::x86_tdpbf16ps_internal; break;
@@ -33,10 +37,51 @@ inline void CodeGenLLVM::emit_amx_tile_product(const CallNode* call) {
     case AmxInstruction::Tdpbuud: dot = llvm::Intrinsic::x86_tdpbuud_internal; break;
   }
   auto declaration = [&](llvm::Intrinsic::ID id) { return llvm::Intrinsic::getDeclaration(module_.get(), id); };
-  llvm::Function* load = declaration(llvm::Intrinsic::x86_tileloadd64_internal);
-  llvm::Function* store = declaration(llvm::Intrinsic::x86_tilestored64_internal);
-  llvm::Function* zero = declaration(llvm::Intrinsic::x86_tilezero_internal);
-  llvm::Function* multiply = declaration(dot);
+  llvm::Value* rows = builder_.getInt16(static_cast<uint16_t>(p.rows));
+  llvm::Value* row_bytes = builder_.getInt16(64);
+  llvm::Value* group_rows = builder_.getInt16(16);
+  // The four tile operations. A tile is an x86_amx value, or (emulated) the address of 1 KiB of
+  // stack that the runtime function of each operation fills.
+  auto stack_tile = [&] { return static_alloca(llvm::ArrayType::get(builder_.getInt8Ty(), 1024), 64, "amx.tile"); };
+  auto rows_of = [&](llvm::Value* r) { return builder_.CreateZExt(r, i32_type()); };
+  auto load = [&](llvm::Value* tile_rows, llvm::Value* address, llvm::Value* stride) -> llvm::Value* {
+    if (!emulated)
+      return builder_.CreateCall(declaration(llvm::Intrinsic::x86_tileloadd64_internal),
+                                 {tile_rows, row_bytes, address, stride});
+    llvm::Value* tile = stack_tile();
+    builder_.CreateCall(runtime_function("loom_rt_amx_load", builder_.getVoidTy(),
+                                         {ptr_type(), i32_type(), ptr_type(), i64_type()}),
+                        {tile, rows_of(tile_rows), address, stride});
+    return tile;
+  };
+  auto zero = [&]() -> llvm::Value* {
+    if (!emulated) return builder_.CreateCall(declaration(llvm::Intrinsic::x86_tilezero_internal), {rows, row_bytes});
+    llvm::Value* tile = stack_tile();
+    builder_.CreateCall(runtime_function("loom_rt_amx_zero", builder_.getVoidTy(), {ptr_type()}), {tile});
+    return tile;
+  };
+  auto store = [&](llvm::Value* address, llvm::Value* stride, llvm::Value* tile) {
+    if (!emulated) {
+      builder_.CreateCall(declaration(llvm::Intrinsic::x86_tilestored64_internal),
+                          {rows, row_bytes, address, stride, tile});
+      return;
+    }
+    builder_.CreateCall(runtime_function("loom_rt_amx_store", builder_.getVoidTy(),
+                                         {ptr_type(), i32_type(), ptr_type(), i64_type()}),
+                        {tile, rows_of(rows), address, stride});
+  };
+  // One product per accumulator tile: emulated, each writes the buffer of its own site (in place
+  // from the second k-step on: the phi hands it its own result).
+  std::vector<llvm::Value*> product_tiles;
+  auto multiply = [&](size_t site, llvm::Value* acc, llvm::Value* a_value, llvm::Value* b_value) -> llvm::Value* {
+    if (!emulated)
+      return builder_.CreateCall(declaration(dot), {rows, row_bytes, row_bytes, acc, a_value, b_value});
+    builder_.CreateCall(runtime_function("loom_rt_amx_dot", builder_.getVoidTy(),
+                                         {i32_type(), ptr_type(), ptr_type(), ptr_type(), ptr_type(), i32_type()}),
+                        {builder_.getInt32(static_cast<uint32_t>(p.instruction)), product_tiles[site], acc, a_value,
+                         b_value, rows_of(rows)});
+    return product_tiles[site];
+  };
 
   // An operand's base address and strides, evaluated once outside the loop.
   struct Operand {
@@ -56,9 +101,6 @@ inline void CodeGenLLVM::emit_amx_tile_product(const CallNode* call) {
   auto at = [&](const Operand& o, llvm::Value* elements) {
     return builder_.CreateGEP(builder_.getInt8Ty(), o.base, builder_.CreateMul(elements, builder_.getInt64(o.bytes)));
   };
-  llvm::Value* rows = builder_.getInt16(static_cast<uint16_t>(p.rows));
-  llvm::Value* row_bytes = builder_.getInt16(64);
-  llvm::Value* group_rows = builder_.getInt16(16);
   auto c_tile = [&](int mi, int nj) {
     return at(c, builder_.CreateAdd(builder_.CreateMul(builder_.getInt64(mi), c.tile), builder_.getInt64(16 * nj)));
   };
@@ -66,8 +108,9 @@ inline void CodeGenLLVM::emit_amx_tile_product(const CallNode* call) {
   std::vector<llvm::Value*> initial;
   for (int mi = 0; mi < p.m_tiles; ++mi)
     for (int nj = 0; nj < p.n_tiles; ++nj)
-      initial.push_back(p.accumulate ? builder_.CreateCall(load, {rows, row_bytes, c_tile(mi, nj), c.row_bytes})
-                                     : builder_.CreateCall(zero, {rows, row_bytes}));
+      initial.push_back(p.accumulate ? load(rows, c_tile(mi, nj), c.row_bytes) : zero());
+  if (emulated)
+    for (size_t i = 0; i < initial.size(); ++i) product_tiles.push_back(stack_tile());
 
   llvm::Value* steps = int64(p.steps);
   llvm::Function* f = builder_.GetInsertBlock()->getParent();
@@ -86,16 +129,16 @@ inline void CodeGenLLVM::emit_amx_tile_product(const CallNode* call) {
   }
   auto a_tile = [&](int mi) {
     llvm::Value* first = builder_.CreateAdd(builder_.CreateMul(builder_.getInt64(mi), a.tile), builder_.CreateMul(s, a.step));
-    return builder_.CreateCall(load, {rows, row_bytes, at(a, first), a.row_bytes});
+    return load(rows, at(a, first), a.row_bytes);
   };
   auto b_tile = [&](int nj) {
     llvm::Value* first = builder_.CreateAdd(builder_.CreateMul(builder_.getInt64(nj), b.tile), builder_.CreateMul(s, b.step));
-    return builder_.CreateCall(load, {group_rows, row_bytes, at(b, first), b.row_bytes});
+    return load(group_rows, at(b, first), b.row_bytes);
   };
   std::vector<llvm::Value*> next(acc.begin(), acc.end());
   auto product = [&](int mi, int nj, llvm::Value* a_value, llvm::Value* b_value) {
-    llvm::Value*& slot = next[static_cast<size_t>(mi * p.n_tiles + nj)];
-    slot = builder_.CreateCall(multiply, {rows, row_bytes, row_bytes, slot, a_value, b_value});
+    const size_t site = static_cast<size_t>(mi * p.n_tiles + nj);
+    next[site] = multiply(site, next[site], a_value, b_value);
   };
   if (p.m_tiles <= p.n_tiles) {  // A's tiles stay, B's come one at a time
     std::vector<llvm::Value*> held;
@@ -127,8 +170,7 @@ inline void CodeGenLLVM::emit_amx_tile_product(const CallNode* call) {
   }
   for (int mi = 0; mi < p.m_tiles; ++mi)
     for (int nj = 0; nj < p.n_tiles; ++nj)
-      builder_.CreateCall(store, {rows, row_bytes, c_tile(mi, nj), c.row_bytes,
-                                  results[static_cast<size_t>(mi * p.n_tiles + nj)]});
+      store(c_tile(mi, nj), c.row_bytes, results[static_cast<size_t>(mi * p.n_tiles + nj)]);
 }
 
 }  // namespace loom::codegen

@@ -32,6 +32,7 @@ struct ResolvedTarget {
   std::string cpu;
   std::string features;  // as given to LLVM: "+avx2,+avx512f,..." for the host, overrides otherwise
   bool fast_math = false;
+  bool amx_emulation = false;  // Target::set_amx_emulation(): AMX tile products call the runtime
   /// Features the target enables and this host lacks, comma-separated ("" when it runs here).
   std::string missing_host_features;
   bool has_f16c = false;  // float16 <-> float32 conversions in hardware
@@ -52,6 +53,7 @@ struct ResolvedTarget {
     std::string d = "llvm-" LLVM_VERSION_STRING " " + triple + " -mcpu=" + cpu;
     if (!features.empty()) d += " -mattr=" + features;
     if (fast_math) d += " -fast-math";
+    if (amx_emulation) d += " -amx-emulation";
     return d;
   }
 };
@@ -85,6 +87,7 @@ inline ResolvedTarget resolve_uncached(const Target& t) {
   ResolvedTarget r;
   r.triple = llvm::sys::getProcessTriple();
   r.fast_math = t.fast_math();
+  r.amx_emulation = t.amx_emulation();
   const llvm::Target& target = llvm_target_for(r.triple);
   const llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
 
