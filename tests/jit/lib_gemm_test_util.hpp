@@ -63,11 +63,12 @@ void fill_operand(Buffer<T>& b, unsigned seed) {
   }
 }
 
-/// Builds lib::gemm(p) (or with cfg), runs it on A of TA, B of TB, C of TC, and compares every
-/// element of C with the naive product of the same storage: exactly for integers, else within a few
-/// roundings of C's type per term.
+/// Builds lib::gemm(p) (or with cfg) for `target`, runs it on A of TA, B of TB, C of TC, and compares
+/// every element of C with the naive product of the same storage: exactly for integers, else within
+/// a few roundings of C's type per term.
 template <typename TA, typename TB, typename TC>
-void check_typed_gemm(const lib::GemmProblem& p, const lib::GemmConfig* cfg = nullptr) {
+void check_typed_gemm(const lib::GemmProblem& p, const lib::GemmConfig* cfg = nullptr,
+                      const Target& target = Target::cpu()) {
   CAPTURE(p.m);
   CAPTURE(p.n);
   CAPTURE(p.k);
@@ -78,7 +79,7 @@ void check_typed_gemm(const lib::GemmProblem& p, const lib::GemmConfig* cfg = nu
   CAPTURE(col);
   lib::Gemm g = cfg ? lib::gemm(p, *cfg) : lib::gemm(p);
   CAPTURE(g.config.str());
-  Kernel f = build(g.schedule, g.args(), Target::cpu(), "lib_gemm");
+  Kernel f = build(g.schedule, g.args(), target, "lib_gemm");
 
   const int64_t M = p.m, N = p.n, K = p.k, nb = std::max<int64_t>(p.batch, 1);
   const bool a_swapped = p.transpose_a != col, b_swapped = p.transpose_b != col;

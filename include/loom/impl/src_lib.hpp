@@ -4,6 +4,7 @@
 #include "loom/impl/src_library.hpp"
 
 #include "loom/lib/impl/gemm.hpp"
+#include "loom/lib/impl/gemm_amx.hpp"
 #include "loom/lib/impl/gemm_common.hpp"
 #include "loom/lib/impl/gemm_streamk.hpp"
 #include "loom/lib/impl/gemm_tuning.hpp"

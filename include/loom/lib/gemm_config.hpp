@@ -24,14 +24,18 @@ enum class DotInstruction {
   Vdpbf16ps,
   /// AVX512-VNNI vpdpbusd: quads of uint8 x int8 products into int32 (x86::dot_8bit_intrin()).
   Vpdpbusd,
+  /// Intel AMX: tdpbf16ps (bfloat16 -> float32) or tdpb[su][su]d (8-bit of either signedness ->
+  /// int32) on 16 x 16 tiles (x86::amx_intrin()); mr and nr count tiles' rows and columns.
+  Amx,
 };
 
-/// "multiply_add", "vdpbf16ps", "vpdpbusd".
+/// "multiply_add", "vdpbf16ps", "vpdpbusd", "amx".
 inline const char* dot_instruction_name(DotInstruction d) {
   switch (d) {
     case DotInstruction::MultiplyAdd: return "multiply_add";
     case DotInstruction::Vdpbf16ps: return "vdpbf16ps";
     case DotInstruction::Vpdpbusd: return "vpdpbusd";
+    case DotInstruction::Amx: return "amx";
   }
   return "?";
 }

@@ -13,6 +13,7 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/gemm.hpp");
 
 #include "loom/lib/gemm.hpp"
 #include "loom/lib/gemm_tuning.hpp"
+#include "loom/lib/impl/gemm_amx.hpp"
 #include "loom/lib/impl/gemm_common.hpp"
 #include "loom/lib/impl/gemm_streamk.hpp"
 #include "loom/runtime/thread_pool.hpp"
@@ -371,9 +372,12 @@ LOOM_DECL Gemm gemm(const GemmProblem& problem, const GemmConfig& config) {
   detail::check_dot_config(problem, config);
   const bool stream_k = config.decomposition == Decomposition::StreamK;
   detail::check_epilogue(problem, stream_k);
-  if (problem.layout == Layout::RowMajor)
-    return stream_k ? detail::gemm_streamk_row_major(problem, config)
-                    : detail::gemm_row_major(problem, config);
+  auto row_major = [&](const GemmProblem& p) {
+    return stream_k                                ? detail::gemm_streamk_row_major(p, config)
+           : config.dot == DotInstruction::Amx ? detail::gemm_amx_row_major(p, config)
+                                               : detail::gemm_row_major(p, config);
+  };
+  if (problem.layout == Layout::RowMajor) return row_major(problem);
   // Column-major C = op(A) op(B) is row-major C^T = op(B)^T op(A)^T: the same storage, with the
   // roles of A and B (and m and n) exchanged.
   GemmProblem t = problem;
@@ -389,7 +393,7 @@ LOOM_DECL Gemm gemm(const GemmProblem& problem, const GemmConfig& config) {
       std::swap(user[user.size() - 2], user[user.size() - 1]);
       return apply(product, user);
     };
-  Gemm g = stream_k ? detail::gemm_streamk_row_major(t, config) : detail::gemm_row_major(t, config);
+  Gemm g = row_major(t);
   std::swap(g.A, g.B);
   g.problem = problem;
   return g;
@@ -414,6 +418,21 @@ inline GemmConfig heuristic_gemm_config(const GemmProblem& problem) {
   if (packs_b && a == bf16 && b == bf16 && cpu.bf16_dot) c.dot = DotInstruction::Vdpbf16ps;
   if (packs_b && ((a == i8 && b == u8) || (a == u8 && b == i8)) && cpu.int8_dot)
     c.dot = DotInstruction::Vpdpbusd;
+  // AMX where the CPU has it for the input types: 2 x 2 tiles of 16 x 16 (7 of the 8 tile
+  // registers), and K in blocks of 2 KiB of A's rows. Not for batches (not built yet) or products
+  // with fewer rows than a tile. Chosen from the instructions' throughput (a 16 x 16 x 32 bfloat16
+  // tile product per 16 cycles against 16 x 2 x 1 per vdpbf16ps); not yet measured on a CPU with AMX.
+  const bool bytes = (a == i8 || a == u8) && (b == i8 || b == u8);
+  if (((a == bf16 && b == bf16 && cpu.amx_bf16) || (bytes && cpu.amx_int8)) && problem.batch == 0 &&
+      std::min(problem.m, problem.n) >= 16) {
+    c.dot = DotInstruction::Amx;
+    c.mr = c.nr = 32;
+    c.kc = 2048 / a.bytes();
+    c.mc = std::max<int64_t>(c.mr, c.mc / c.mr * c.mr);
+    c.nc = std::max<int64_t>(c.nr, c.nc / c.nr * c.nr);
+    c.stream_c = false;
+    return c;
+  }
   // A dot instruction needs A's groups side by side, so a transposed A is packed (before the
   // threads share B's panels, by one thread): its rows then go in blocks per thread again.
   const bool a_transposed = col ? problem.transpose_b : problem.transpose_a;

@@ -11,6 +11,7 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/gemm.hpp");
 
 #include "loom/lib/gemm.hpp"
 #include "loom/te/compute.hpp"
+#include "loom/ir/amx_tile_product.hpp"
 #include "loom/te/x86_dot_intrinsics.hpp"
 
 namespace loom::lib {
@@ -41,19 +42,40 @@ inline void check_types(const GemmProblem& p) {
                     "float32 C, or int8/uint8 A and B with an int32 C"));
 }
 
+/// What dot = amx needs: AMX's types, a register tile of whole 16 x 16 tiles that the tile registers
+/// hold, and no batch (not built yet).
+inline void check_amx_config(const GemmProblem& p, const GemmConfig& cfg) {
+  const DType a = p.a_type(), b = p.b_type();
+  const bool bytes = (a == i8 || a == u8) && (b == i8 || b == u8);
+  if (!(a == bf16 && b == bf16) && !bytes)
+    throw Error(cat("lib::gemm: dot = amx multiplies bfloat16 or 8-bit integers, but A is ", a.str(), " and B ",
+                    b.str(), "; use DotInstruction::MultiplyAdd"));
+  if (cfg.mr % 16 != 0 || cfg.nr % 16 != 0 ||
+      AmxTileProduct::registers_used(static_cast<int>(cfg.mr / 16), static_cast<int>(cfg.nr / 16)) >
+          AmxTileProduct::kTileRegisters)
+    throw Error(cat("lib::gemm: dot = amx computes the register tile as 16 x 16 AMX tiles that its 8 tile "
+                    "registers hold: mr and nr multiples of 16 (mr = nr = 32 is 2 x 2 tiles; 16 x 96 and 96 x "
+                    "16 also fit), got mr = ",
+                    cfg.mr, " and nr = ", cfg.nr));
+  if (p.batch > 0)
+    throw Error(cat("lib::gemm: dot = amx does not compute batched products yet (batch = ", p.batch,
+                    "); call it per batch, or use DotInstruction::Vdpbf16ps / Vpdpbusd / MultiplyAdd"));
+}
+
 /// A dot instruction in `cfg` needs the input types it multiplies and a register tile of whole
-/// 16-lane vectors.
+/// 16-lane vectors (AMX: of whole tiles, check_amx_config).
 inline void check_dot_config(const GemmProblem& p, const GemmConfig& cfg) {
   if (cfg.dot == DotInstruction::MultiplyAdd) return;
   const DType a = p.a_type(), b = p.b_type();
   const char* name = dot_instruction_name(cfg.dot);
+  if (cfg.dot == DotInstruction::Amx) check_amx_config(p, cfg);
   if (cfg.dot == DotInstruction::Vdpbf16ps && !(a == bf16 && b == bf16))
     throw Error(cat("lib::gemm: dot = vdpbf16ps multiplies bfloat16, but A is ", a.str(), " and B ", b.str(),
                     "; use DotInstruction::MultiplyAdd"));
   if (cfg.dot == DotInstruction::Vpdpbusd && !((a == i8 && b == u8) || (a == u8 && b == i8)))
     throw Error(cat("lib::gemm: dot = vpdpbusd multiplies an unsigned by a signed byte, but A is ", a.str(),
                     " and B ", b.str(), "; use DotInstruction::MultiplyAdd"));
-  if (cfg.lanes != x86::kDotLanes || cfg.nr % x86::kDotLanes != 0)
+  if (cfg.dot != DotInstruction::Amx && (cfg.lanes != x86::kDotLanes || cfg.nr % x86::kDotLanes != 0))
     throw Error(cat("lib::gemm: dot = ", name, " updates ", x86::kDotLanes,
                     "-lane vectors: it needs lanes = ", x86::kDotLanes, " and nr a multiple of ",
                     x86::kDotLanes, ", got lanes = ", cfg.lanes, " and nr = ", cfg.nr));

@@ -62,7 +62,9 @@ LOOM_DECL GemmConfig gemm_config_knobs(tune::Config& cfg, const GemmConfig& base
   DotInstruction dot = DotInstruction::MultiplyAdd;
   if (a == bf16 && b == bf16 && cpu.bf16_dot) dot = DotInstruction::Vdpbf16ps;
   if (((a == i8 && b == u8) || (a == u8 && b == i8)) && cpu.int8_dot) dot = DotInstruction::Vpdpbusd;
-  if (dot != DotInstruction::MultiplyAdd) {
+  // An AMX configuration (the model's where the CPU has AMX) keeps its tiles: its mr and nr count
+  // tiles' rows and columns, which the vector instructions' register tiles do not share.
+  if (dot != DotInstruction::MultiplyAdd && base.dot != DotInstruction::Amx) {
     const int64_t uses_dot = base.dot == dot ? 1 : 0;
     c.dot = cfg.choice("dot", {uses_dot, 1 - uses_dot}) != 0 ? dot : DotInstruction::MultiplyAdd;
   }

@@ -1,0 +1,173 @@
+// lib::gemm with Intel AMX (GemmConfig::dot = DotInstruction::Amx): bfloat16 -> float32 and 8-bit
+// integers (any signedness) -> int32. The register tile is a block of AMX tiles (mr / 16 x nr / 16
+// of them, 16 x 16 accumulators each) tensorized with x86::amx_intrin, whose accumulators stay in
+// tile registers over a block of K. B is packed "VNNI-style" (the group of one column side by
+// side: [columns / nr][k / group][nr][group]); A is read in place when its rows hold K contiguously
+// and nothing needs padding, else packed as [rows / mr][mr][k]. The tiles are stored to C (or to a
+// padded product, which a pass of its own trims and runs the epilogue over): AMX stores tiles to
+// memory, so the epilogue is not applied in registers as on the vector path.
+#pragma once
+
+#include "loom/support/config.hpp"
+LOOM_IMPLEMENTATION_FILE("loom/lib/gemm.hpp");
+
+#include <algorithm>
+#include <cstdint>
+#include <tuple>
+#include <vector>
+
+#include "loom/lib/gemm.hpp"
+#include "loom/lib/impl/gemm_common.hpp"
+#include "loom/runtime/thread_pool.hpp"
+#include "loom/te/x86_amx_intrinsics.hpp"
+
+namespace loom::lib {
+
+namespace detail {
+
+/// Elements of A in one AMX k-step: a tile row of 64 bytes.
+inline int64_t amx_step(DType a) { return 64 / a.bytes(); }
+
+/// The row-major problem on AMX tiles (see the file comment).
+inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
+  const int64_t M = p.m, N = p.n, K = p.k;
+  const DType a_type = p.a_type(), b_type = p.b_type(), c_type = p.c_type();
+  const int64_t group = 4 / a_type.bytes(), step = amx_step(a_type);
+  const int64_t mr = cfg.mr, nr = cfg.nr;
+  // K in blocks of whole k-steps (K padded with zeros to a whole number of blocks).
+  cfg.kc = std::min(round_up(std::max<int64_t>(cfg.kc, 1), step), round_up(K, step));
+  cfg.mc = dividing_block(round_up(M, mr), std::max(mr, cfg.mc / mr * mr), mr);
+  cfg.nc = covering_block(round_up(N, nr), std::max(nr, cfg.nc / nr * nr), nr);
+  const int64_t Mp = round_up(M, mr), Np = round_up(N, cfg.nc), Kp = round_up(K, cfg.kc);
+  const bool pad_m = Mp != M, pad_n = Np != N;
+  cfg.pack_b = true;
+  cfg.pack_a = cfg.pack_a || pad_m || p.transpose_a || Kp != K;
+  cfg.stream_c = false;  // tiles are stored by tilestored, which has no streaming form
+  cfg.lanes = x86::kDotLanes;
+
+  Gemm g;
+  g.problem = p;
+  g.A = placeholder(p.transpose_a ? matrix_shape(0, K, M) : matrix_shape(0, M, K), a_type, "A");
+  g.B = placeholder(p.transpose_b ? matrix_shape(0, N, K) : matrix_shape(0, K, N), b_type, "B");
+  const Tensor A = g.A, B = g.B;
+  auto a = [&](Expr i, Expr k) { return p.transpose_a ? A(k, i) : A(i, k); };
+  auto bm = [&](Expr k, Expr j) { return p.transpose_b ? B(j, k) : B(k, j); };
+  auto c32 = [](int64_t v) { return Expr(static_cast<int>(v)); };
+
+  // packedB[jo][kg][ji][t] = B[kg * group + t, jo * nr + ji], zero beyond the matrix.
+  Tensor PB = compute(
+      {c32(Np / nr), c32(Kp / group), c32(nr), c32(group)},
+      [&](const std::vector<Var>& v) {
+        const Var &jo = v[0], &kg = v[1], &ji = v[2], &t = v[3];
+        Expr k = kg * static_cast<int>(group) + t, j = jo * static_cast<int>(nr) + ji;
+        std::vector<Expr> guard;
+        if (pad_n) guard.push_back(j < static_cast<int>(N));
+        if (Kp != K) guard.push_back(k < static_cast<int>(K));
+        Expr value = bm(k, j);
+        return guard.empty() ? value : if_then_else(all_of(guard), value, make_const(b_type, 0));
+      },
+      "packedB");
+  // packedA[io][ii][k] = A[io * mr + ii, k]: each row holds K contiguously, as the tiles read it.
+  Tensor PA;
+  if (cfg.pack_a) {
+    PA = compute(
+        {c32(Mp / mr), c32(mr), c32(Kp)},
+        [&](const std::vector<Var>& v) {
+          const Var &io = v[0], &ii = v[1], &k = v[2];
+          Expr i = io * static_cast<int>(mr) + ii;
+          std::vector<Expr> guard;
+          if (pad_m) guard.push_back(i < static_cast<int>(M));
+          if (Kp != K) guard.push_back(k < static_cast<int>(K));
+          Expr value = a(i, k);
+          return guard.empty() ? value : if_then_else(all_of(guard), value, make_const(a_type, 0));
+        },
+        "packedA");
+  }
+
+  const bool padded = pad_m || pad_n, epilogue = !p.epilogue.empty(), separate_c = padded || epilogue;
+  IterVar kk = reduce_axis(0, static_cast<int>(Kp / group), "k"), kt = reduce_axis(0, static_cast<int>(group), "t");
+  Tensor acc = compute(
+      {c32(padded ? Mp : M), c32(padded ? Np : N)},
+      [&](const std::vector<Var>& v) {
+        const Var &i = v[0], &j = v[1];
+        const Expr mri = c32(mr), nri = c32(nr);
+        const Expr k = kk->var * static_cast<int>(group) + kt->var;
+        Expr av = cfg.pack_a ? PA(floordiv(i, mri), floormod(i, mri), k) : a(i, k);
+        Expr bv = PB(floordiv(j, nri), kk->var, floormod(j, nri), kt->var);
+        return sum(cast(c_type, av) * cast(c_type, bv), {kk, kt});
+      },
+      padded       ? "C_padded"
+      : separate_c ? "C_product"
+                   : "C");
+  Tensor C = acc;
+  if (separate_c) {
+    C = compute(
+        {c32(M), c32(N)},
+        [&](const std::vector<Var>& v) {
+          // The select (always its first value) widens the region bound inference asks of acc to the
+          // whole padded domain, so that the tiles cover it without a guard.
+          const Expr i = pad_m ? select(v[0] < static_cast<int>(M), v[0], c32(Mp - 1)) : Expr(v[0]);
+          const Expr j = pad_n ? select(v[1] < static_cast<int>(N), v[1], c32(Np - 1)) : Expr(v[1]);
+          if (!epilogue) return acc(i, j);
+          const Expr value = p.epilogue.apply(acc(i, j), {v[0], v[1]});
+          if (value.dtype() != c_type)
+            throw Error(cat("lib::gemm: the epilogue '", p.epilogue.name, "' gives ", value.dtype().str(),
+                            " but C is ", c_type.str(), "; cast its result with cast(", c_type.str(), ", ...)"));
+          return value;
+        },
+        "C");
+  }
+  g.C = C;
+  Schedule s = create_schedule(C);
+  g.schedule = s;
+
+  // BLIS's loop order around the tile block: jc (nc columns), pc (kc of K), ic (mc rows), jr (nr),
+  // ir (mr), then the block of tiles, tensorized over its rows, columns and the kc block of K.
+  Stage st = s[acc];
+  auto [jc, j1] = st.split(acc.axis(1), cfg.nc);
+  auto [jr, ji] = st.split(j1, nr);
+  auto [ic, i1] = st.split(acc.axis(0), cfg.mc);
+  auto [ir, ii] = st.split(i1, mr);
+  const bool one_k_block = Kp == cfg.kc;
+  IterVar ko, ki = kk;
+  if (!one_k_block) std::tie(ko, ki) = st.split(kk, cfg.kc / group);
+  std::vector<IterVar> order{jc};
+  if (!one_k_block) order.push_back(ko);
+  order.insert(order.end(), {ic, jr, ir, ii, ji, ki, kt});
+  st.reorder(order);
+  st.tensorize(ii, x86::amx_intrin(a_type, b_type, static_cast<int>(mr / 16), static_cast<int>(nr / 16),
+                                   static_cast<int>(cfg.kc)));
+  if (cfg.parallel) {
+    const int64_t threads = runtime::ThreadPool::global().num_threads();
+    if (Mp / cfg.mc >= threads)
+      st.parallel(ic);
+    else
+      st.parallel(jr);
+  }
+
+  // B's kc x nc block is packed per (jc, pc), A's mc x kc block per ic (or per pc when K has blocks).
+  Stage sb = s[PB];
+  sb.compute_at(st, one_k_block ? jc : ko);
+  sb.unroll(PB.axis(3));
+  if (cfg.parallel) sb.parallel(PB.axis(0));
+  if (cfg.pack_a) {
+    Stage sa = s[PA];
+    sa.compute_at(st, ic);
+    auto [ko_a, ki_a] = sa.split(PA.axis(2), x86::kDotLanes * group);
+    (void)ko_a;
+    if (!p.transpose_a) sa.vectorize(ki_a);
+  }
+  if (separate_c) {
+    Stage sc = s[C];
+    auto [cjo, cji] = sc.split(C.axis(1), x86::kDotLanes);
+    (void)cjo;
+    sc.vectorize(cji);
+    if (cfg.parallel) sc.parallel(C.axis(0));
+  }
+  g.config = cfg;
+  return g;
+}
+
+}  // namespace detail
+
+}  // namespace loom::lib

@@ -1,0 +1,156 @@
+// loom::lib::gemm on AMX tiles (GemmConfig::dot = DotInstruction::Amx), compared with a naive
+// product: built with Target::set_amx_emulation() (the LLVM backend's own loops and addresses, the
+// tile instructions computed by the runtime) on every machine, and with Target::cpu() where the CPU
+// has AMX; bfloat16 and every signedness of 8-bit, shapes no tile divides, K in blocks, transposed,
+// column-major, an epilogue, other register tiles; the refusals, and where the model picks AMX.
+#include <doctest/doctest.h>
+
+#include <loom/backend/build.hpp>
+#include <loom/lib/gemm.hpp>
+#include <loom/lib/gemm_tuning.hpp>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lib_gemm_test_util.hpp"
+
+using namespace loom;
+using namespace loom::test;
+using doctest::Contains;
+
+namespace {
+
+lib::GemmProblem amx_problem(int64_t m, int64_t n, int64_t k, DType a, DType b) {
+  lib::GemmProblem p = problem(m, n, k, a);
+  if (b != a) p.b_dtype = b;
+  return p;
+}
+
+/// The model's configuration with dot = amx and an mr x nr register tile (kc, when given).
+lib::GemmConfig amx_config(const lib::GemmProblem& p, int64_t mr = 32, int64_t nr = 32, int64_t kc = 0) {
+  lib::GemmConfig cfg = lib::model_gemm_config(p);
+  cfg.dot = lib::DotInstruction::Amx;
+  cfg.mr = mr;
+  cfg.nr = nr;
+  if (kc > 0) cfg.kc = kc;
+  return cfg;
+}
+
+bool host_has_amx(DType a) { return a == bf16 ? CpuCacheInfo::host().amx_bf16 : CpuCacheInfo::host().amx_int8; }
+
+/// check_typed_gemm with emulated tiles, and on the CPU's own tiles where it has them.
+template <typename TA, typename TB, typename TC>
+void check_amx(const lib::GemmProblem& p, const lib::GemmConfig& cfg) {
+  check_typed_gemm<TA, TB, TC>(p, &cfg, Target::cpu().set_amx_emulation());
+  if (host_has_amx(p.a_type())) check_typed_gemm<TA, TB, TC>(p, &cfg, Target::cpu());
+}
+
+template <typename TA, typename TB>
+void check_8bit(int64_t m, int64_t n, int64_t k, DType a, DType b, int64_t kc = 0) {
+  const lib::GemmProblem p = amx_problem(m, n, k, a, b);
+  check_amx<TA, TB, int32_t>(p, amx_config(p, 32, 32, kc));
+}
+
+}  // namespace
+
+TEST_CASE("lib::gemm on AMX tiles: bfloat16 -> float32 on shapes no tile divides, K in blocks") {
+  for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
+           {1, 1, 1}, {7, 13, 29}, {37, 50, 70}, {130, 70, 257}, {64, 64, 64} /* A read in place */}) {
+    const lib::GemmProblem p = amx_problem(m, n, k, bf16, bf16);
+    check_amx<bfloat16, bfloat16, float>(p, amx_config(p));
+  }
+  // K in blocks of 64 and of the model's 1024 (K padded to whole blocks with zeros).
+  const lib::GemmProblem blocks = amx_problem(45, 70, 301, bf16, bf16);
+  check_amx<bfloat16, bfloat16, float>(blocks, amx_config(blocks, 32, 32, 64));
+  const lib::GemmProblem long_k = amx_problem(33, 40, 2100, bf16, bf16);
+  check_amx<bfloat16, bfloat16, float>(long_k, amx_config(long_k));
+  // Other blocks of tiles: 1 x 6 (A's tile held), 6 x 1 (B's), 1 x 1, with cache blocks that the
+  // tiles must divide.
+  const lib::GemmProblem p = amx_problem(100, 200, 96, bf16, bf16);
+  for (auto [mr, nr] : std::vector<std::array<int64_t, 2>>{{16, 96}, {96, 16}, {16, 16}}) {
+    lib::GemmConfig cfg = amx_config(p, mr, nr);
+    cfg.mc = 50;
+    cfg.nc = 100;
+    check_amx<bfloat16, bfloat16, float>(p, cfg);
+  }
+}
+
+TEST_CASE("lib::gemm on AMX tiles: 8-bit integers -> int32, exact, for every signedness") {
+  check_8bit<int8_t, int8_t>(37, 50, 70, i8, i8);
+  check_8bit<int8_t, uint8_t>(64, 64, 128, i8, u8);
+  check_8bit<uint8_t, int8_t>(45, 70, 301, u8, i8, 128);
+  check_8bit<uint8_t, uint8_t>(7, 13, 29, u8, u8);
+}
+
+TEST_CASE("lib::gemm on AMX tiles: transposed, column-major, and with an epilogue") {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      lib::GemmProblem p = amx_problem(37, 45, 23, bf16, bf16);
+      p.transpose_a = ta;
+      p.transpose_b = tb;
+      check_amx<bfloat16, bfloat16, float>(p, amx_config(p));
+    }
+  lib::GemmProblem col = amx_problem(29, 41, 75, i8, u8);
+  col.layout = lib::Layout::ColMajor;
+  check_amx<int8_t, uint8_t, int32_t>(col, amx_config(col));
+
+  // bias + ReLU on the float32 accumulator, in C's pass over the tiles' product.
+  const int64_t M = 21, N = 35, K = 27;
+  lib::GemmProblem p = amx_problem(M, N, K, bf16, bf16);
+  Tensor bias = placeholder({static_cast<int>(N)}, f32, "bias");
+  p.epilogue = lib::bias_activation(bias, "relu");
+  lib::Gemm g = lib::gemm(p, amx_config(p));
+  Kernel f = build(g.schedule, g.args(), Target::cpu().set_amx_emulation(), "amx_epilogue");
+  Buffer<bfloat16> a({M, K}), b({K, N});
+  Buffer<float> vb({N}), c({M, N});
+  fill_operand(a, 3);
+  fill_operand(b, 4);
+  for (int64_t j = 0; j < N; ++j) vb.at_flat(j) = 0.25f * static_cast<float>(j % 7) - 0.75f;
+  f(a, b, vb, c);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double sum = vb.at_flat(j);
+      for (int64_t k = 0; k < K; ++k)
+        sum += static_cast<double>(float(a.at_flat(i * K + k))) * static_cast<double>(float(b.at_flat(k * N + j)));
+      if (std::abs(c.at_flat(i * N + j) - std::max(sum, 0.0)) > 1e-4 * (1.0 + std::abs(sum))) ++bad;
+    }
+  CHECK(bad == 0);
+}
+
+TEST_CASE("lib::gemm on AMX tiles: refusals, and the model picks AMX only where the CPU has it") {
+  const lib::GemmProblem f32_problem = problem(64, 64, 64, f32);
+  CHECK_THROWS_WITH_AS(lib::gemm(f32_problem, amx_config(f32_problem)),
+                       "lib::gemm: dot = amx multiplies bfloat16 or 8-bit integers, but A is float32 and B float32; "
+                       "use DotInstruction::MultiplyAdd",
+                       Error);
+  const lib::GemmProblem p = amx_problem(64, 64, 64, bf16, bf16);
+  CHECK_THROWS_WITH_AS(lib::gemm(p, amx_config(p, 24, 32)),
+                       Contains("mr and nr multiples of 16 (mr = nr = 32 is 2 x 2 tiles; 16 x 96 and 96 x 16 also "
+                                "fit), got mr = 24 and nr = 32"),
+                       Error);
+  CHECK_THROWS_WITH_AS(lib::gemm(p, amx_config(p, 32, 48)), Contains("got mr = 32 and nr = 48"), Error);
+  lib::GemmProblem batched = p;
+  batched.batch = 2;
+  CHECK_THROWS_WITH_AS(lib::gemm(batched, amx_config(batched)),
+                       Contains("dot = amx does not compute batched products yet (batch = 2)"), Error);
+  lib::GemmConfig stream_k = amx_config(p);
+  stream_k.decomposition = lib::Decomposition::StreamK;
+  CHECK_THROWS_WITH_AS(lib::gemm(p, stream_k), Contains("Stream-K"), Error);
+
+  lib::Gemm g = lib::gemm(p, amx_config(p));
+  CHECK(g.config.str().find("dot=amx") != std::string::npos);
+  if (!CpuCacheInfo::host().amx_bf16) {
+    CHECK_THROWS_WITH_AS(build(g.schedule, g.args(), Target::cpu(), "amx_host"),
+                         Contains("uses the AMX instruction tdpbf16ps, which needs the CPU feature 'amx-tile'"),
+                         Error);
+  }
+  // The model: AMX for bfloat16 and bytes where the CPU has it (and C has a tile of rows and columns).
+  const lib::GemmConfig model = lib::model_gemm_config(amx_problem(256, 256, 256, bf16, bf16));
+  CHECK((model.dot == lib::DotInstruction::Amx) == CpuCacheInfo::host().amx_bf16);
+  const lib::GemmConfig bytes = lib::model_gemm_config(amx_problem(256, 256, 256, u8, u8));
+  CHECK((bytes.dot == lib::DotInstruction::Amx) == CpuCacheInfo::host().amx_int8);
+  CHECK(lib::model_gemm_config(amx_problem(8, 256, 256, bf16, bf16)).dot != lib::DotInstruction::Amx);
+}
