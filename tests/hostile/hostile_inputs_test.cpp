@@ -24,6 +24,7 @@
 #include <loom/lib/gemm.hpp>
 #include <loom/lib/gemm_tuning.hpp>
 #include <loom/lib/gpu_gemm.hpp>
+#include <loom/runtime/amx_permission.hpp>
 
 using namespace loom;
 using doctest::Contains;
@@ -512,4 +513,50 @@ TEST_CASE("jit: LOOM_JIT_REMARKS names the kernel's function instead of an unkno
   ::unsetenv("LOOM_JIT_REMARKS");
   CHECK_MESSAGE(err.find("loom jit: function 'loom_bcast', ") != std::string::npos, err);
   CHECK_MESSAGE(err.find("<unknown>") == std::string::npos, err);
+}
+
+TEST_CASE("E-BUILD-AMX-FEATURE: an AMX tile product built for a target without AMX") {
+  lib::GemmProblem p;
+  p.m = p.n = p.k = 64;
+  p.dtype = bf16;
+  lib::GemmConfig cfg = lib::model_gemm_config(p);
+  cfg.dot = lib::DotInstruction::Amx;
+  cfg.mr = cfg.nr = 32;
+  lib::Gemm g = lib::gemm(p, cfg);
+  CHECK_THROWS_WITH_AS(
+      build(g.schedule, g.args(), Target::cpu("x86-64-v4"), "amx_gemm"),
+      Contains("kernel 'amx_gemm' uses the AMX instruction tdpbf16ps, which needs the CPU feature "
+               "'amx-tile'; the target (llvm-19"),
+      Error);
+  // The same kernel with emulated tiles builds for any x86-64.
+  CHECK_NOTHROW(build(g.schedule, g.args(), Target::cpu("x86-64-v3").set_amx_emulation(), "amx_gemm"));
+}
+
+TEST_CASE("E-RUN-AMX-PERMISSION: Linux refuses the AMX tile state") {
+  const std::string& refusal = runtime::request_amx_permission();
+  if (CpuCacheInfo::host().amx_bf16 || CpuCacheInfo::host().amx_int8) {
+    MESSAGE("this CPU has AMX: Linux " << (refusal.empty() ? "granted" : "refused") << " the tile state");
+  } else {
+    CHECK(refusal.find("Linux refused the AMX tile state (arch_prctl ARCH_REQ_XCOMP_PERM, XTILEDATA: ") == 0);
+    CHECK(refusal.find("AMX needs a CPU with AMX and Linux 5.16 or later") != std::string::npos);
+  }
+  CHECK(&runtime::request_amx_permission() == &refusal);  // asked once per process
+}
+
+TEST_CASE("E-AMX-BLOCK: AMX blocks, rows, types and K that AMX cannot take") {
+  CHECK_THROWS_WITH_AS(
+      x86::amx_intrin(bf16, bf16, 2, 3, 64),
+      "x86::amx_intrin 'x86.amx.tdpbf16ps.2x3.r16.k64': an AMX block of 2 x 3 accumulator tiles "
+      "needs 9 tile registers (accumulators, the smaller side's tiles and one more); AMX has 8: "
+      "use 1 x 1 to 1 x 6, 2 x 2, or 2 x 1 to 6 x 1",
+      Error);
+  CHECK_THROWS_WITH_AS(x86::amx_intrin(u8, i8, 1, 1, 64, 17),
+                       Contains("an AMX tile has 1 to 16 rows, not 17"), Error);
+  CHECK_THROWS_WITH_AS(
+      x86::amx_intrin(bf16, bf16, 1, 1, 48),
+      Contains("K (48) must be a positive multiple of 32 (64 bytes of bfloat16, one tile row); pad K "
+               "with zeros"),
+      Error);
+  CHECK_THROWS_WITH_AS(x86::amx_intrin(f16, f16, 1, 1, 64),
+                       Contains("AMX multiplies bfloat16 x bfloat16 (tdpbf16ps) or 8-bit integers"), Error);
 }

@@ -38,7 +38,9 @@ lib::GemmConfig amx_config(const lib::GemmProblem& p, int64_t mr = 32, int64_t n
   return cfg;
 }
 
-bool host_has_amx(DType a) { return a == bf16 ? CpuCacheInfo::host().amx_bf16 : CpuCacheInfo::host().amx_int8; }
+bool host_has_amx(DType a) {
+  return a == bf16 ? CpuCacheInfo::host().amx_bf16 : CpuCacheInfo::host().amx_int8;
+}
 
 /// check_typed_gemm with emulated tiles, and on the CPU's own tiles where it has them.
 template <typename TA, typename TB, typename TC>
@@ -114,7 +116,8 @@ TEST_CASE("lib::gemm on AMX tiles: transposed, column-major, and with an epilogu
     for (int64_t j = 0; j < N; ++j) {
       double sum = vb.at_flat(j);
       for (int64_t k = 0; k < K; ++k)
-        sum += static_cast<double>(float(a.at_flat(i * K + k))) * static_cast<double>(float(b.at_flat(k * N + j)));
+        sum += static_cast<double>(float(a.at_flat(i * K + k))) *
+               static_cast<double>(float(b.at_flat(k * N + j)));
       if (std::abs(c.at_flat(i * N + j) - std::max(sum, 0.0)) > 1e-4 * (1.0 + std::abs(sum))) ++bad;
     }
   CHECK(bad == 0);
@@ -122,15 +125,17 @@ TEST_CASE("lib::gemm on AMX tiles: transposed, column-major, and with an epilogu
 
 TEST_CASE("lib::gemm on AMX tiles: refusals, and the model picks AMX only where the CPU has it") {
   const lib::GemmProblem f32_problem = problem(64, 64, 64, f32);
-  CHECK_THROWS_WITH_AS(lib::gemm(f32_problem, amx_config(f32_problem)),
-                       "lib::gemm: dot = amx multiplies bfloat16 or 8-bit integers, but A is float32 and B float32; "
-                       "use DotInstruction::MultiplyAdd",
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      lib::gemm(f32_problem, amx_config(f32_problem)),
+      "lib::gemm: dot = amx multiplies bfloat16 or 8-bit integers, but A is float32 and B float32; "
+      "use DotInstruction::MultiplyAdd",
+      Error);
   const lib::GemmProblem p = amx_problem(64, 64, 64, bf16, bf16);
-  CHECK_THROWS_WITH_AS(lib::gemm(p, amx_config(p, 24, 32)),
-                       Contains("mr and nr multiples of 16 (mr = nr = 32 is 2 x 2 tiles; 16 x 96 and 96 x 16 also "
-                                "fit), got mr = 24 and nr = 32"),
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      lib::gemm(p, amx_config(p, 24, 32)),
+      Contains("mr and nr multiples of 16 (mr = nr = 32 is 2 x 2 tiles; 16 x 96 and 96 x 16 also "
+               "fit), got mr = 24 and nr = 32"),
+      Error);
   CHECK_THROWS_WITH_AS(lib::gemm(p, amx_config(p, 32, 48)), Contains("got mr = 32 and nr = 48"), Error);
   lib::GemmProblem batched = p;
   batched.batch = 2;
@@ -143,9 +148,9 @@ TEST_CASE("lib::gemm on AMX tiles: refusals, and the model picks AMX only where 
   lib::Gemm g = lib::gemm(p, amx_config(p));
   CHECK(g.config.str().find("dot=amx") != std::string::npos);
   if (!CpuCacheInfo::host().amx_bf16) {
-    CHECK_THROWS_WITH_AS(build(g.schedule, g.args(), Target::cpu(), "amx_host"),
-                         Contains("uses the AMX instruction tdpbf16ps, which needs the CPU feature 'amx-tile'"),
-                         Error);
+    CHECK_THROWS_WITH_AS(
+        build(g.schedule, g.args(), Target::cpu(), "amx_host"),
+        Contains("uses the AMX instruction tdpbf16ps, which needs the CPU feature 'amx-tile'"), Error);
   }
   // The model: AMX for bfloat16 and bytes where the CPU has it (and C has a tile of rows and columns).
   const lib::GemmConfig model = lib::model_gemm_config(amx_problem(256, 256, 256, bf16, bf16));

@@ -1,7 +1,7 @@
 // The interpreter's AMX tile product (ir/amx_tile_product.hpp): the Intel SDM's pseudo-code for
 // tdpbf16ps and tdpb[su][su]d (runtime/amx_emulation.hpp), run on the buffers' memory with every
-// tile row checked against the buffer's bounds. The interpreter thus runs kernels tensorized with AMX on any machine, and tests
-// compare them with the unscheduled reference where no CPU has AMX.
+// tile row checked against the buffer's bounds. The interpreter thus runs kernels tensorized with AMX on any
+// machine, and tests compare them with the unscheduled reference where no CPU has AMX.
 #pragma once
 
 #include <cstring>
@@ -51,7 +51,8 @@ class AmxTileProductStmt final : public CompiledStmt {
         std::memset(&acc, 0, sizeof acc);
         for (int r = 0; r < rows_ && accumulate_; ++r) std::memcpy(acc.row[r], c.row(c_first, r, "C"), 64);
         for (int64_t s = 0; s < steps; ++s) {
-          const int64_t a_first = a.first + mi * a.tile + s * a.step, b_first = b.first + nj * b.tile + s * b.step;
+          const int64_t a_first = a.first + mi * a.tile + s * a.step,
+                        b_first = b.first + nj * b.tile + s * b.step;
           for (int r = 0; r < rows_; ++r) std::memcpy(a_tile.row[r], a.row(a_first, r, "A"), 64);
           for (int g = 0; g < 16; ++g) std::memcpy(b_tile.row[g], b.row(b_first, g, "B"), 64);
           runtime::amx_dot(instruction_, acc, acc, a_tile, b_tile, rows_);
@@ -71,9 +72,10 @@ class AmxTileProductStmt final : public CompiledStmt {
     std::byte* row(int64_t tile_first, int64_t r, const char* which) const {
       const int64_t byte = (tile_first + r * row_stride) * element_bytes;
       if (byte < slot->begin_byte || byte > slot->end_byte - 64)
-        throw Error(cat("kernel '", self->kernel_, "': the AMX tile product (", amx_instruction_name(self->instruction_),
-                        ") reads or writes 64 bytes of ", which, " at byte ", byte, " of buffer '", operand->name,
-                        "', outside its memory (bytes ", slot->begin_byte, " to ", slot->end_byte,
+        throw Error(cat("kernel '", self->kernel_, "': the AMX tile product (",
+                        amx_instruction_name(self->instruction_), ") reads or writes 64 bytes of ", which,
+                        " at byte ", byte, " of buffer '", operand->name, "', outside its memory (bytes ",
+                        slot->begin_byte, " to ", slot->end_byte,
                         "): the tile's rows, strides or k-steps reach past the buffer"));
       return slot->data + byte;
     }

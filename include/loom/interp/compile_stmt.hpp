@@ -164,8 +164,8 @@ inline StmtPtr Compiler::compile_amx_tile_product(const CallNode* call) {
     return compiled;
   };
   return std::make_unique<AmxTileProductStmt>(p.instruction, p.m_tiles, p.n_tiles, p.rows, p.accumulate,
-                                              compile_int(p.steps, 0), operand(p.c), operand(p.a), operand(p.b),
-                                              func_.name);
+                                              compile_int(p.steps, 0), operand(p.c), operand(p.a),
+                                              operand(p.b), func_.name);
 }
 
 inline StmtPtr Compiler::compile_kernel_region(const Stmt& region) {

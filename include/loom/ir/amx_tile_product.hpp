@@ -45,8 +45,10 @@ inline AmxInstruction amx_instruction_for(DType a, DType b) {
   if (a8 && b8)
     return a == i8 ? (b == i8 ? AmxInstruction::Tdpbssd : AmxInstruction::Tdpbsud)
                    : (b == i8 ? AmxInstruction::Tdpbusd : AmxInstruction::Tdpbuud);
-  throw Error(cat("AMX multiplies bfloat16 x bfloat16 (tdpbf16ps) or 8-bit integers (tdpbssd, tdpbsud, "
-                  "tdpbusd, tdpbuud); got ", a.str(), " x ", b.str()));
+  throw Error(
+      cat("AMX multiplies bfloat16 x bfloat16 (tdpbf16ps) or 8-bit integers (tdpbssd, tdpbsud, "
+          "tdpbusd, tdpbuud); got ",
+          a.str(), " x ", b.str()));
 }
 
 /// One operand's memory: a flat buffer, the element offset of the block's first tile, the elements
@@ -89,12 +91,12 @@ struct AmxTileProduct {
   /// The element types A, B and C must have for `i`.
   /// @{
   static DType a_type(AmxInstruction i) {
-    return i == AmxInstruction::Tdpbf16ps                                  ? bf16
+    return i == AmxInstruction::Tdpbf16ps                                   ? bf16
            : (i == AmxInstruction::Tdpbssd || i == AmxInstruction::Tdpbsud) ? i8
                                                                             : u8;
   }
   static DType b_type(AmxInstruction i) {
-    return i == AmxInstruction::Tdpbf16ps                                  ? bf16
+    return i == AmxInstruction::Tdpbf16ps                                   ? bf16
            : (i == AmxInstruction::Tdpbssd || i == AmxInstruction::Tdpbusd) ? i8
                                                                             : u8;
   }
@@ -128,15 +130,18 @@ struct AmxTileProduct {
     check(c, c_type(instruction), "C");
     check(a, a_type(instruction), "A");
     check(b, b_type(instruction), "B");
-    std::vector<Expr> args{StringImmNode::make(amx_instruction_name(instruction)), make_const(i32, m_tiles),
-                           make_const(i32, n_tiles),  make_const(i32, rows),
-                           make_const(i32, accumulate ? 1 : 0), steps};
+    std::vector<Expr> args{StringImmNode::make(amx_instruction_name(instruction)),
+                           make_const(i32, m_tiles),
+                           make_const(i32, n_tiles),
+                           make_const(i32, rows),
+                           make_const(i32, accumulate ? 1 : 0),
+                           steps};
     for (const AmxOperand* o : {&c, &a, &b}) {
       args.insert(args.end(), {o->data, make_const(i32, pack(o->dtype)), o->offset, o->row_stride,
                                o->tile_stride, o->step_stride});
     }
-    return EvaluateNode::make(CallNode::make(i32, intrinsic::amx_tile_product, std::move(args),
-                                             CallKind::Intrinsic));
+    return EvaluateNode::make(
+        CallNode::make(i32, intrinsic::amx_tile_product, std::move(args), CallKind::Intrinsic));
   }
 
   /// The product a call of intrinsic::amx_tile_product describes (the call make() built).
@@ -157,8 +162,12 @@ struct AmxTileProduct {
     AmxOperand* operands[] = {&p.c, &p.a, &p.b};
     for (size_t k = 0; k < 3; ++k) {
       const size_t at = 6 + 6 * k;
-      *operands[k] = AmxOperand{Var(Ref<const ExprNode>(call->args[at].get())), unpack(constant(at + 1)), call->args[at + 2],
-                                call->args[at + 3], call->args[at + 4], call->args[at + 5]};
+      *operands[k] = AmxOperand{Var(Ref<const ExprNode>(call->args[at].get())),
+                                unpack(constant(at + 1)),
+                                call->args[at + 2],
+                                call->args[at + 3],
+                                call->args[at + 4],
+                                call->args[at + 5]};
     }
     return p;
   }

@@ -65,7 +65,8 @@ inline void amx_dot(AmxInstruction instruction, AmxTile& out, const AmxTile& acc
             const auto x = static_cast<uint16_t>(a.row[r][g] >> (16 * t)),
                        y = static_cast<uint16_t>(b.row[g][n] >> (16 * t));
             s = amx_detail::amx_flush(std::fma(amx_detail::amx_flush(bfloat16_bits_to_float(x)),
-                                           amx_detail::amx_flush(bfloat16_bits_to_float(y)), amx_detail::amx_flush(s)));
+                                               amx_detail::amx_flush(bfloat16_bits_to_float(y)),
+                                               amx_detail::amx_flush(s)));
           }
           std::memcpy(&sum[n], &s, 4);
         } else {

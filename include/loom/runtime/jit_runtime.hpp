@@ -1,7 +1,7 @@
 // The C functions JIT-compiled kernels call at run time (heap allocation, errors, the thread pool,
-// extern stages, emulated AMX tiles), and the per-call context they report errors into. Generated code refers to
-// them by name; the JIT binds the names to these addresses in every process, so cached object
-// files stay valid across processes.
+// extern stages, emulated AMX tiles), and the per-call context they report errors into. Generated code refers
+// to them by name; the JIT binds the names to these addresses in every process, so cached object files stay
+// valid across processes.
 #pragma once
 
 #include <cstdint>

@@ -44,8 +44,8 @@ inline Expr amx_stride(const BufferRegion& r, size_t d, int64_t want, const std:
 /// first, subnormals flushed to zero); 8-bit products are exact, int32 sums wrap.
 inline TensorIntrin amx_intrin(DType a_type, DType b_type, int m_tiles, int n_tiles, int k, int rows = 16) {
   const AmxInstruction instruction = amx_instruction_for(a_type, b_type);
-  const std::string name = cat("x86.amx.", amx_instruction_name(instruction), ".", m_tiles, "x", n_tiles,
-                               ".r", rows, ".k", k);
+  const std::string name =
+      cat("x86.amx.", amx_instruction_name(instruction), ".", m_tiles, "x", n_tiles, ".r", rows, ".k", k);
   // One declaration per shape: the registry keeps every intrinsic declared, and a library schedule
   // asks for the same few shapes again and again.
   static std::mutex mutex;
@@ -54,8 +54,8 @@ inline TensorIntrin amx_intrin(DType a_type, DType b_type, int m_tiles, int n_ti
   if (auto it = declared->find(name); it != declared->end()) return it->second;
   const int group = 4 / a_type.bytes(), step_elements = 64 / a_type.bytes();
   if (k <= 0 || k % step_elements != 0)
-    throw Error(cat("x86::amx_intrin '", name, "': K (", k, ") must be a positive multiple of ", step_elements,
-                    " (64 bytes of ", a_type.str(), ", one tile row); pad K with zeros"));
+    throw Error(cat("x86::amx_intrin '", name, "': K (", k, ") must be a positive multiple of ",
+                    step_elements, " (64 bytes of ", a_type.str(), ", one tile row); pad K with zeros"));
   AmxTileProduct shape;
   shape.instruction = instruction;
   shape.m_tiles = m_tiles;
@@ -91,10 +91,11 @@ inline TensorIntrin amx_intrin(DType a_type, DType b_type, int m_tiles, int n_ti
         detail::amx_stride(rb, 1, group, name, "B's columns", "pack B as [k / group, columns, group]");
         const Expr a_row = detail::amx_stride(ra, 0, 0, name, "", "");
         const Expr b_row = detail::amx_stride(rb, 0, 0, name, "", "");
-        p.a = AmxOperand{ra.data, ra.dtype, ra.elem_offset, a_row, a_row * rows,
-                         make_const(ra.elem_offset.dtype(), step_elements)};
-        p.b = AmxOperand{rb.data, rb.dtype, rb.elem_offset, b_row, make_const(rb.elem_offset.dtype(), 16 * group),
-                         b_row * 16};
+        p.a = AmxOperand{ra.data, ra.dtype,     ra.elem_offset,
+                         a_row,   a_row * rows, make_const(ra.elem_offset.dtype(), step_elements)};
+        p.b = AmxOperand{
+            rb.data,   rb.dtype, rb.elem_offset, b_row, make_const(rb.elem_offset.dtype(), 16 * group),
+            b_row * 16};
       } else {  // reduce_init: no inputs; the operands are never read (steps = 0)
         p.a = AmxOperand{o.data, AmxTileProduct::a_type(instruction), zero, zero, zero, zero};
         p.b = AmxOperand{o.data, AmxTileProduct::b_type(instruction), zero, zero, zero, zero};
@@ -103,7 +104,8 @@ inline TensorIntrin amx_intrin(DType a_type, DType b_type, int m_tiles, int n_ti
     };
   };
   const int64_t steps = k / step_elements;
-  TensorIntrin intrin = decl_tensor_intrin(out, product(false, steps), name, product(false, 0), product(true, steps));
+  TensorIntrin intrin =
+      decl_tensor_intrin(out, product(false, steps), name, product(false, 0), product(true, steps));
   declared->emplace(name, intrin);
   return intrin;
 }

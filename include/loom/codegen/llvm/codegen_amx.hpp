@@ -22,8 +22,9 @@ inline void CodeGenLLVM::emit_amx_tile_product(const CallNode* call) {
   std::stringstream list(AmxTileProduct::features(p.instruction));
   for (std::string f; std::getline(list, f, ',');)
     if (!emulated && !target_.enables(f))
-      throw Error(cat("kernel '", func_.name, "' uses the AMX instruction ", amx_instruction_name(p.instruction),
-                      ", which needs the CPU feature '", f, "'; the target (", target_.description(),
+      throw Error(cat("kernel '", func_.name, "' uses the AMX instruction ",
+                      amx_instruction_name(p.instruction), ", which needs the CPU feature '", f,
+                      "'; the target (", target_.description(),
                       ") lacks it: build for a CPU with AMX (Target::cpu(\"sapphirerapids\") to inspect the "
                       "code, Target::cpu() on such a machine to run it), emulate the tiles "
                       "(Target::set_amx_emulation()), or tensorize with x86::dot_bf16_intrin() / "
@@ -36,13 +37,17 @@ inline void CodeGenLLVM::emit_amx_tile_product(const CallNode* call) {
     case AmxInstruction::Tdpbusd: dot = llvm::Intrinsic::x86_tdpbusd_internal; break;
     case AmxInstruction::Tdpbuud: dot = llvm::Intrinsic::x86_tdpbuud_internal; break;
   }
-  auto declaration = [&](llvm::Intrinsic::ID id) { return llvm::Intrinsic::getDeclaration(module_.get(), id); };
+  auto declaration = [&](llvm::Intrinsic::ID id) {
+    return llvm::Intrinsic::getDeclaration(module_.get(), id);
+  };
   llvm::Value* rows = builder_.getInt16(static_cast<uint16_t>(p.rows));
   llvm::Value* row_bytes = builder_.getInt16(64);
   llvm::Value* group_rows = builder_.getInt16(16);
   // The four tile operations. A tile is an x86_amx value, or (emulated) the address of 1 KiB of
   // stack that the runtime function of each operation fills.
-  auto stack_tile = [&] { return static_alloca(llvm::ArrayType::get(builder_.getInt8Ty(), 1024), 64, "amx.tile"); };
+  auto stack_tile = [&] {
+    return static_alloca(llvm::ArrayType::get(builder_.getInt8Ty(), 1024), 64, "amx.tile");
+  };
   auto rows_of = [&](llvm::Value* r) { return builder_.CreateZExt(r, i32_type()); };
   auto load = [&](llvm::Value* tile_rows, llvm::Value* address, llvm::Value* stride) -> llvm::Value* {
     if (!emulated)
@@ -55,7 +60,8 @@ inline void CodeGenLLVM::emit_amx_tile_product(const CallNode* call) {
     return tile;
   };
   auto zero = [&]() -> llvm::Value* {
-    if (!emulated) return builder_.CreateCall(declaration(llvm::Intrinsic::x86_tilezero_internal), {rows, row_bytes});
+    if (!emulated)
+      return builder_.CreateCall(declaration(llvm::Intrinsic::x86_tilezero_internal), {rows, row_bytes});
     llvm::Value* tile = stack_tile();
     builder_.CreateCall(runtime_function("loom_rt_amx_zero", builder_.getVoidTy(), {ptr_type()}), {tile});
     return tile;
@@ -73,13 +79,15 @@ inline void CodeGenLLVM::emit_amx_tile_product(const CallNode* call) {
   // One product per accumulator tile: emulated, each writes the buffer of its own site (in place
   // from the second k-step on: the phi hands it its own result).
   std::vector<llvm::Value*> product_tiles;
-  auto multiply = [&](size_t site, llvm::Value* acc, llvm::Value* a_value, llvm::Value* b_value) -> llvm::Value* {
+  auto multiply = [&](size_t site, llvm::Value* acc, llvm::Value* a_value,
+                      llvm::Value* b_value) -> llvm::Value* {
     if (!emulated)
       return builder_.CreateCall(declaration(dot), {rows, row_bytes, row_bytes, acc, a_value, b_value});
-    builder_.CreateCall(runtime_function("loom_rt_amx_dot", builder_.getVoidTy(),
-                                         {i32_type(), ptr_type(), ptr_type(), ptr_type(), ptr_type(), i32_type()}),
-                        {builder_.getInt32(static_cast<uint32_t>(p.instruction)), product_tiles[site], acc, a_value,
-                         b_value, rows_of(rows)});
+    builder_.CreateCall(
+        runtime_function("loom_rt_amx_dot", builder_.getVoidTy(),
+                         {i32_type(), ptr_type(), ptr_type(), ptr_type(), ptr_type(), i32_type()}),
+        {builder_.getInt32(static_cast<uint32_t>(p.instruction)), product_tiles[site], acc, a_value, b_value,
+         rows_of(rows)});
     return product_tiles[site];
   };
 
@@ -91,18 +99,22 @@ inline void CodeGenLLVM::emit_amx_tile_product(const CallNode* call) {
   };
   auto int64 = [&](const Expr& e) { return extend_to_i64(emit(e), e.dtype()); };
   auto operand = [&](const AmxOperand& o) {
-    llvm::Value* base = builder_.CreateGEP(builder_.getInt8Ty(), lookup_buffer(o.data).ptr,
-                                           builder_.CreateMul(int64(o.offset), builder_.getInt64(o.dtype.bytes())));
-    return Operand{base, o.dtype.bytes(), builder_.CreateMul(int64(o.row_stride), builder_.getInt64(o.dtype.bytes())),
+    llvm::Value* base =
+        builder_.CreateGEP(builder_.getInt8Ty(), lookup_buffer(o.data).ptr,
+                           builder_.CreateMul(int64(o.offset), builder_.getInt64(o.dtype.bytes())));
+    return Operand{base, o.dtype.bytes(),
+                   builder_.CreateMul(int64(o.row_stride), builder_.getInt64(o.dtype.bytes())),
                    int64(o.tile_stride), int64(o.step_stride)};
   };
   const Operand c = operand(p.c), a = operand(p.a), b = operand(p.b);
   // The address of element `elements` after an operand's base.
   auto at = [&](const Operand& o, llvm::Value* elements) {
-    return builder_.CreateGEP(builder_.getInt8Ty(), o.base, builder_.CreateMul(elements, builder_.getInt64(o.bytes)));
+    return builder_.CreateGEP(builder_.getInt8Ty(), o.base,
+                              builder_.CreateMul(elements, builder_.getInt64(o.bytes)));
   };
   auto c_tile = [&](int mi, int nj) {
-    return at(c, builder_.CreateAdd(builder_.CreateMul(builder_.getInt64(mi), c.tile), builder_.getInt64(16 * nj)));
+    return at(
+        c, builder_.CreateAdd(builder_.CreateMul(builder_.getInt64(mi), c.tile), builder_.getInt64(16 * nj)));
   };
 
   std::vector<llvm::Value*> initial;
@@ -128,11 +140,13 @@ inline void CodeGenLLVM::emit_amx_tile_product(const CallNode* call) {
     acc.back()->addIncoming(v, before);
   }
   auto a_tile = [&](int mi) {
-    llvm::Value* first = builder_.CreateAdd(builder_.CreateMul(builder_.getInt64(mi), a.tile), builder_.CreateMul(s, a.step));
+    llvm::Value* first =
+        builder_.CreateAdd(builder_.CreateMul(builder_.getInt64(mi), a.tile), builder_.CreateMul(s, a.step));
     return load(rows, at(a, first), a.row_bytes);
   };
   auto b_tile = [&](int nj) {
-    llvm::Value* first = builder_.CreateAdd(builder_.CreateMul(builder_.getInt64(nj), b.tile), builder_.CreateMul(s, b.step));
+    llvm::Value* first =
+        builder_.CreateAdd(builder_.CreateMul(builder_.getInt64(nj), b.tile), builder_.CreateMul(s, b.step));
     return load(group_rows, at(b, first), b.row_bytes);
   };
   std::vector<llvm::Value*> next(acc.begin(), acc.end());

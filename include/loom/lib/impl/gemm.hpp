@@ -373,7 +373,7 @@ LOOM_DECL Gemm gemm(const GemmProblem& problem, const GemmConfig& config) {
   const bool stream_k = config.decomposition == Decomposition::StreamK;
   detail::check_epilogue(problem, stream_k);
   auto row_major = [&](const GemmProblem& p) {
-    return stream_k                                ? detail::gemm_streamk_row_major(p, config)
+    return stream_k                            ? detail::gemm_streamk_row_major(p, config)
            : config.dot == DotInstruction::Amx ? detail::gemm_amx_row_major(p, config)
                                                : detail::gemm_row_major(p, config);
   };

@@ -85,7 +85,8 @@ inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
   }
 
   const bool padded = pad_m || pad_n, epilogue = !p.epilogue.empty(), separate_c = padded || epilogue;
-  IterVar kk = reduce_axis(0, static_cast<int>(Kp / group), "k"), kt = reduce_axis(0, static_cast<int>(group), "t");
+  IterVar kk = reduce_axis(0, static_cast<int>(Kp / group), "k"),
+          kt = reduce_axis(0, static_cast<int>(group), "t");
   Tensor acc = compute(
       {c32(padded ? Mp : M), c32(padded ? Np : N)},
       [&](const std::vector<Var>& v) {
@@ -112,7 +113,8 @@ inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
           const Expr value = p.epilogue.apply(acc(i, j), {v[0], v[1]});
           if (value.dtype() != c_type)
             throw Error(cat("lib::gemm: the epilogue '", p.epilogue.name, "' gives ", value.dtype().str(),
-                            " but C is ", c_type.str(), "; cast its result with cast(", c_type.str(), ", ...)"));
+                            " but C is ", c_type.str(), "; cast its result with cast(", c_type.str(),
+                            ", ...)"));
           return value;
         },
         "C");

@@ -9,9 +9,9 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/gemm.hpp");
 #include <cstdint>
 #include <vector>
 
+#include "loom/ir/amx_tile_product.hpp"
 #include "loom/lib/gemm.hpp"
 #include "loom/te/compute.hpp"
-#include "loom/ir/amx_tile_product.hpp"
 #include "loom/te/x86_dot_intrinsics.hpp"
 
 namespace loom::lib {
@@ -48,15 +48,16 @@ inline void check_amx_config(const GemmProblem& p, const GemmConfig& cfg) {
   const DType a = p.a_type(), b = p.b_type();
   const bool bytes = (a == i8 || a == u8) && (b == i8 || b == u8);
   if (!(a == bf16 && b == bf16) && !bytes)
-    throw Error(cat("lib::gemm: dot = amx multiplies bfloat16 or 8-bit integers, but A is ", a.str(), " and B ",
-                    b.str(), "; use DotInstruction::MultiplyAdd"));
+    throw Error(cat("lib::gemm: dot = amx multiplies bfloat16 or 8-bit integers, but A is ", a.str(),
+                    " and B ", b.str(), "; use DotInstruction::MultiplyAdd"));
   if (cfg.mr % 16 != 0 || cfg.nr % 16 != 0 ||
       AmxTileProduct::registers_used(static_cast<int>(cfg.mr / 16), static_cast<int>(cfg.nr / 16)) >
           AmxTileProduct::kTileRegisters)
-    throw Error(cat("lib::gemm: dot = amx computes the register tile as 16 x 16 AMX tiles that its 8 tile "
-                    "registers hold: mr and nr multiples of 16 (mr = nr = 32 is 2 x 2 tiles; 16 x 96 and 96 x "
-                    "16 also fit), got mr = ",
-                    cfg.mr, " and nr = ", cfg.nr));
+    throw Error(
+        cat("lib::gemm: dot = amx computes the register tile as 16 x 16 AMX tiles that its 8 tile "
+            "registers hold: mr and nr multiples of 16 (mr = nr = 32 is 2 x 2 tiles; 16 x 96 and 96 x "
+            "16 also fit), got mr = ",
+            cfg.mr, " and nr = ", cfg.nr));
   if (p.batch > 0)
     throw Error(cat("lib::gemm: dot = amx does not compute batched products yet (batch = ", p.batch,
                     "); call it per batch, or use DotInstruction::Vdpbf16ps / Vpdpbusd / MultiplyAdd"));
