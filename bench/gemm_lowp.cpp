@@ -10,7 +10,8 @@
 //   loom-bench gemm_lowp dtype=int8 types=u8s8s32 m= ... loom_gops= dot_peak_gops= peak_frac= peer=
 //     peer_gops= ratio= config=
 // (types: A's, B's and C's element types, as MKL reads its operands; dot_peak: vdpbf16ps / vpdpbusd
-// chains without loads on the same threads, bench/fma_peak.hpp). Without MKL, peer=none.
+// chains without loads on the same threads, bench/fma_peak.hpp; left out where Loom uses AMX tiles,
+// config="... dot=amx"). Without MKL, peer=none.
 // The full set takes several minutes; LOOM_BENCH_QUICK=1 (ctest's smoke run) does 256^3 and 512^3.
 #include <loom/ir/half.hpp>
 #include <loom/lib/gemm.hpp>
@@ -145,8 +146,10 @@ std::string peer_text(const loom_bench::BlasPeer* peer, const Shape& s, const Ti
 }
 
 /// " dot_peak_<unit>= peak_frac=": the measured peak of the dot instruction with these threads (once
-/// per kind and thread count; bench/fma_peak.hpp) and Loom's share of it; "" where the CPU has none.
-std::string peak_text(bool int8, int threads, const Shape& s, const Times& t) {
+/// per kind and thread count; bench/fma_peak.hpp) and Loom's share of it; "" where the CPU has none,
+/// and for AMX tiles (`dot`), whose peak the vector chains do not measure.
+std::string peak_text(bool int8, int threads, const Shape& s, const Times& t, lib::DotInstruction dot) {
+  if (dot == lib::DotInstruction::Amx) return "";
   static std::map<std::pair<bool, int>, double> peaks;
   auto [it, fresh] = peaks.emplace(std::make_pair(int8, threads), 0.0);
   if (fresh) it->second = loom_bench::measure_dot_peak(int8, threads, 100);
@@ -228,7 +231,7 @@ int run_bf16(const Shape& s, const std::vector<int>& thread_counts,
     char rel[32];
     std::snprintf(rel, sizeof rel, "%.2e", max_rel);
     std::printf("loom-bench gemm_lowp %s loom_gflops=%s%s %s%s config=\"%s\"\n", where.c_str(),
-                rate_text(s.ops(), t.loom_ms).c_str(), peak_text(false, threads, s, t).c_str(),
+                rate_text(s.ops(), t.loom_ms).c_str(), peak_text(false, threads, s, t, g.config.dot).c_str(),
                 peer_text(have_peer ? mkl : nullptr, s, t, "gflops").c_str(),
                 have_peer ? cat(" max_rel_diff=", rel).c_str() : "", g.config.str().c_str());
     std::fflush(stdout);
@@ -297,7 +300,7 @@ int run_int8(const Shape& s, const std::vector<int>& thread_counts,
         time_both([&] { f(a, b, c); }, [&] { mkl->gemm_int8(m, n, k, a.data(), b.data(), reference.data()); },
                   have_peer);
     std::printf("loom-bench gemm_lowp %s loom_gops=%s%s %s config=\"%s\"\n", where.c_str(),
-                rate_text(s.ops(), t.loom_ms).c_str(), peak_text(true, threads, s, t).c_str(),
+                rate_text(s.ops(), t.loom_ms).c_str(), peak_text(true, threads, s, t, g.config.dot).c_str(),
                 peer_text(have_peer ? mkl : nullptr, s, t, "gops").c_str(), g.config.str().c_str());
     std::fflush(stdout);
     failures += ok ? 0 : 1;
