@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -62,15 +64,21 @@ AmxGemm amx_gemm(int M, int N, int K, DType a_type, DType b_type, int m_tiles, i
 
 float flush(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
 
-/// tdpbf16ps as the SDM writes it, element by element: along K, the even element of each pair
-/// first, each a float32 fused multiply-add with subnormals flushed.
+/// TDPBF16PS as the SDM's pseudo-code writes it, one instruction per 32 elements of K: from zero, a
+/// chain of fused multiply-adds over the even elements of its 16 pairs and one over the odd ones,
+/// then their sum added to the accumulator, with subnormals read and written as zero throughout.
 float tdpbf16ps_reference(const Buffer<bfloat16>& a, const Buffer<bfloat16>& b, int64_t i, int64_t j,
                           int64_t K) {
-  float sum = 0.0f;
-  for (int64_t kg = 0; kg < K / 2; ++kg)
-    for (int64_t t = 0; t < 2; ++t)
-      sum = flush(std::fma(flush(float(a(i, 2 * kg + t))), flush(float(b(kg, j, t))), flush(sum)));
-  return sum;
+  float acc = 0.0f;
+  for (int64_t step = 0; step < K / 32; ++step) {
+    float even = 0.0f, odd = 0.0f;
+    for (int64_t kg = 16 * step; kg < 16 * step + 16; ++kg) {
+      even = flush(std::fma(flush(float(a(i, 2 * kg))), flush(float(b(kg, j, 0))), even));
+      odd = flush(std::fma(flush(float(a(i, 2 * kg + 1))), flush(float(b(kg, j, 1))), odd));
+    }
+    acc = flush(flush(acc) + flush(even + odd));
+  }
+  return acc;
 }
 
 /// Random bfloat16 in [-2, 2], with a few subnormals (which AMX reads as zero).
@@ -167,7 +175,7 @@ size_t tile_accesses_on_stack(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("AMX bfloat16 tiles on the interpreter: the SDM's rounding, bit for bit") {
+TEST_CASE("AMX bfloat16 tiles on the interpreter: the SDM pseudo-code's rounding, bit for bit") {
   check_bf16(64, 96, 96, 2, 2, 16);       // 2 x 2 blocks, K in one block of 3 k-steps
   check_bf16(64, 96, 128, 2, 2, 16, 64);  // K in blocks of 2 k-steps: reduce_init, then reduce_update
   check_bf16(15, 48, 32, 1, 3, 5);        // tiles of 5 rows, 1 x 3 blocks, one k-step
@@ -219,6 +227,43 @@ TEST_CASE("AMX on the LLVM backend: the accumulators stay in tile registers thro
         if (std::abs(c(i, j) - tdpbf16ps_reference(a, b, i, j, 512)) > 1e-4f * 512) ++far;
     CHECK(far == 0);
   }
+}
+
+TEST_CASE("AMX on the LLVM backend: each tile instruction gets the shapes and the operands it needs") {
+  // Tiles of 5 rows, 1 x 3 (A's tile held): A's loads have 5 rows, B's 16, and every tdpbf16ps
+  // takes (rows, 64 bytes of C, 64 bytes of A), the accumulator, an A tile, then a B tile.
+  AmxGemm g = amx_gemm(15, 48, 64, bf16, bf16, 1, 3, 5);
+  const std::string& ir = build(g.s, {g.A, g.B, g.C}, Target::cpu("sapphirerapids"), "amx_shapes").llvm_ir();
+  INFO(ir);
+  std::set<std::string> a_tiles, b_tiles;
+  const std::regex load(
+      R"((%[\w.]+) = (?:tail )?call x86_amx @llvm\.x86\.tileloadd64\.internal\(i16 (\d+), i16 64,)");
+  for (std::sregex_iterator it(ir.begin(), ir.end(), load), end; it != end; ++it)
+    ((*it)[2] == "5" ? a_tiles : b_tiles).insert((*it)[1]);
+  CHECK(!a_tiles.empty());
+  CHECK(!b_tiles.empty());
+  const std::regex dot(
+      R"(@llvm\.x86\.tdpbf16ps\.internal\(i16 (\d+), i16 (\d+), i16 (\d+), x86_amx %[\w.]+, x86_amx (%[\w.]+), x86_amx (%[\w.]+)\))");
+  size_t dots = 0;
+  for (std::sregex_iterator it(ir.begin(), ir.end(), dot), end; it != end; ++it, ++dots) {
+    CHECK((*it)[1] == "5");
+    CHECK((*it)[2] == "64");
+    CHECK((*it)[3] == "64");
+    CHECK(a_tiles.count((*it)[4]) == 1);
+    CHECK(b_tiles.count((*it)[5]) == 1);
+  }
+  CHECK(dots >= 3);
+}
+
+TEST_CASE("An AMX kernel's C counts as written: a C that overlaps A is refused") {
+  AmxGemm g = amx_gemm(32, 32, 64, u8, i8, 1, 2, 16);
+  Kernel k = build(g.s, {g.A, g.B, g.C}, Target::cpu().set_amx_emulation(), "amx_overlap");
+  Buffer<int8_t> b({16, 32, 4});
+  Buffer<int32_t> shared_memory({32, 32});
+  BufferView a_over_c(static_cast<void*>(shared_memory.data()), u8, {32, 64});
+  CHECK_THROWS_WITH_AS(k(a_over_c, b, shared_memory),
+                       Contains("arguments 'C' and 'A' of kernel 'amx_overlap' overlap in memory"),
+                       ArgumentError);
 }
 
 TEST_CASE("AMX through tensorize: a nest that does not have the intrinsic's shape is refused") {

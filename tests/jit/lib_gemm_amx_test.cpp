@@ -99,28 +99,8 @@ TEST_CASE("lib::gemm on AMX tiles: transposed, column-major, and with an epilogu
   check_amx<int8_t, uint8_t, int32_t>(col, amx_config(col));
 
   // bias + ReLU on the float32 accumulator, in C's pass over the tiles' product.
-  const int64_t M = 21, N = 35, K = 27;
-  lib::GemmProblem p = amx_problem(M, N, K, bf16, bf16);
-  Tensor bias = placeholder({static_cast<int>(N)}, f32, "bias");
-  p.epilogue = lib::bias_activation(bias, "relu");
-  lib::Gemm g = lib::gemm(p, amx_config(p));
-  Kernel f = build(g.schedule, g.args(), Target::cpu().set_amx_emulation(), "amx_epilogue");
-  Buffer<bfloat16> a({M, K}), b({K, N});
-  Buffer<float> vb({N}), c({M, N});
-  fill_operand(a, 3);
-  fill_operand(b, 4);
-  for (int64_t j = 0; j < N; ++j) vb.at_flat(j) = 0.25f * static_cast<float>(j % 7) - 0.75f;
-  f(a, b, vb, c);
-  int64_t bad = 0;
-  for (int64_t i = 0; i < M; ++i)
-    for (int64_t j = 0; j < N; ++j) {
-      double sum = vb.at_flat(j);
-      for (int64_t k = 0; k < K; ++k)
-        sum += static_cast<double>(float(a.at_flat(i * K + k))) *
-               static_cast<double>(float(b.at_flat(k * N + j)));
-      if (std::abs(c.at_flat(i * N + j) - std::max(sum, 0.0)) > 1e-4 * (1.0 + std::abs(sum))) ++bad;
-    }
-  CHECK(bad == 0);
+  check_bf16_bias_relu(Target::cpu().set_amx_emulation(),
+                       [](const lib::GemmProblem& p) { return amx_config(p); });
 }
 
 TEST_CASE("lib::gemm on AMX tiles: refusals, and the model picks AMX only where the CPU has it") {
@@ -152,6 +132,21 @@ TEST_CASE("lib::gemm on AMX tiles: refusals, and the model picks AMX only where 
         build(g.schedule, g.args(), Target::cpu(), "amx_host"),
         Contains("uses the AMX instruction tdpbf16ps, which needs the CPU feature 'amx-tile'"), Error);
   }
+  // K in equal blocks: 1056 in blocks of at most 1024 is two of 544 (whole k-steps of 32), not two of
+  // 1024 (almost twice the multiply-adds).
+  const lib::GemmProblem k1056 = amx_problem(64, 64, 1056, bf16, bf16);
+  CHECK(lib::gemm(k1056, amx_config(k1056, 32, 32, 1024)).config.kc == 544);
+  CHECK(lib::gemm(k1056, amx_config(k1056, 32, 32, 64)).config.kc == 64);
+
+  // The tuner's "amx" knob: 1 keeps an AMX configuration, 0 gives the vector model's.
+  lib::GemmConfig amx_base = amx_config(p);
+  tune::Config keep(tune::Assignment{{"amx", 1}}), vector(tune::Assignment{{"amx", 0}});
+  CHECK(lib::gemm_config_knobs(keep, amx_base, p).dot == lib::DotInstruction::Amx);
+  const lib::GemmConfig from_vector = lib::gemm_config_knobs(vector, amx_base, p);
+  CHECK(from_vector.dot != lib::DotInstruction::Amx);
+  CHECK(from_vector.mr == lib::model_gemm_config(p).mr);
+  CHECK(keep.knobs().front().name == "amx");
+
   // The model: AMX for bfloat16 and bytes where the CPU has it (and C has a tile of rows and columns).
   const lib::GemmConfig model = lib::model_gemm_config(amx_problem(256, 256, 256, bf16, bf16));
   CHECK((model.dot == lib::DotInstruction::Amx) == CpuCacheInfo::host().amx_bf16);

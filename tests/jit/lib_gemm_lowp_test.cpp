@@ -165,28 +165,7 @@ TEST_CASE("lib::gemm: narrow types transposed, column-major, batched and with an
   check_lowp<bfloat16, bfloat16, float>(batched, bf);
 
   // bias + ReLU on the float32 accumulator, applied as C is written.
-  const int64_t M = 21, N = 35, K = 27;
-  lib::GemmProblem p = typed(M, N, K, bf16, bf16);
-  Tensor bias = placeholder({static_cast<int>(N)}, f32, "bias");
-  p.epilogue = lib::bias_activation(bias, "relu");
-  lib::Gemm g = lib::gemm(p);
-  Kernel f = build(g.schedule, g.args(), Target::cpu(), "lowp_epilogue");
-  Buffer<bfloat16> a({M, K}), b({K, N});
-  Buffer<float> vb({N}), c({M, N});
-  fill_operand(a, 3);
-  fill_operand(b, 4);
-  for (int64_t j = 0; j < N; ++j) vb.at_flat(j) = 0.25f * static_cast<float>(j % 7) - 0.75f;
-  f(a, b, vb, c);
-  int64_t bad = 0;
-  for (int64_t i = 0; i < M; ++i)
-    for (int64_t j = 0; j < N; ++j) {
-      double sum = vb.at_flat(j);
-      for (int64_t k = 0; k < K; ++k)
-        sum += static_cast<double>(float(a.at_flat(i * K + k))) *
-               static_cast<double>(float(b.at_flat(k * N + j)));
-      if (std::abs(c.at_flat(i * N + j) - std::max(sum, 0.0)) > 1e-4 * (1.0 + std::abs(sum))) ++bad;
-    }
-  CHECK(bad == 0);
+  check_bf16_bias_relu(Target::cpu());
 }
 
 TEST_CASE("lib::gemm: the narrow types' refusals") {

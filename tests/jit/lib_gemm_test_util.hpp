@@ -7,6 +7,7 @@
 #include <loom/ir/half.hpp>
 #include <loom/ir/visitor.hpp>
 #include <loom/lib/gemm.hpp>
+#include <loom/lib/gemm_epilogue.hpp>
 #include <loom/runtime/thread_pool.hpp>
 
 #include <doctest/doctest.h>
@@ -120,6 +121,35 @@ void check_typed_gemm(const lib::GemmProblem& p, const lib::GemmConfig* cfg = nu
       }
   }
   CHECK(mismatches == 0);
+}
+
+/// A 21 x 35 x 27 bfloat16 product with a bias + ReLU epilogue: lib::gemm(p, make_config(p)) (the
+/// model's configuration without make_config), built for `target`, against a plain loop.
+inline void check_bf16_bias_relu(const Target& target,
+                                 lib::GemmConfig (*make_config)(const lib::GemmProblem&) = nullptr) {
+  const int64_t M = 21, N = 35, K = 27;
+  lib::GemmProblem p = problem(M, N, K, bf16);
+  Tensor bias = placeholder({static_cast<int>(N)}, f32, "bias");
+  p.epilogue = lib::bias_activation(bias, "relu");
+  lib::Gemm g = make_config ? lib::gemm(p, make_config(p)) : lib::gemm(p);
+  CAPTURE(g.config.str());
+  Kernel f = build(g.schedule, g.args(), target, "bf16_bias_relu");
+  Buffer<bfloat16> a({M, K}), b({K, N});
+  Buffer<float> vb({N}), c({M, N});
+  fill_operand(a, 3);
+  fill_operand(b, 4);
+  for (int64_t j = 0; j < N; ++j) vb.at_flat(j) = 0.25f * static_cast<float>(j % 7) - 0.75f;
+  f(a, b, vb, c);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double sum = vb.at_flat(j);
+      for (int64_t k = 0; k < K; ++k)
+        sum += static_cast<double>(float(a.at_flat(i * K + k))) *
+               static_cast<double>(float(b.at_flat(k * N + j)));
+      if (std::abs(c.at_flat(i * N + j) - std::max(sum, 0.0)) > 1e-4 * (1.0 + std::abs(sum))) ++bad;
+    }
+  CHECK(bad == 0);
 }
 
 /// The elements of the allocation of `buffer` in g's lowered function (-1: none).

@@ -162,6 +162,8 @@ struct AmxTileProduct {
     AmxOperand* operands[] = {&p.c, &p.a, &p.b};
     for (size_t k = 0; k < 3; ++k) {
       const size_t at = 6 + 6 * k;
+      internal_check(call->args[at].as<VarNode>() != nullptr, "AMX tile product: operand ", k,
+                     " is not a buffer");
       *operands[k] = AmxOperand{Var(Ref<const ExprNode>(call->args[at].get())),
                                 unpack(constant(at + 1)),
                                 call->args[at + 2],

@@ -18,7 +18,8 @@ LOOM_DECL GemmConfig model_gemm_config(const GemmProblem& problem);
 /// The GEMM configuration a Config's knobs select for `problem`, around `base` (the default of
 /// each knob): the cache blocks and packing of A; the decomposition for float32/float64 (Stream-K
 /// computes no other types); for bfloat16 and 8-bit inputs, the micro-kernel's instruction where
-/// this CPU has a dot instruction for them, and cache blocks of K up to the whole of it.
+/// this CPU has a dot instruction for them (AMX tiles or the vector model's configuration, where
+/// `base` is an AMX one), and cache blocks of K up to the whole of it.
 LOOM_DECL GemmConfig gemm_config_knobs(tune::Config& cfg, const GemmConfig& base, const GemmProblem& problem);
 
 /// Tunes the blocking of `problem` (the heuristic's configuration is the default candidate) and

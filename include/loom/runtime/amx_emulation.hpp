@@ -44,36 +44,37 @@ inline void amx_store(const AmxTile& tile, int rows, std::byte* base, int64_t st
 }
 
 /// out = acc + a x b for `rows` rows, by `instruction`; out may be acc. a holds `rows` rows of 16
-/// groups (2 bfloat16 or 4 bytes), b 16 rows (one per group) of 16 columns' groups. Each element
-/// follows the SDM's order: group by group, and within a bfloat16 pair the even element first, each
-/// a float32 fused multiply-add rounded to nearest even with subnormals flushed; the 8-bit products
-/// are exact and the int32 sums wrap.
+/// groups (2 bfloat16 or 4 bytes), b 16 rows (one per group) of 16 columns' groups. bfloat16 follows
+/// the SDM's pseudo-code for TDPBF16PS: for each element, the even and the odd products of the 16
+/// groups are summed in two float32 chains of fused multiply-adds from zero, the two sums added,
+/// and that added to the accumulator; every operation rounds to nearest even, and subnormal inputs
+/// and results are zero. The 8-bit products are exact and the int32 sums wrap.
 inline void amx_dot(AmxInstruction instruction, AmxTile& out, const AmxTile& acc, const AmxTile& a,
                     const AmxTile& b, int rows) {
-  const bool bf16_pairs = instruction == AmxInstruction::Tdpbf16ps;
+  using amx_detail::amx_flush;
   const bool a_signed = AmxTileProduct::a_type(instruction) == i8,
              b_signed = AmxTileProduct::b_type(instruction) == i8;
   for (int r = 0; r < rows; ++r) {
     uint32_t sum[16];
     std::memcpy(sum, acc.row[r], 64);
-    for (int g = 0; g < 16; ++g) {
-      for (int n = 0; n < 16; ++n) {
-        if (bf16_pairs) {
-          float s;
-          std::memcpy(&s, &sum[n], 4);
+    for (int n = 0; n < 16; ++n) {
+      if (instruction == AmxInstruction::Tdpbf16ps) {
+        float chain[2] = {0.0f, 0.0f};  // the even and the odd elements' products
+        for (int g = 0; g < 16; ++g)
           for (int t = 0; t < 2; ++t) {
-            const auto x = static_cast<uint16_t>(a.row[r][g] >> (16 * t)),
-                       y = static_cast<uint16_t>(b.row[g][n] >> (16 * t));
-            s = amx_detail::amx_flush(std::fma(amx_detail::amx_flush(bfloat16_bits_to_float(x)),
-                                               amx_detail::amx_flush(bfloat16_bits_to_float(y)),
-                                               amx_detail::amx_flush(s)));
+            const float x = bfloat16_bits_to_float(static_cast<uint16_t>(a.row[r][g] >> (16 * t))),
+                        y = bfloat16_bits_to_float(static_cast<uint16_t>(b.row[g][n] >> (16 * t)));
+            chain[t] = amx_flush(std::fma(amx_flush(x), amx_flush(y), chain[t]));
           }
-          std::memcpy(&sum[n], &s, 4);
-        } else {
+        float c;
+        std::memcpy(&c, &sum[n], 4);
+        c = amx_flush(amx_flush(c) + amx_flush(chain[0] + chain[1]));
+        std::memcpy(&sum[n], &c, 4);
+      } else {
+        for (int g = 0; g < 16; ++g)
           for (int t = 0; t < 4; ++t)
             sum[n] += static_cast<uint32_t>(amx_detail::amx_byte(a.row[r][g], t, a_signed) *
                                             amx_detail::amx_byte(b.row[g][n], t, b_signed));
-        }
       }
     }
     std::memcpy(out.row[r], sum, 64);

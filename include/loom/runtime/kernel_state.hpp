@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "loom/codegen/kernel_abi.hpp"
+#include "loom/ir/amx_tile_product.hpp"
 #include "loom/ir/extern_call.hpp"
 #include "loom/ir/visitor.hpp"
 #include "loom/runtime/cpu_backend.hpp"
@@ -34,7 +35,8 @@ struct KernelState {
   KernelState(LoweredFunc f, Target t) : func(std::move(f)), target(std::move(t)) {}
 };
 
-/// The buffer parameters whose memory the body writes (stores, extern stage outputs), by index.
+/// The buffer parameters whose memory the body writes (stores, extern stage outputs, AMX tile
+/// products' C), by index.
 inline std::vector<bool> written_buffer_params(const LoweredFunc& f) {
   std::unordered_set<const VarNode*> written;
   std::unordered_map<const VarNode*, const VarNode*> alias;  // LetStmt handle aliases
@@ -56,6 +58,8 @@ inline std::vector<bool> written_buffer_params(const LoweredFunc& f) {
     void visit(const CallNode* op) override {
       if (op->name == intrinsic::extern_stage) {
         for (const ExternBufferArg& b : ExternStageCall::decode(op).outputs) written.insert(b.data.get());
+      } else if (op->name == intrinsic::amx_tile_product) {
+        written.insert(AmxTileProduct::decode(op).c.data.get());
       } else if (op->call_kind == CallKind::Extern) {
         // A C function may write through any handle it receives.
         for (const Expr& a : op->args)

@@ -73,7 +73,7 @@ class Target {
   bool fast_math() const { return fast_math_; }
 
   /// CPU targets: AMX tile products (x86::amx_intrin) call Loom's runtime instead of the AMX
-  /// instructions, computing what the instructions compute (the SDM's semantics) through the same
+  /// instructions, computing what the SDM's pseudo-code says they compute through the same
   /// loops, addresses and strides, on any x86-64 CPU and without AMX features in the target. For
   /// testing AMX kernels where no CPU has AMX; slow. Off by default.
   Target& set_amx_emulation(bool on = true) {

@@ -8,7 +8,7 @@
 // group of one column side by side ("VNNI-packed", as for x86::dot_bf16_intrin), out's rows are
 // contiguous. The body is one AMX tile product (ir/amx_tile_product.hpp): the accumulators stay in
 // tile registers for the whole of K. Kernels build for the CPU backend on targets with AMX, and the
-// interpreter runs them everywhere (the SDM's semantics); calling one on a CPU without AMX is a
+// interpreter runs them everywhere (the SDM's pseudo-code); calling one on a CPU without AMX is a
 // loom::Error, and the kernel runtime asks Linux for the AMX tile state before the first call.
 #pragma once
 
@@ -40,8 +40,9 @@ inline Expr amx_stride(const BufferRegion& r, size_t d, int64_t want, const std:
 /// int8 / uint8 -> int32): out is (m_tiles * rows) x (16 * n_tiles), reduced over `k` elements of K
 /// (a multiple of 64 bytes of A's row: 32 bfloat16 or 64 bytes). rows: 1 to 16 rows per tile. The
 /// block must fit AMX's 8 tile registers (AmxTileProduct::registers_used). bfloat16 rounds as the
-/// instruction does (each product added by a float32 fused multiply-add, the even element of a pair
-/// first, subnormals flushed to zero); 8-bit products are exact, int32 sums wrap.
+/// SDM's pseudo-code for the instruction says (runtime::amx_dot: per instruction, chains of float32
+/// fused multiply-adds over the pairs' even and odd elements, summed, then added; subnormals zero),
+/// which the interpreter and the emulation follow; 8-bit products are exact, int32 sums wrap.
 inline TensorIntrin amx_intrin(DType a_type, DType b_type, int m_tiles, int n_tiles, int k, int rows = 16) {
   const AmxInstruction instruction = amx_instruction_for(a_type, b_type);
   const std::string name =

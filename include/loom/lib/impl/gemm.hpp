@@ -182,13 +182,7 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
           Expr &i = idx[o], &j = idx[o + 1];
           if (pad_m && !tile_store) i = select(i < static_cast<int>(M), i, Expr(static_cast<int>(Mp - 1)));
           if (pad_n && !tile_store) j = select(j < static_cast<int>(N), j, Expr(static_cast<int>(Np - 1)));
-          if (!epilogue) return acc(idx);
-          const Expr value = p.epilogue.apply(acc(idx), std::vector<Expr>(v.begin(), v.end()));
-          if (value.dtype() != c_type)
-            throw Error(cat("lib::gemm: the epilogue '", p.epilogue.name, "' gives ", value.dtype().str(),
-                            " but C is ", c_type.str(), "; cast its result with cast(", c_type.str(),
-                            ", ...)"));
-          return value;
+          return epilogue ? apply_epilogue(p, acc(idx), std::vector<Expr>(v.begin(), v.end())) : acc(idx);
         },
         "C");
   }
@@ -401,7 +395,7 @@ LOOM_DECL Gemm gemm(const GemmProblem& problem, const GemmConfig& config) {
 
 namespace detail {
 /// The configuration the cache-size model picks for `problem` on this machine.
-inline GemmConfig heuristic_gemm_config(const GemmProblem& problem) {
+inline GemmConfig heuristic_gemm_config(const GemmProblem& problem, bool allow_amx) {
   const bool col = problem.layout == Layout::ColMajor;
   // Batches are spread over the threads when there are enough of them; else blocks of rows are.
   const int threads = runtime::ThreadPool::global().num_threads();
@@ -423,8 +417,8 @@ inline GemmConfig heuristic_gemm_config(const GemmProblem& problem) {
   // with fewer rows than a tile. Chosen from the instructions' throughput (a 16 x 16 x 32 bfloat16
   // tile product per 16 cycles against 16 x 2 x 1 per vdpbf16ps); not yet measured on a CPU with AMX.
   const bool bytes = (a == i8 || a == u8) && (b == i8 || b == u8);
-  if (((a == bf16 && b == bf16 && cpu.amx_bf16) || (bytes && cpu.amx_int8)) && problem.batch == 0 &&
-      std::min(problem.m, problem.n) >= 16) {
+  if (allow_amx && ((a == bf16 && b == bf16 && cpu.amx_bf16) || (bytes && cpu.amx_int8)) &&
+      problem.batch == 0 && std::min(problem.m, problem.n) >= 16) {
     c.dot = DotInstruction::Amx;
     c.mr = c.nr = 32;
     c.kc = 2048 / a.bytes();
@@ -454,7 +448,7 @@ inline GemmConfig heuristic_gemm_config(const GemmProblem& problem) {
 LOOM_DECL Gemm gemm(const GemmProblem& problem) {
   detail::check_problem(problem);
   // A measured configuration from the tuning database beats the model (lib/gemm_tuning.hpp).
-  return gemm(problem, tuned_gemm_config(problem, detail::heuristic_gemm_config(problem)));
+  return gemm(problem, tuned_gemm_config(problem, detail::heuristic_gemm_config(problem, true)));
 }
 
 }  // namespace loom::lib

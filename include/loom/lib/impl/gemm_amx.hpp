@@ -34,8 +34,11 @@ inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
   const DType a_type = p.a_type(), b_type = p.b_type(), c_type = p.c_type();
   const int64_t group = 4 / a_type.bytes(), step = amx_step(a_type);
   const int64_t mr = cfg.mr, nr = cfg.nr;
-  // K in blocks of whole k-steps (K padded with zeros to a whole number of blocks).
-  cfg.kc = std::min(round_up(std::max<int64_t>(cfg.kc, 1), step), round_up(K, step));
+  // K in equal blocks of whole k-steps, as few as blocks of kc allow (K padded with zeros to whole
+  // blocks: K = 1056 in blocks of at most 1024 is two of 544, not two of 1024).
+  const int64_t blocks = (round_up(K, step) + round_up(std::max<int64_t>(cfg.kc, 1), step) - 1) /
+                         round_up(std::max<int64_t>(cfg.kc, 1), step);
+  cfg.kc = round_up((K + blocks - 1) / blocks, step);
   cfg.mc = dividing_block(round_up(M, mr), std::max(mr, cfg.mc / mr * mr), mr);
   cfg.nc = covering_block(round_up(N, nr), std::max(nr, cfg.nc / nr * nr), nr);
   const int64_t Mp = round_up(M, mr), Np = round_up(N, cfg.nc), Kp = round_up(K, cfg.kc);
@@ -109,13 +112,7 @@ inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
           // whole padded domain, so that the tiles cover it without a guard.
           const Expr i = pad_m ? select(v[0] < static_cast<int>(M), v[0], c32(Mp - 1)) : Expr(v[0]);
           const Expr j = pad_n ? select(v[1] < static_cast<int>(N), v[1], c32(Np - 1)) : Expr(v[1]);
-          if (!epilogue) return acc(i, j);
-          const Expr value = p.epilogue.apply(acc(i, j), {v[0], v[1]});
-          if (value.dtype() != c_type)
-            throw Error(cat("lib::gemm: the epilogue '", p.epilogue.name, "' gives ", value.dtype().str(),
-                            " but C is ", c_type.str(), "; cast its result with cast(", c_type.str(),
-                            ", ...)"));
-          return value;
+          return epilogue ? apply_epilogue(p, acc(i, j), {v[0], v[1]}) : acc(i, j);
         },
         "C");
   }

@@ -128,6 +128,16 @@ inline void check_epilogue(const GemmProblem& p, bool stream_k) {
                     "yet (set config.decomposition = Decomposition::DataParallel)"));
 }
 
+/// The epilogue of `p` applied to the product `value` at C's `index`; it must give C's type.
+inline Expr apply_epilogue(const GemmProblem& p, const Expr& value, const std::vector<Expr>& index) {
+  const Expr result = p.epilogue.apply(value, index);
+  if (result.dtype() != p.c_type())
+    throw Error(cat("lib::gemm: the epilogue '", p.epilogue.name, "' gives ", result.dtype().str(),
+                    " but C is ", p.c_type().str(), "; cast its result with cast(", p.c_type().str(),
+                    ", ...)"));
+  return result;
+}
+
 /// Prepends the batch index (when batched) to a matrix index.
 inline std::vector<Expr> at(const std::vector<Expr>& batch, Expr r, Expr c) {
   std::vector<Expr> idx = batch;

@@ -17,9 +17,10 @@ namespace loom::lib {
 
 namespace detail {
 
-// lib/impl/gemm.hpp: the configuration the cache-size model picks (defined there; header-only
-// mode includes this file from that one, before the definition).
-inline GemmConfig heuristic_gemm_config(const GemmProblem& problem);
+// lib/impl/gemm.hpp: the configuration the cache-size model picks, AMX tiles where the CPU has them
+// unless `allow_amx` is false (defined there; header-only mode includes this file from that one,
+// before the definition).
+inline GemmConfig heuristic_gemm_config(const GemmProblem& problem, bool allow_amx);
 
 /// `first`, then the other values that are not `first`.
 inline std::vector<int64_t> options_with_default(int64_t first, std::vector<int64_t> others) {
@@ -32,11 +33,16 @@ inline std::vector<int64_t> options_with_default(int64_t first, std::vector<int6
 }  // namespace detail
 
 LOOM_DECL GemmConfig model_gemm_config(const GemmProblem& problem) {
-  return detail::heuristic_gemm_config(problem);
+  return detail::heuristic_gemm_config(problem, true);
 }
 
-LOOM_DECL GemmConfig gemm_config_knobs(tune::Config& cfg, const GemmConfig& base,
+LOOM_DECL GemmConfig gemm_config_knobs(tune::Config& cfg, const GemmConfig& model,
                                        const GemmProblem& problem) {
+  // An AMX configuration (the model's where the CPU has AMX) may give way to the vector model's: its
+  // mr and nr count tiles' rows and columns, which the vector register tiles do not share, so the
+  // other knobs then vary around the vector model.
+  const bool keeps_amx = model.dot != DotInstruction::Amx || cfg.choice("amx", {1, 0}) != 0;
+  const GemmConfig base = keeps_amx ? model : detail::heuristic_gemm_config(problem, false);
   GemmConfig c = base;
   const bool wide = problem.dtype == f32 || problem.dtype == f64;
   // kc rows of a B micro-panel; mc rows of A (a multiple of mr) in L2; nc columns of B (a multiple
@@ -62,8 +68,6 @@ LOOM_DECL GemmConfig gemm_config_knobs(tune::Config& cfg, const GemmConfig& base
   DotInstruction dot = DotInstruction::MultiplyAdd;
   if (a == bf16 && b == bf16 && cpu.bf16_dot) dot = DotInstruction::Vdpbf16ps;
   if (((a == i8 && b == u8) || (a == u8 && b == i8)) && cpu.int8_dot) dot = DotInstruction::Vpdpbusd;
-  // An AMX configuration (the model's where the CPU has AMX) keeps its tiles: its mr and nr count
-  // tiles' rows and columns, which the vector instructions' register tiles do not share.
   if (dot != DotInstruction::MultiplyAdd && base.dot != DotInstruction::Amx) {
     const int64_t uses_dot = base.dot == dot ? 1 : 0;
     c.dot = cfg.choice("dot", {uses_dot, 1 - uses_dot}) != 0 ? dot : DotInstruction::MultiplyAdd;
@@ -82,7 +86,7 @@ LOOM_DECL GemmConfig gemm_config_knobs(tune::Config& cfg, const GemmConfig& base
 
 LOOM_DECL tune::Result tune_gemm(const GemmProblem& problem, tune::Options options) {
   // The heuristic's configuration, as gemm(problem) would pick it without a database.
-  const GemmConfig base = detail::heuristic_gemm_config(problem);
+  const GemmConfig base = detail::heuristic_gemm_config(problem, true);
   if (options.name == tune::Options().name)
     options.name = cat("lib::gemm ", problem.m, "x", problem.n, "x", problem.k, " ", problem.dtype.str());
   return tune::tune(
@@ -114,7 +118,8 @@ LOOM_DECL GemmConfig tuned_gemm_config(const GemmProblem& problem, const GemmCon
   // Most programs have no database: do not lower anything to look one up.
   std::error_code ec;
   if (!asked && (db.path().empty() || !std::filesystem::exists(db.path(), ec))) return base;
-  const std::string key = tune::workload_key(gemm(problem, detail::heuristic_gemm_config(problem)).args());
+  const std::string key =
+      tune::workload_key(gemm(problem, detail::heuristic_gemm_config(problem, true)).args());
   std::optional<tune::Assignment> knobs = tune::best_knobs(key, Target::cpu(), db.path());
   if (!knobs && asked) {
     tune::Options options;
