@@ -2,7 +2,7 @@
 // product: built with Target::set_amx_emulation() (the LLVM backend's own loops and addresses, the
 // tile instructions computed by the runtime) on every machine, and with Target::cpu() where the CPU
 // has AMX; bfloat16 and every signedness of 8-bit, shapes no tile divides, K in blocks, transposed,
-// column-major, an epilogue, other register tiles; the refusals, and where the model picks AMX.
+// batched, column-major, an epilogue, other register tiles; the refusals, and where the model picks AMX.
 #include <doctest/doctest.h>
 
 #include <loom/backend/build.hpp>
@@ -86,7 +86,7 @@ TEST_CASE("lib::gemm on AMX tiles: 8-bit integers -> int32, exact, for every sig
   check_8bit<uint8_t, uint8_t>(7, 13, 29, u8, u8);
 }
 
-TEST_CASE("lib::gemm on AMX tiles: transposed, column-major, and with an epilogue") {
+TEST_CASE("lib::gemm on AMX tiles: transposed, batched, column-major, and with an epilogue") {
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
       lib::GemmProblem p = amx_problem(37, 45, 23, bf16, bf16);
@@ -94,6 +94,16 @@ TEST_CASE("lib::gemm on AMX tiles: transposed, column-major, and with an epilogu
       p.transpose_b = tb;
       check_amx<bfloat16, bfloat16, float>(p, amx_config(p));
     }
+  // Batches: fewer than the threads (the blocks of each in parallel), and more.
+  for (int64_t count : {1, 3}) {
+    lib::GemmProblem batched = amx_problem(19, 33, 45, bf16, bf16);
+    batched.batch = count;
+    check_amx<bfloat16, bfloat16, float>(batched, amx_config(batched));
+  }
+  lib::GemmProblem batched_bytes = amx_problem(40, 20, 70, u8, u8);
+  batched_bytes.batch = 2;
+  batched_bytes.transpose_a = true;
+  check_amx<uint8_t, uint8_t, int32_t>(batched_bytes, amx_config(batched_bytes));
   lib::GemmProblem col = amx_problem(29, 41, 75, i8, u8);
   col.layout = lib::Layout::ColMajor;
   check_amx<int8_t, uint8_t, int32_t>(col, amx_config(col));
@@ -117,10 +127,6 @@ TEST_CASE("lib::gemm on AMX tiles: refusals, and the model picks AMX only where 
                "fit), got mr = 24 and nr = 32"),
       Error);
   CHECK_THROWS_WITH_AS(lib::gemm(p, amx_config(p, 32, 48)), Contains("got mr = 32 and nr = 48"), Error);
-  lib::GemmProblem batched = p;
-  batched.batch = 2;
-  CHECK_THROWS_WITH_AS(lib::gemm(batched, amx_config(batched)),
-                       Contains("dot = amx does not compute batched products yet (batch = 2)"), Error);
   lib::GemmConfig stream_k = amx_config(p);
   stream_k.decomposition = lib::Decomposition::StreamK;
   CHECK_THROWS_WITH_AS(lib::gemm(p, stream_k), Contains("Stream-K"), Error);

@@ -413,12 +413,12 @@ inline GemmConfig heuristic_gemm_config(const GemmProblem& problem, bool allow_a
   if (packs_b && ((a == i8 && b == u8) || (a == u8 && b == i8)) && cpu.int8_dot)
     c.dot = DotInstruction::Vpdpbusd;
   // AMX where the CPU has it for the input types: 2 x 2 tiles of 16 x 16 (7 of the 8 tile
-  // registers), and K in blocks of 2 KiB of A's rows. Not for batches (not built yet) or products
-  // with fewer rows than a tile. Chosen from the instructions' throughput (a 16 x 16 x 32 bfloat16
-  // tile product per 16 cycles against 16 x 2 x 1 per vdpbf16ps); not yet measured on a CPU with AMX.
+  // registers), and K in blocks of 2 KiB of A's rows. Not for products with fewer rows or columns
+  // than a tile. Chosen from the instructions' throughput, not yet measured on a CPU with AMX:
+  // tdpbf16ps does 16 x 16 x 32 multiply-adds in 16 cycles (512 a cycle), two vdpbf16ps a cycle 64.
   const bool bytes = (a == i8 || a == u8) && (b == i8 || b == u8);
   if (allow_amx && ((a == bf16 && b == bf16 && cpu.amx_bf16) || (bytes && cpu.amx_int8)) &&
-      problem.batch == 0 && std::min(problem.m, problem.n) >= 16) {
+      std::min(problem.m, problem.n) >= 16) {
     c.dot = DotInstruction::Amx;
     c.mr = c.nr = 32;
     c.kc = 2048 / a.bytes();

@@ -30,7 +30,8 @@ inline int64_t amx_step(DType a) { return 64 / a.bytes(); }
 
 /// The row-major problem on AMX tiles (see the file comment).
 inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
-  const int64_t M = p.m, N = p.n, K = p.k;
+  const int64_t M = p.m, N = p.n, K = p.k, nb = p.batch;
+  const int o = nb > 0 ? 1 : 0;  // the batch's leading dimension, when batched
   const DType a_type = p.a_type(), b_type = p.b_type(), c_type = p.c_type();
   const int64_t group = 4 / a_type.bytes(), step = amx_step(a_type);
   const int64_t mr = cfg.mr, nr = cfg.nr;
@@ -50,23 +51,40 @@ inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
 
   Gemm g;
   g.problem = p;
-  g.A = placeholder(p.transpose_a ? matrix_shape(0, K, M) : matrix_shape(0, M, K), a_type, "A");
-  g.B = placeholder(p.transpose_b ? matrix_shape(0, N, K) : matrix_shape(0, K, N), b_type, "B");
+  g.A = placeholder(p.transpose_a ? matrix_shape(nb, K, M) : matrix_shape(nb, M, K), a_type, "A");
+  g.B = placeholder(p.transpose_b ? matrix_shape(nb, N, K) : matrix_shape(nb, K, N), b_type, "B");
   const Tensor A = g.A, B = g.B;
-  auto a = [&](Expr i, Expr k) { return p.transpose_a ? A(k, i) : A(i, k); };
-  auto bm = [&](Expr k, Expr j) { return p.transpose_b ? B(j, k) : B(k, j); };
+  // `v`'s batch index (none when not batched) and the operands' elements in that batch.
+  auto batch = [o](const std::vector<Var>& v) { return std::vector<Expr>(v.begin(), v.begin() + o); };
+  auto a = [&](const std::vector<Expr>& b, Expr i, Expr k) {
+    return p.transpose_a ? A(at(b, k, i)) : A(at(b, i, k));
+  };
+  auto bm = [&](const std::vector<Expr>& b, Expr k, Expr j) {
+    return p.transpose_b ? B(at(b, j, k)) : B(at(b, k, j));
+  };
   auto c32 = [](int64_t v) { return Expr(static_cast<int>(v)); };
+  // A shape with the batch's extent first, when batched.
+  auto batched = [&](std::vector<Expr> shape) {
+    if (nb > 0) shape.insert(shape.begin(), c32(nb));
+    return shape;
+  };
+  // `index` with the batch index of `v` first.
+  auto in_batch = [&](const std::vector<Var>& v, std::vector<Expr> index) {
+    std::vector<Expr> full = batch(v);
+    full.insert(full.end(), index.begin(), index.end());
+    return full;
+  };
 
   // packedB[jo][kg][ji][t] = B[kg * group + t, jo * nr + ji], zero beyond the matrix.
   Tensor PB = compute(
-      {c32(Np / nr), c32(Kp / group), c32(nr), c32(group)},
+      batched({c32(Np / nr), c32(Kp / group), c32(nr), c32(group)}),
       [&](const std::vector<Var>& v) {
-        const Var &jo = v[0], &kg = v[1], &ji = v[2], &t = v[3];
+        const Var &jo = v[o], &kg = v[o + 1], &ji = v[o + 2], &t = v[o + 3];
         Expr k = kg * static_cast<int>(group) + t, j = jo * static_cast<int>(nr) + ji;
         std::vector<Expr> guard;
         if (pad_n) guard.push_back(j < static_cast<int>(N));
         if (Kp != K) guard.push_back(k < static_cast<int>(K));
-        Expr value = bm(k, j);
+        Expr value = bm(batch(v), k, j);
         return guard.empty() ? value : if_then_else(all_of(guard), value, make_const(b_type, 0));
       },
       "packedB");
@@ -74,14 +92,14 @@ inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
   Tensor PA;
   if (cfg.pack_a) {
     PA = compute(
-        {c32(Mp / mr), c32(mr), c32(Kp)},
+        batched({c32(Mp / mr), c32(mr), c32(Kp)}),
         [&](const std::vector<Var>& v) {
-          const Var &io = v[0], &ii = v[1], &k = v[2];
+          const Var &io = v[o], &ii = v[o + 1], &k = v[o + 2];
           Expr i = io * static_cast<int>(mr) + ii;
           std::vector<Expr> guard;
           if (pad_m) guard.push_back(i < static_cast<int>(M));
           if (Kp != K) guard.push_back(k < static_cast<int>(K));
-          Expr value = a(i, k);
+          Expr value = a(batch(v), i, k);
           return guard.empty() ? value : if_then_else(all_of(guard), value, make_const(a_type, 0));
         },
         "packedA");
@@ -91,13 +109,13 @@ inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
   IterVar kk = reduce_axis(0, static_cast<int>(Kp / group), "k"),
           kt = reduce_axis(0, static_cast<int>(group), "t");
   Tensor acc = compute(
-      {c32(padded ? Mp : M), c32(padded ? Np : N)},
+      batched({c32(padded ? Mp : M), c32(padded ? Np : N)}),
       [&](const std::vector<Var>& v) {
-        const Var &i = v[0], &j = v[1];
+        const Var &i = v[o], &j = v[o + 1];
         const Expr mri = c32(mr), nri = c32(nr);
         const Expr k = kk->var * static_cast<int>(group) + kt->var;
-        Expr av = cfg.pack_a ? PA(floordiv(i, mri), floormod(i, mri), k) : a(i, k);
-        Expr bv = PB(floordiv(j, nri), kk->var, floormod(j, nri), kt->var);
+        Expr av = cfg.pack_a ? PA(in_batch(v, {floordiv(i, mri), floormod(i, mri), k})) : a(batch(v), i, k);
+        Expr bv = PB(in_batch(v, {floordiv(j, nri), kk->var, floormod(j, nri), kt->var}));
         return sum(cast(c_type, av) * cast(c_type, bv), {kk, kt});
       },
       padded       ? "C_padded"
@@ -106,13 +124,15 @@ inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
   Tensor C = acc;
   if (separate_c) {
     C = compute(
-        {c32(M), c32(N)},
+        batched({c32(M), c32(N)}),
         [&](const std::vector<Var>& v) {
           // The select (always its first value) widens the region bound inference asks of acc to the
           // whole padded domain, so that the tiles cover it without a guard.
-          const Expr i = pad_m ? select(v[0] < static_cast<int>(M), v[0], c32(Mp - 1)) : Expr(v[0]);
-          const Expr j = pad_n ? select(v[1] < static_cast<int>(N), v[1], c32(Np - 1)) : Expr(v[1]);
-          return epilogue ? apply_epilogue(p, acc(i, j), {v[0], v[1]}) : acc(i, j);
+          const Expr i = pad_m ? select(v[o] < static_cast<int>(M), v[o], c32(Mp - 1)) : Expr(v[o]);
+          const Expr j =
+              pad_n ? select(v[o + 1] < static_cast<int>(N), v[o + 1], c32(Np - 1)) : Expr(v[o + 1]);
+          const Expr product = acc(in_batch(v, {i, j}));
+          return epilogue ? apply_epilogue(p, product, std::vector<Expr>(v.begin(), v.end())) : product;
         },
         "C");
   }
@@ -123,14 +143,16 @@ inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
   // BLIS's loop order around the tile block: jc (nc columns), pc (kc of K), ic (mc rows), jr (nr),
   // ir (mr), then the block of tiles, tensorized over its rows, columns and the kc block of K.
   Stage st = s[acc];
-  auto [jc, j1] = st.split(acc.axis(1), cfg.nc);
+  auto [jc, j1] = st.split(acc.axis(o + 1), cfg.nc);
   auto [jr, ji] = st.split(j1, nr);
-  auto [ic, i1] = st.split(acc.axis(0), cfg.mc);
+  auto [ic, i1] = st.split(acc.axis(o), cfg.mc);
   auto [ir, ii] = st.split(i1, mr);
   const bool one_k_block = Kp == cfg.kc;
   IterVar ko, ki = kk;
   if (!one_k_block) std::tie(ko, ki) = st.split(kk, cfg.kc / group);
-  std::vector<IterVar> order{jc};
+  std::vector<IterVar> order;
+  if (nb > 0) order.push_back(acc.axis(0));
+  order.push_back(jc);
   if (!one_k_block) order.push_back(ko);
   order.insert(order.end(), {ic, jr, ir, ii, ji, ki, kt});
   st.reorder(order);
@@ -138,7 +160,9 @@ inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
                                    static_cast<int>(cfg.kc)));
   if (cfg.parallel) {
     const int64_t threads = runtime::ThreadPool::global().num_threads();
-    if (Mp / cfg.mc >= threads)
+    if (nb >= threads)
+      st.parallel(acc.axis(0));
+    else if (Mp / cfg.mc >= threads)
       st.parallel(ic);
     else
       st.parallel(jr);
@@ -147,18 +171,18 @@ inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
   // B's kc x nc block is packed per (jc, pc), A's mc x kc block per ic (or per pc when K has blocks).
   Stage sb = s[PB];
   sb.compute_at(st, one_k_block ? jc : ko);
-  sb.unroll(PB.axis(3));
-  if (cfg.parallel) sb.parallel(PB.axis(0));
+  sb.unroll(PB.axis(o + 3));
+  if (cfg.parallel && nb < runtime::ThreadPool::global().num_threads()) sb.parallel(PB.axis(o));
   if (cfg.pack_a) {
     Stage sa = s[PA];
     sa.compute_at(st, ic);
-    auto [ko_a, ki_a] = sa.split(PA.axis(2), x86::kDotLanes * group);
+    auto [ko_a, ki_a] = sa.split(PA.axis(o + 2), x86::kDotLanes * group);
     (void)ko_a;
     if (!p.transpose_a) sa.vectorize(ki_a);
   }
   if (separate_c) {
     Stage sc = s[C];
-    auto [cjo, cji] = sc.split(C.axis(1), x86::kDotLanes);
+    auto [cjo, cji] = sc.split(C.axis(o + 1), x86::kDotLanes);
     (void)cjo;
     sc.vectorize(cji);
     if (cfg.parallel) sc.parallel(C.axis(0));

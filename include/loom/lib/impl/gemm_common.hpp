@@ -42,8 +42,8 @@ inline void check_types(const GemmProblem& p) {
                     "float32 C, or int8/uint8 A and B with an int32 C"));
 }
 
-/// What dot = amx needs: AMX's types, a register tile of whole 16 x 16 tiles that the tile registers
-/// hold, and no batch (not built yet).
+/// What dot = amx needs: AMX's types, and a register tile of whole 16 x 16 tiles that the tile
+/// registers hold.
 inline void check_amx_config(const GemmProblem& p, const GemmConfig& cfg) {
   const DType a = p.a_type(), b = p.b_type();
   const bool bytes = (a == i8 || a == u8) && (b == i8 || b == u8);
@@ -58,9 +58,6 @@ inline void check_amx_config(const GemmProblem& p, const GemmConfig& cfg) {
             "registers hold: mr and nr multiples of 16 (mr = nr = 32 is 2 x 2 tiles; 16 x 96 and 96 x "
             "16 also fit), got mr = ",
             cfg.mr, " and nr = ", cfg.nr));
-  if (p.batch > 0)
-    throw Error(cat("lib::gemm: dot = amx does not compute batched products yet (batch = ", p.batch,
-                    "); call it per batch, or use DotInstruction::Vdpbf16ps / Vpdpbusd / MultiplyAdd"));
 }
 
 /// A dot instruction in `cfg` needs the input types it multiplies and a register tile of whole
