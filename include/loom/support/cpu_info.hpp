@@ -1,5 +1,6 @@
 // What Loom knows of the host CPU's memory hierarchy and vector unit: the data cache sizes (from
-// Linux's sysfs) and the SIMD width. lib::gemm sizes its blocks from them; the tuning database
+// Linux's sysfs), the SIMD width, and the dot-product and AMX tile instructions (CPUID). lib::gemm
+// sizes its blocks and picks its micro-kernel from them; the tuning database
 // records them with every measurement, so that a record says which machine it was taken on.
 #pragma once
 

@@ -23,15 +23,14 @@ namespace loom::x86 {
 
 namespace detail {
 
-/// The constant stride of window `r`'s dimension `d`, which must be `want` when want > 0.
-inline Expr amx_stride(const BufferRegion& r, size_t d, int64_t want, const std::string& intrin,
+/// Checks that window `r`'s dimension `d` has the constant stride `want`.
+inline void amx_stride(const BufferRegion& r, size_t d, int64_t want, const std::string& intrin,
                        const char* what, const char* fix) {
   const Expr& s = r.strides.at(d);
   const int64_t* c = as_const_int(s);
-  if (want > 0 && (!c || *c != want))
+  if (!c || *c != want)
     throw Error(cat("tensor intrinsic '", intrin, "': ", what, " must be ", want, " elements apart, got ",
                     to_string(s), "; ", fix));
-  return s;
 }
 
 }  // namespace detail
@@ -62,7 +61,6 @@ inline TensorIntrin amx_intrin(DType a_type, DType b_type, int m_tiles, int n_ti
   shape.m_tiles = m_tiles;
   shape.n_tiles = n_tiles;
   shape.rows = rows;
-  shape.steps = make_const(i32, k / step_elements);
   AmxTileProduct::check_block(m_tiles, n_tiles, rows, cat("x86::amx_intrin '", name, "'"));
 
   const DType acc_type = AmxTileProduct::c_type(instruction);
@@ -82,7 +80,7 @@ inline TensorIntrin amx_intrin(DType a_type, DType b_type, int m_tiles, int n_ti
       p.steps = make_const(i32, steps);
       const BufferRegion& o = outs[0];
       detail::amx_stride(o, 1, 1, name, "the output's columns", "store the output with rows contiguous");
-      const Expr c_row = detail::amx_stride(o, 0, 0, name, "", "");
+      const Expr c_row = o.strides.at(0);
       const Expr zero = make_zero(o.elem_offset.dtype());
       p.c = AmxOperand{o.data, o.dtype, o.elem_offset, c_row, c_row * rows, zero};
       if (steps > 0) {
@@ -90,8 +88,7 @@ inline TensorIntrin amx_intrin(DType a_type, DType b_type, int m_tiles, int n_ti
         detail::amx_stride(ra, 1, 1, name, "A's elements along K", "store A with K contiguous in its rows");
         detail::amx_stride(rb, 2, 1, name, "B's group", "pack B as [k / group, columns, group]");
         detail::amx_stride(rb, 1, group, name, "B's columns", "pack B as [k / group, columns, group]");
-        const Expr a_row = detail::amx_stride(ra, 0, 0, name, "", "");
-        const Expr b_row = detail::amx_stride(rb, 0, 0, name, "", "");
+        const Expr a_row = ra.strides.at(0), b_row = rb.strides.at(0);
         p.a = AmxOperand{ra.data, ra.dtype,     ra.elem_offset,
                          a_row,   a_row * rows, make_const(ra.elem_offset.dtype(), step_elements)};
         p.b = AmxOperand{

@@ -165,8 +165,8 @@ inline void CodeGenLLVM::emit_amx_tile_product(const CallNode* call) {
     std::vector<llvm::Value*> held;
     for (int nj = 0; nj < p.n_tiles; ++nj) held.push_back(b_tile(nj));
     for (int mi = 0; mi < p.m_tiles; ++mi) {
-      llvm::Value* at_ = a_tile(mi);
-      for (int nj = 0; nj < p.n_tiles; ++nj) product(mi, nj, at_, held[static_cast<size_t>(nj)]);
+      llvm::Value* a_value = a_tile(mi);
+      for (int nj = 0; nj < p.n_tiles; ++nj) product(mi, nj, a_value, held[static_cast<size_t>(nj)]);
     }
   }
   llvm::Value* s_next = builder_.CreateAdd(s, builder_.getInt64(1));

@@ -5,7 +5,8 @@
 // side: [columns / nr][k / group][nr][group]); A is read in place when its rows hold K contiguously
 // and nothing needs padding, else packed as [rows / mr][mr][k]. The tiles are stored to C (or to a
 // padded product, which a pass of its own trims and runs the epilogue over): AMX stores tiles to
-// memory, so the epilogue is not applied in registers as on the vector path.
+// memory, so the epilogue is not applied in registers as on the vector path. A batch is a leading
+// dimension of every operand, shared by the threads when it has a share for each.
 #pragma once
 
 #include "loom/support/config.hpp"
@@ -37,8 +38,8 @@ inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
   const int64_t mr = cfg.mr, nr = cfg.nr;
   // K in equal blocks of whole k-steps, as few as blocks of kc allow (K padded with zeros to whole
   // blocks: K = 1056 in blocks of at most 1024 is two of 544, not two of 1024).
-  const int64_t blocks = (round_up(K, step) + round_up(std::max<int64_t>(cfg.kc, 1), step) - 1) /
-                         round_up(std::max<int64_t>(cfg.kc, 1), step);
+  const int64_t kc_most = round_up(std::max<int64_t>(cfg.kc, 1), step);
+  const int64_t blocks = (round_up(K, step) + kc_most - 1) / kc_most;
   cfg.kc = round_up((K + blocks - 1) / blocks, step);
   cfg.mc = dividing_block(round_up(M, mr), std::max(mr, cfg.mc / mr * mr), mr);
   cfg.nc = covering_block(round_up(N, nr), std::max(nr, cfg.nc / nr * nr), nr);
