@@ -22,12 +22,6 @@ using doctest::Contains;
 
 namespace {
 
-lib::GemmProblem amx_problem(int64_t m, int64_t n, int64_t k, DType a, DType b) {
-  lib::GemmProblem p = problem(m, n, k, a);
-  if (b != a) p.b_dtype = b;
-  return p;
-}
-
 /// The model's configuration with dot = amx and an mr x nr register tile (kc, when given).
 lib::GemmConfig amx_config(const lib::GemmProblem& p, int64_t mr = 32, int64_t nr = 32, int64_t kc = 0) {
   lib::GemmConfig cfg = lib::model_gemm_config(p);
@@ -51,7 +45,7 @@ void check_amx(const lib::GemmProblem& p, const lib::GemmConfig& cfg) {
 
 template <typename TA, typename TB>
 void check_8bit(int64_t m, int64_t n, int64_t k, DType a, DType b, int64_t kc = 0) {
-  const lib::GemmProblem p = amx_problem(m, n, k, a, b);
+  const lib::GemmProblem p = typed(m, n, k, a, b);
   check_amx<TA, TB, int32_t>(p, amx_config(p, 32, 32, kc));
 }
 
@@ -60,17 +54,17 @@ void check_8bit(int64_t m, int64_t n, int64_t k, DType a, DType b, int64_t kc = 
 TEST_CASE("lib::gemm on AMX tiles: bfloat16 -> float32 on shapes no tile divides, K in blocks") {
   for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
            {1, 1, 1}, {7, 13, 29}, {37, 50, 70}, {130, 70, 257}, {64, 64, 64} /* A read in place */}) {
-    const lib::GemmProblem p = amx_problem(m, n, k, bf16, bf16);
+    const lib::GemmProblem p = typed(m, n, k, bf16, bf16);
     check_amx<bfloat16, bfloat16, float>(p, amx_config(p));
   }
   // K in blocks of 64 and of the model's 1024 (K padded to whole blocks with zeros).
-  const lib::GemmProblem blocks = amx_problem(45, 70, 301, bf16, bf16);
+  const lib::GemmProblem blocks = typed(45, 70, 301, bf16, bf16);
   check_amx<bfloat16, bfloat16, float>(blocks, amx_config(blocks, 32, 32, 64));
-  const lib::GemmProblem long_k = amx_problem(33, 40, 2100, bf16, bf16);
+  const lib::GemmProblem long_k = typed(33, 40, 2100, bf16, bf16);
   check_amx<bfloat16, bfloat16, float>(long_k, amx_config(long_k));
   // Other blocks of tiles: 1 x 6 (A's tile held), 6 x 1 (B's), 1 x 1, with cache blocks that the
   // tiles must divide.
-  const lib::GemmProblem p = amx_problem(100, 200, 96, bf16, bf16);
+  const lib::GemmProblem p = typed(100, 200, 96, bf16, bf16);
   for (auto [mr, nr] : std::vector<std::array<int64_t, 2>>{{16, 96}, {96, 16}, {16, 16}}) {
     lib::GemmConfig cfg = amx_config(p, mr, nr);
     cfg.mc = 50;
@@ -89,22 +83,22 @@ TEST_CASE("lib::gemm on AMX tiles: 8-bit integers -> int32, exact, for every sig
 TEST_CASE("lib::gemm on AMX tiles: transposed, batched, column-major, and with an epilogue") {
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
-      lib::GemmProblem p = amx_problem(37, 45, 23, bf16, bf16);
+      lib::GemmProblem p = typed(37, 45, 23, bf16, bf16);
       p.transpose_a = ta;
       p.transpose_b = tb;
       check_amx<bfloat16, bfloat16, float>(p, amx_config(p));
     }
   // Batches: fewer than the threads (the blocks of each in parallel), and more.
   for (int64_t count : {1, 3}) {
-    lib::GemmProblem batched = amx_problem(19, 33, 45, bf16, bf16);
+    lib::GemmProblem batched = typed(19, 33, 45, bf16, bf16);
     batched.batch = count;
     check_amx<bfloat16, bfloat16, float>(batched, amx_config(batched));
   }
-  lib::GemmProblem batched_bytes = amx_problem(40, 20, 70, u8, u8);
+  lib::GemmProblem batched_bytes = typed(40, 20, 70, u8, u8);
   batched_bytes.batch = 2;
   batched_bytes.transpose_a = true;
   check_amx<uint8_t, uint8_t, int32_t>(batched_bytes, amx_config(batched_bytes));
-  lib::GemmProblem col = amx_problem(29, 41, 75, i8, u8);
+  lib::GemmProblem col = typed(29, 41, 75, i8, u8);
   col.layout = lib::Layout::ColMajor;
   check_amx<int8_t, uint8_t, int32_t>(col, amx_config(col));
 
@@ -120,7 +114,7 @@ TEST_CASE("lib::gemm on AMX tiles: refusals, and the model picks AMX only where 
       "lib::gemm: dot = amx multiplies bfloat16 or 8-bit integers, but A is float32 and B float32; "
       "use DotInstruction::MultiplyAdd",
       Error);
-  const lib::GemmProblem p = amx_problem(64, 64, 64, bf16, bf16);
+  const lib::GemmProblem p = typed(64, 64, 64, bf16, bf16);
   CHECK_THROWS_WITH_AS(
       lib::gemm(p, amx_config(p, 24, 32)),
       Contains("mr and nr multiples of 16 (mr = nr = 32 is 2 x 2 tiles; 16 x 96 and 96 x 16 also "
@@ -140,7 +134,7 @@ TEST_CASE("lib::gemm on AMX tiles: refusals, and the model picks AMX only where 
   }
   // K in equal blocks: 1056 in blocks of at most 1024 is two of 544 (whole k-steps of 32), not two of
   // 1024 (almost twice the multiply-adds).
-  const lib::GemmProblem k1056 = amx_problem(64, 64, 1056, bf16, bf16);
+  const lib::GemmProblem k1056 = typed(64, 64, 1056, bf16, bf16);
   CHECK(lib::gemm(k1056, amx_config(k1056, 32, 32, 1024)).config.kc == 544);
   CHECK(lib::gemm(k1056, amx_config(k1056, 32, 32, 64)).config.kc == 64);
 
@@ -154,9 +148,9 @@ TEST_CASE("lib::gemm on AMX tiles: refusals, and the model picks AMX only where 
   CHECK(keep.knobs().front().name == "amx");
 
   // The model: AMX for bfloat16 and bytes where the CPU has it (and C has a tile of rows and columns).
-  const lib::GemmConfig model = lib::model_gemm_config(amx_problem(256, 256, 256, bf16, bf16));
+  const lib::GemmConfig model = lib::model_gemm_config(typed(256, 256, 256, bf16, bf16));
   CHECK((model.dot == lib::DotInstruction::Amx) == CpuCacheInfo::host().amx_bf16);
-  const lib::GemmConfig bytes = lib::model_gemm_config(amx_problem(256, 256, 256, u8, u8));
+  const lib::GemmConfig bytes = lib::model_gemm_config(typed(256, 256, 256, u8, u8));
   CHECK((bytes.dot == lib::DotInstruction::Amx) == CpuCacheInfo::host().amx_int8);
-  CHECK(lib::model_gemm_config(amx_problem(8, 256, 256, bf16, bf16)).dot != lib::DotInstruction::Amx);
+  CHECK(lib::model_gemm_config(typed(8, 256, 256, bf16, bf16)).dot != lib::DotInstruction::Amx);
 }

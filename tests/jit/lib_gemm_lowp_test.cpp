@@ -51,12 +51,6 @@ void check_lowp(const lib::GemmProblem& p, lib::DotInstruction dot, int64_t kc =
   check_typed_gemm<TA, TB, TC>(p, &cfg);
 }
 
-lib::GemmProblem typed(int64_t m, int64_t n, int64_t k, DType a, DType b) {
-  lib::GemmProblem p = problem(m, n, k, a);
-  if (b != a) p.b_dtype = b;
-  return p;
-}
-
 const std::vector<std::array<int64_t, 3>> kOddShapes = {
     {1, 1, 1},
     {7, 13, 29},

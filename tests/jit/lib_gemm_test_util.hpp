@@ -30,6 +30,13 @@ inline lib::GemmProblem problem(int64_t m, int64_t n, int64_t k, DType t = f32) 
   return p;
 }
 
+/// problem(m, n, k, a) with B of type `b`.
+inline lib::GemmProblem typed(int64_t m, int64_t n, int64_t k, DType a, DType b) {
+  lib::GemmProblem p = problem(m, n, k, a);
+  if (b != a) p.b_dtype = b;
+  return p;
+}
+
 /// Storage shape of an r x c matrix (batch first when batched).
 inline std::vector<int64_t> shape_of(int64_t batch, int64_t rows, int64_t cols) {
   std::vector<int64_t> s;

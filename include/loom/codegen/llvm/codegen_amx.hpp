@@ -7,7 +7,6 @@
 // the four tile operations instead (a tile is then 1 KiB of stack), so they can be tested anywhere.
 #pragma once
 
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,16 +18,15 @@ namespace loom::codegen {
 inline void CodeGenLLVM::emit_amx_tile_product(const CallNode* call) {
   const AmxTileProduct p = AmxTileProduct::decode(call);
   const bool emulated = target_.amx_emulation;
-  std::stringstream list(AmxTileProduct::features(p.instruction));
-  for (std::string f; std::getline(list, f, ',');)
-    if (!emulated && !target_.enables(f))
-      throw Error(cat("kernel '", func_.name, "' uses the AMX instruction ",
-                      amx_instruction_name(p.instruction), ", which needs the CPU feature '", f,
-                      "'; the target (", target_.description(),
-                      ") lacks it: build for a CPU with AMX (Target::cpu(\"sapphirerapids\") to inspect the "
-                      "code, Target::cpu() on such a machine to run it), emulate the tiles "
-                      "(Target::set_amx_emulation()), or tensorize with x86::dot_bf16_intrin() / "
-                      "x86::dot_8bit_intrin() (AVX512-BF16, AVX512-VNNI)"));
+  if (const std::string f = target_.first_missing(AmxTileProduct::features(p.instruction));
+      !emulated && !f.empty())
+    throw Error(cat("kernel '", func_.name, "' uses the AMX instruction ",
+                    amx_instruction_name(p.instruction), ", which needs the CPU feature '", f,
+                    "'; the target (", target_.description(),
+                    ") lacks it: build for a CPU with AMX (Target::cpu(\"sapphirerapids\") to inspect the "
+                    "code, Target::cpu() on such a machine to run it), emulate the tiles "
+                    "(Target::set_amx_emulation()), or tensorize with x86::dot_bf16_intrin() / "
+                    "x86::dot_8bit_intrin() (AVX512-BF16, AVX512-VNNI)"));
   llvm::Intrinsic::ID dot = llvm::Intrinsic::x86_tdpbf16ps_internal;
   switch (p.instruction) {
     case AmxInstruction::Tdpbf16ps: dot = llvm::Intrinsic::x86_tdpbf16ps_internal; break;

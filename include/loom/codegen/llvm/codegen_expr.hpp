@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cmath>
-#include <sstream>
 #include <string>
 
 #include "loom/codegen/llvm/codegen_llvm.hpp"
@@ -449,15 +448,10 @@ inline llvm::Value* CodeGenLLVM::emit_llvm_intrinsic(const CallNode* op) {
     throw Error(cat(where,
                     ", which is overloaded (its types are not fixed by its name); call_llvm_intrinsic "
                     "takes only intrinsics with fixed types, such as the x86 ones"));
-  std::stringstream list(features->value);
-  for (std::string f; std::getline(list, f, ',');) {
-    f.erase(0, f.find_first_not_of(" +"));
-    f.erase(f.find_last_not_of(' ') + 1);
-    if (!f.empty() && !target_.enables(f))
-      throw Error(cat(where, ", which needs the CPU feature '", f, "'; the target (", target_.description(),
-                      ") lacks it: build for a CPU that has it, or choose a schedule without this intrinsic "
-                      "(lib::gemm: GemmConfig::dot = DotInstruction::MultiplyAdd)"));
-  }
+  if (const std::string f = target_.first_missing(features->value); !f.empty())
+    throw Error(cat(where, ", which needs the CPU feature '", f, "'; the target (", target_.description(),
+                    ") lacks it: build for a CPU that has it, or choose a schedule without this intrinsic "
+                    "(lib::gemm: GemmConfig::dot = DotInstruction::MultiplyAdd)"));
   llvm::Function* decl = llvm::Intrinsic::getDeclaration(module_.get(), id);
   if (!decl->doesNotAccessMemory())
     throw Error(cat(where,

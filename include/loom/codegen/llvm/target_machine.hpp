@@ -48,6 +48,18 @@ struct ResolvedTarget {
     return std::find(enabled_features.begin(), enabled_features.end(), feature) != enabled_features.end();
   }
 
+  /// The first feature of the comma-separated `list` ("avx512bf16,evex512"; a leading + is ignored)
+  /// that the subtarget does not enable, or "" when it enables them all.
+  std::string first_missing(const std::string& list) const {
+    std::stringstream items(list);
+    for (std::string f; std::getline(items, f, ',');) {
+      f.erase(0, f.find_first_not_of(" +"));
+      f.erase(f.find_last_not_of(' ') + 1);
+      if (!f.empty() && !enables(f)) return f;
+    }
+    return "";
+  }
+
   /// The cache-key description: LLVM version, triple, CPU, features, options.
   std::string description() const {
     std::string d = "llvm-" LLVM_VERSION_STRING " " + triple + " -mcpu=" + cpu;

@@ -103,11 +103,7 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
           const int o = split_batch(v, b);
           Expr jo = v[o], k = packed_k(v, o), ji = v[o + 2];
           Expr j = jo * static_cast<int>(nr) + ji;
-          std::vector<Expr> guard;
-          if (pad_n) guard.push_back(j < static_cast<int>(N));
-          if (Kp != K) guard.push_back(k < static_cast<int>(K));
-          Expr value = bm(b, k, j);
-          return guard.empty() ? value : if_then_else(all_of(guard), value, make_const(b_type, 0));
+          return zero_padded(bm(b, k, j), j, N, Np, k, K, Kp);
         },
         "packedB");
   }
@@ -119,11 +115,7 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
           const int o = split_batch(v, b);
           Expr io = v[o], k = packed_k(v, o), ii = v[o + 2];
           Expr i = io * static_cast<int>(mr) + ii;
-          std::vector<Expr> guard;
-          if (pad_m) guard.push_back(i < static_cast<int>(M));
-          if (Kp != K) guard.push_back(k < static_cast<int>(K));
-          Expr value = a(b, i, k);
-          return guard.empty() ? value : if_then_else(all_of(guard), value, make_const(a_type, 0));
+          return zero_padded(a(b, i, k), i, M, Mp, k, K, Kp);
         },
         "packedA");
   }
@@ -422,8 +414,6 @@ inline GemmConfig heuristic_gemm_config(const GemmProblem& problem, bool allow_a
     c.dot = DotInstruction::Amx;
     c.mr = c.nr = 32;
     c.kc = 2048 / a.bytes();
-    c.mc = std::max<int64_t>(c.mr, c.mc / c.mr * c.mr);
-    c.nc = std::max<int64_t>(c.nr, c.nc / c.nr * c.nr);
     c.stream_c = false;
     return c;
   }

@@ -82,11 +82,7 @@ inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
       [&](const std::vector<Var>& v) {
         const Var &jo = v[o], &kg = v[o + 1], &ji = v[o + 2], &t = v[o + 3];
         Expr k = kg * static_cast<int>(group) + t, j = jo * static_cast<int>(nr) + ji;
-        std::vector<Expr> guard;
-        if (pad_n) guard.push_back(j < static_cast<int>(N));
-        if (Kp != K) guard.push_back(k < static_cast<int>(K));
-        Expr value = bm(batch(v), k, j);
-        return guard.empty() ? value : if_then_else(all_of(guard), value, make_const(b_type, 0));
+        return zero_padded(bm(batch(v), k, j), j, N, Np, k, K, Kp);
       },
       "packedB");
   // packedA[io][ii][k] = A[io * mr + ii, k]: each row holds K contiguously, as the tiles read it.
@@ -97,11 +93,7 @@ inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
         [&](const std::vector<Var>& v) {
           const Var &io = v[o], &ii = v[o + 1], &k = v[o + 2];
           Expr i = io * static_cast<int>(mr) + ii;
-          std::vector<Expr> guard;
-          if (pad_m) guard.push_back(i < static_cast<int>(M));
-          if (Kp != K) guard.push_back(k < static_cast<int>(K));
-          Expr value = a(batch(v), i, k);
-          return guard.empty() ? value : if_then_else(all_of(guard), value, make_const(a_type, 0));
+          return zero_padded(a(batch(v), i, k), i, M, Mp, k, K, Kp);
         },
         "packedA");
   }

@@ -149,6 +149,19 @@ inline Expr all_of(const std::vector<Expr>& conditions) {
   return result;
 }
 
+/// A packed panel's element `value` at row or column `rc` and depth `k` of a matrix with `extent`
+/// rows or columns and `K` deep, padded to `padded_extent` and `padded_k`: zero in the padding, each
+/// dimension tested only where it is padded (so the micro-kernel's panels need no guard).
+inline Expr zero_padded(Expr value, const Expr& rc, int64_t extent, int64_t padded_extent, const Expr& k,
+                        int64_t K, int64_t padded_k) {
+  std::vector<Expr> inside;
+  if (padded_extent != extent) inside.push_back(rc < static_cast<int>(extent));
+  if (padded_k != K) inside.push_back(k < static_cast<int>(K));
+  if (inside.empty()) return value;
+  const DType t = value.dtype();
+  return if_then_else(all_of(inside), std::move(value), make_const(t, 0));
+}
+
 }  // namespace detail
 
 }  // namespace loom::lib
