@@ -196,6 +196,90 @@ TEST_CASE("jit ir: a masked load of one address for every lane is one scalar loa
   }
 }
 
+namespace {
+Expr splat(Expr e, int lanes) { return BroadcastNode::make(std::move(e), lanes); }
+/// Lane l of `lanes` lanes reads row l % rows, column l / rows of a matrix with `stride` between rows,
+/// from `base`: the interleave a packed panel's groups make.
+Expr interleave_index(Expr base, int lanes, int rows, int stride) {
+  Expr lane = RampNode::make(Expr(0), Expr(1), lanes);
+  return splat(std::move(base), lanes) +
+         floormod(lane, splat(Expr(rows), lanes)) * splat(Expr(stride), lanes) +
+         floordiv(lane, splat(Expr(rows), lanes));
+}
+int count_of(const std::string& text, const std::string& what) {
+  int found = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++found;
+  return found;
+}
+}  // namespace
+
+TEST_CASE("jit ir: gathers and scatters of a few contiguous runs are vector accesses and one shuffle") {
+  // Pairs of bfloat16 from two rows (copied as bits), quads of int8 from four, a vector whose two
+  // halves are two rows reversed, and interleaved stores: each index splits into runs
+  // (ir/lane_runs.hpp), which the backend loads or stores whole.
+  BufferParam H = buffer_param("H", bf16, {4, 40}), HP = buffer_param("HP", bf16, {2, 64});
+  BufferParam Q = buffer_param("Q", i8, {4, 72}), QP = buffer_param("QP", i8, {2, 64});
+  BufferParam F = buffer_param("F", f32, {2, 40}), FR = buffer_param("FR", f32, {2, 16}),
+              FS = buffer_param("FS", f32, {2, 40});
+  Var q("q");
+  Expr lane16 = RampNode::make(Expr(0), Expr(1), 16);
+  // Lanes 0..7 read F[47 - l] (row 1 backwards), lanes 8..15 F[15 - l] (row 0 backwards).
+  Expr halves = splat(Expr(47), 16) - floormod(lane16, splat(Expr(8), 16)) -
+                floordiv(lane16, splat(Expr(8), 16)) * splat(Expr(40), 16);
+  Stmt body = loop(
+      q, 0, 2,
+      SeqNode::make({
+          store(HP, load(H, interleave_index(q * 80 + 3, 32, 2, 40)), RampNode::make(q * 32, 1, 32)),
+          store(HP, load(H, interleave_index(q * 80 + 19, 32, 2, 40)), RampNode::make(q * 32 + 64, 1, 32)),
+          store(QP, load(Q, interleave_index(q * 5, 64, 4, 72)), RampNode::make(q * 64, 1, 64)),
+          store(FR, load(F, splat(q * 0, 16) + halves) + splat(Expr(1.0f), 16),
+                RampNode::make(q * 16, 1, 16)),
+          // FS[row lane % 2][q * 8 + lane / 2] = lane: a scatter to two rows.
+          store(FS, cast(f32.with_lanes(16), lane16), interleave_index(q * 8, 16, 2, 40)),
+      }));
+  LoweredFunc f =
+      make_func("runs", {param(H), param(HP), param(Q), param(QP), param(F), param(FR), param(FS)}, body);
+  Buffer<bfloat16> h({4, 40}), hp({2, 64});
+  Buffer<int8_t> qq({4, 72}), qp({2, 64});
+  Buffer<float> ff({2, 40}), fr({2, 16}), fs({2, 40});
+  fill_random(h, 11);
+  fill_random_view(qq, 12, -128, 127);
+  fill_random(ff, 13);
+  Kernel k = check_jit_matches_interpreter(f, h, hp, qq, qp, ff, fr, fs);
+  const std::string ir = k.llvm_ir();
+  CHECK(count_of(ir, "masked.gather") == 0);
+  CHECK(count_of(ir, "masked.scatter") == 0);
+  // The pairs are two loads of 16 halves each, interleaved; the quads four loads of 16 bytes.
+  CHECK(count_of(ir, "load <16 x i16>") >= 2);
+  CHECK(count_of(ir, "load <16 x i8>") >= 4);
+}
+
+TEST_CASE("jit ir: masked runs read and write only their active lanes, a run wholly off may start outside") {
+  // X has n elements; lane l reads X[2q + (l % 2) * 16 + l / 2] where that is below n. With n = 5 the
+  // second run (16..23) lies wholly past X, and only lanes of the first run read.
+  Var nv("n"), q("q");
+  BufferParam X = buffer_param("X", f32, {nv}), Y = buffer_param("Y", f32, {32}),
+              Z = buffer_param("Z", f32, {nv});
+  Expr index = interleave_index(q * 2, 16, 2, 16);
+  Expr active = index < splat(nv, 16);
+  Stmt body = loop(
+      q, 0, 2,
+      SeqNode::make(
+          {store(Y, load(X, index, active) * splat(Expr(3.0f), 16) + splat(Expr(1.0f), 16),
+                 RampNode::make(q * 16, 1, 16)),
+           store(Z, cast(f32.with_lanes(16), RampNode::make(Expr(0), Expr(1), 16)) + splat(cast(f32, q), 16),
+                 index, active)}));
+  LoweredFunc f = make_func("masked_runs", {param(X), param(Y), param(Z)}, body, {nv});
+  for (int n : {5, 18, 34}) {
+    CAPTURE(n);
+    Buffer<float> x({n}), y({32}), z({n});
+    fill_random(x, 14);
+    Kernel k = check_jit_matches_interpreter(f, x, y, z);
+    CHECK(count_of(k.llvm_ir(), "masked.gather") == 0);
+    CHECK(count_of(k.llvm_ir(), "masked.scatter") == 0);
+  }
+}
+
 TEST_CASE("jit ir: masked accesses to a stack slot inside it are whole loads and blended stores") {
   // T (16 floats, on the stack) starts at 1; two passes add 2 to its first n lanes, under a mask;
   // then all 16 lanes are copied out, the masked-off ones still 1. Whole accesses let LLVM keep T

@@ -89,6 +89,21 @@ TEST_CASE("lint: a transposed read vectorized along the wrong axis is a gather")
   check_runs(lower(s, {A, D}, "transpose"));
 }
 
+TEST_CASE("lint: an interleave of two rows is two contiguous runs, not a gather") {
+  // P[kg][j][t] = B[2kg + t][j], vectorized across (j, t): lanes alternate between two rows of B,
+  // which the backend loads as two vectors and interleaves (ir/lane_runs.hpp).
+  Tensor B = placeholder({16, 64}, f32, "B");
+  Tensor P = compute(
+      {8, 64, 2}, [&](Expr kg, Expr j, Expr t) { return B(kg * 2 + t, j); }, "P");
+  Schedule s = create_schedule(P);
+  IterVar both = s[P].fuse(P.axis(1), P.axis(2));
+  auto [outer, inner] = s[P].split(both, 16);
+  (void)outer;
+  s[P].vectorize(inner);
+  CHECK_MESSAGE(lint(lower(s, {B, P}, "pairs"), 4).empty(), messages_of(lint(lower(s, {B, P}), 4)));
+  check_runs(lower(s, {B, P}, "pairs"));
+}
+
 TEST_CASE("lint: the naive matmul's innermost k loop strides through B") {
   const int n = 24;
   Tensor A = placeholder({n, n}, f32, "A"), B = placeholder({n, n}, f32, "B");

@@ -6,7 +6,8 @@
 //                      extent is not a multiple of the lanes, or a guard varies across lanes)
 //   scalar-vector-loop a loop marked vectorized whose body could not become vector code
 //   scalar-math        a math call in vector code that runs as one libm call per lane
-//   strided-access     a vector access whose lanes are not contiguous (a gather or scatter), or
+//   strided-access     a vector access whose lanes are not contiguous (a gather or scatter; not
+//                      a few contiguous runs, which load whole: ir/lane_runs.hpp), or
 //                      an innermost serial loop that steps through memory by more than one element
 //   parallel-few-iterations  a parallel loop with fewer iterations than the thread pool has threads
 // Only CPU kernels are linted: a function lowered for a GPU target gives no findings (use

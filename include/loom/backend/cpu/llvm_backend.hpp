@@ -33,8 +33,9 @@ class LlvmCpuBackend final : public runtime::CpuBackend {
   /// log's reduction to [3/4, 3/2), by vgetmantps / vgetexpps on 16 lanes of AVX-512; 13: a masked
   /// load of one address is a scalar load, and masked accesses inside a stack slot are whole ones;
   /// 16: float tanh and erf from tables of polynomials; 17: loops marked nontemporal_stores stream
-  /// their whole-vector stores to parameters.
-  static constexpr int kCodegenVersion = 18;
+  /// their whole-vector stores to parameters; 19: gathers and scatters of a few contiguous runs are
+  /// vector accesses and shuffles.
+  static constexpr int kCodegenVersion = 19;
 
   static LlvmCpuBackend& instance() {
     static LlvmCpuBackend* backend = new LlvmCpuBackend();

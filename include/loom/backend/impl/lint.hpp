@@ -13,6 +13,7 @@ LOOM_IMPLEMENTATION_FILE("loom/backend/lint.hpp");
 
 #include "loom/backend/lint.hpp"
 #include "loom/codegen/llvm/math_lanes.hpp"
+#include "loom/ir/lane_runs.hpp"
 #include "loom/ir/simplify.hpp"
 #include "loom/ir/substitute.hpp"
 #include "loom/ir/visitor.hpp"
@@ -133,6 +134,7 @@ class Linter : public IRVisitor {
     if (index.dtype().lanes > 1) {
       std::optional<int64_t> stride = lane_stride(index);
       if (stride && (*stride == 1 || *stride == 0)) return;
+      if (access_as_runs(index)) return;  // a few contiguous runs and a shuffle (ir/lane_runs.hpp)
       report(
           "strided-access", name, buffer.name(),
           cat(what, " '", buffer.name(), "' in loop '", name, "' are ",

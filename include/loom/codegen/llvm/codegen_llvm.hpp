@@ -221,6 +221,12 @@ class CodeGenLLVM {
   /// The memory form of a stored value: a copy of 16-bit floats moves their bits.
   llvm::Value* stored_value(DType element, const Expr& value);
   llvm::Value* address_of(const LoadNode* op);
+  /// A gather or scatter whose lanes cover a few contiguous runs (ir/lane_runs.hpp): contiguous
+  /// accesses of the runs and a shuffle. Null (nothing emitted) where the index has no such form.
+  llvm::Value* load_runs(const Expr& index, llvm::Type* mem, llvm::Align align, llvm::Value* active,
+                         llvm::Value* buffer, int scope);
+  bool store_runs(const Expr& index, llvm::Value* v, llvm::Align align, llvm::Value* active,
+                  llvm::Value* buffer, int scope);
   void create_alias_scopes();
   void tag_access(llvm::Instruction* access, int scope);
   llvm::Instruction* nontemporal_store(llvm::Value* v, llvm::Value* ptr, llvm::Align align, int scope,

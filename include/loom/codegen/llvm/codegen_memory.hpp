@@ -4,10 +4,15 @@
 // that tell LLVM distinct buffers do not overlap.
 #pragma once
 
+#include <numeric>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "loom/codegen/llvm/codegen_llvm.hpp"
 #include "loom/codegen/written_before_read.hpp"
+#include "loom/ir/lane_runs.hpp"
 
 namespace loom::codegen {
 
@@ -176,6 +181,9 @@ inline llvm::Value* CodeGenLLVM::emit_load(const LoadNode* op) {
     if (active) spread = builder_.CreateSelect(active, spread, passthru);
     mask_ = saved;
     return from_memory(element, spread);
+  } else if (llvm::Value* joined = load_runs(op->index, mem, align, active, buffer.ptr, buffer.scope)) {
+    mask_ = saved;
+    return from_memory(element, joined);
   } else {
     llvm::Value* ptrs = builder_.CreateInBoundsGEP(mem, buffer.ptr, emit_index(op->index));
     access = builder_.CreateMaskedGather(vector_mem, ptrs, align, active, passthru);
@@ -234,6 +242,9 @@ inline void CodeGenLLVM::emit_store(const StoreNode* op) {
       access = builder_.CreateMaskedStore(v, ptr, align, active);
     else
       access = builder_.CreateAlignedStore(v, ptr, align);
+  } else if (store_runs(op->index, v, align, active, buffer.ptr, buffer.scope)) {
+    mask_ = saved;
+    return;
   } else {
     // A scatter writes lanes in order, so with repeated indices the last active lane wins.
     llvm::Value* ptrs = builder_.CreateInBoundsGEP(mem, buffer.ptr, emit_index(op->index));
@@ -241,6 +252,93 @@ inline void CodeGenLLVM::emit_store(const StoreNode* op) {
   }
   mask_ = saved;
   tag_access(access, buffer.scope);
+}
+
+namespace detail {
+/// `lanes` as a shuffle mask.
+inline llvm::SmallVector<int, 64> shuffle_mask(const std::vector<int>& lanes, size_t from = 0,
+                                               size_t count = 0) {
+  if (count == 0) count = lanes.size() - from;
+  return llvm::SmallVector<int, 64>(lanes.begin() + static_cast<std::ptrdiff_t>(from),
+                                    lanes.begin() + static_cast<std::ptrdiff_t>(from + count));
+}
+}  // namespace detail
+
+// A gather whose lanes read a few contiguous runs: one vector load per run (masked by the lanes
+// that read it), the runs joined end to end, and one shuffle into lane order. The runs read just the
+// elements the lanes do. LLVM turns the shuffles of an interleave into unpacks and permutes: the
+// pairs of bfloat16 that a packed panel takes from two rows of B were 32 scalar loads and inserts.
+// The addresses are computed without `inbounds`: a run whose lanes are all masked off may start
+// outside the buffer, and the masked load then reads nothing.
+inline llvm::Value* CodeGenLLVM::load_runs(const Expr& index, llvm::Type* mem, llvm::Align align,
+                                           llvm::Value* active, llvm::Value* buffer, int scope) {
+  auto found = access_as_runs(index);
+  if (!found) return nullptr;
+  const auto& [offsets, runs] = *found;
+  const unsigned length = static_cast<unsigned>(runs.length);
+  const int lanes = static_cast<int>(runs.source.size());
+  llvm::Type* run_type = with_lanes(mem, static_cast<int>(length));
+  // lane_of[q]: the lane that reads element q of the runs laid end to end.
+  std::vector<int> lane_of(static_cast<size_t>(lanes));
+  for (int l = 0; l < lanes; ++l) lane_of[static_cast<size_t>(runs.source[static_cast<size_t>(l)])] = l;
+  llvm::Value* base = emit_index(offsets.base);
+  std::vector<llvm::Value*> parts;
+  for (size_t r = 0; r < runs.starts.size(); ++r) {
+    llvm::Value* ptr = builder_.CreateGEP(
+        mem, buffer, builder_.CreateAdd(base, builder_.getInt64(static_cast<uint64_t>(runs.starts[r]))));
+    llvm::Instruction* load;
+    if (active) {
+      llvm::Value* run_active =
+          builder_.CreateShuffleVector(active, detail::shuffle_mask(lane_of, r * length, length));
+      load =
+          builder_.CreateMaskedLoad(run_type, ptr, align, run_active, llvm::Constant::getNullValue(run_type));
+    } else {
+      load = builder_.CreateAlignedLoad(run_type, ptr, align);
+    }
+    tag_access(load, scope);
+    parts.push_back(load);
+  }
+  // Join pairs of equal parts until one is left (the count of runs is a power of two).
+  while (parts.size() > 1) {
+    std::vector<llvm::Value*> joined;
+    const unsigned width = llvm::cast<llvm::FixedVectorType>(parts[0]->getType())->getNumElements();
+    std::vector<int> both(2 * width);
+    std::iota(both.begin(), both.end(), 0);
+    for (size_t i = 0; i < parts.size(); i += 2)
+      joined.push_back(builder_.CreateShuffleVector(parts[i], parts[i + 1], detail::shuffle_mask(both)));
+    parts = std::move(joined);
+  }
+  return builder_.CreateShuffleVector(parts[0], detail::shuffle_mask(runs.source));
+}
+
+// A scatter whose lanes write a few contiguous runs: the value shuffled into the runs' order, and one
+// (masked) vector store per run. The runs write just the elements the lanes do, each once.
+inline bool CodeGenLLVM::store_runs(const Expr& index, llvm::Value* v, llvm::Align align, llvm::Value* active,
+                                    llvm::Value* buffer, int scope) {
+  auto found = access_as_runs(index);
+  if (!found) return false;
+  const auto& [offsets, runs] = *found;
+  const unsigned length = static_cast<unsigned>(runs.length);
+  const int lanes = static_cast<int>(runs.source.size());
+  llvm::Type* mem = llvm::cast<llvm::VectorType>(v->getType())->getElementType();
+  std::vector<int> lane_of(static_cast<size_t>(lanes));
+  for (int l = 0; l < lanes; ++l) lane_of[static_cast<size_t>(runs.source[static_cast<size_t>(l)])] = l;
+  llvm::Value* base = emit_index(offsets.base);
+  for (size_t r = 0; r < runs.starts.size(); ++r) {
+    llvm::Value* ptr = builder_.CreateGEP(
+        mem, buffer, builder_.CreateAdd(base, builder_.getInt64(static_cast<uint64_t>(runs.starts[r]))));
+    llvm::Value* part = builder_.CreateShuffleVector(v, detail::shuffle_mask(lane_of, r * length, length));
+    llvm::Instruction* store;
+    if (active) {
+      llvm::Value* run_active =
+          builder_.CreateShuffleVector(active, detail::shuffle_mask(lane_of, r * length, length));
+      store = builder_.CreateMaskedStore(part, ptr, align, run_active);
+    } else {
+      store = builder_.CreateAlignedStore(part, ptr, align);
+    }
+    tag_access(store, scope);
+  }
+  return true;
 }
 
 /// A vector stored to a parameter in a loop marked pragma(axis, "nontemporal_stores"), which the

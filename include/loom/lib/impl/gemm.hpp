@@ -318,7 +318,7 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
     }
     IterVar pj = PB.axis(o + 2);
     if (group > 1) {
-      sb.unroll(PB.axis(o + 3));  // the group, read from `group` rows of B
+      interleave_groups(sb, pj, PB.axis(o + 3), nr * group, p.b_type(), p.transpose_b);
     } else if (nr % cfg.lanes == 0 && nr > cfg.lanes) {
       auto [pjo, pji] = sb.split(pj, cfg.lanes);
       sb.unroll(pjo);

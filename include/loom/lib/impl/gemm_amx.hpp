@@ -164,7 +164,7 @@ inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
   // B's kc x nc block is packed per (jc, pc), A's mc x kc block per ic (or per pc when K has blocks).
   Stage sb = s[PB];
   sb.compute_at(st, one_k_block ? jc : ko);
-  sb.unroll(PB.axis(o + 3));
+  interleave_groups(sb, PB.axis(o + 2), PB.axis(o + 3), nr * group, b_type, p.transpose_b);
   if (cfg.parallel && nb < runtime::ThreadPool::global().num_threads()) sb.parallel(PB.axis(o));
   if (cfg.pack_a) {
     Stage sa = s[PA];
