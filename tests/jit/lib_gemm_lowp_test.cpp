@@ -105,6 +105,29 @@ TEST_CASE("lib::gemm: 8-bit integers -> int32, exact, for every mix of signednes
   }
 }
 
+TEST_CASE("lib::gemm: the model multiplies with the dot instruction from 4 rows, widening below") {
+  // The dot instructions read B packed; from 4 rows of C that copy costs less than widening B in
+  // place (gemm_config.hpp). Same-signed bytes have no dot instruction (vpdpbusd takes one signed,
+  // one unsigned): they stay in place. 640 columns are whole register tiles for every row count
+  // here (tiles of 128, 80, 64 or 32 columns), so nothing is packed for padding. Each choice is
+  // also computed right.
+  const bool bf16_dot = cpu_has(lib::DotInstruction::Vdpbf16ps),
+             int8_dot = cpu_has(lib::DotInstruction::Vpdpbusd);
+  for (int64_t m : {1, 3, 4, 6, 12}) {  // below 16 rows: not AMX, where a CPU has it
+    CAPTURE(m);
+    const lib::GemmProblem h = typed(m, 640, 130, bf16, bf16), q = typed(m, 640, 130, u8, i8),
+                           same = typed(m, 640, 130, i8, i8);
+    CHECK(lib::gemm(h).config.dot ==
+          (bf16_dot && m >= 4 ? lib::DotInstruction::Vdpbf16ps : lib::DotInstruction::MultiplyAdd));
+    CHECK(lib::gemm(q).config.dot ==
+          (int8_dot && m >= 4 ? lib::DotInstruction::Vpdpbusd : lib::DotInstruction::MultiplyAdd));
+    CHECK(lib::gemm(same).config.dot == lib::DotInstruction::MultiplyAdd);
+    CHECK(lib::gemm(same).config.pack_b == false);
+    check_typed_gemm<bfloat16, bfloat16, float>(h);
+    check_typed_gemm<uint8_t, int8_t, int32_t>(q);
+  }
+}
+
 TEST_CASE("lib::gemm: narrow types stream C's stores (stream_c), exact or within rounding") {
   for (auto [m, n, k] : {std::array<int64_t, 3>{64, 96, 64}, std::array<int64_t, 3>{67, 129, 31}}) {
     for (lib::DotInstruction dot : {lib::DotInstruction::Vpdpbusd, lib::DotInstruction::MultiplyAdd})

@@ -392,18 +392,19 @@ inline GemmConfig heuristic_gemm_config(const GemmProblem& problem, bool allow_a
   // Batches are spread over the threads when there are enough of them; else blocks of rows are.
   const int threads = runtime::ThreadPool::global().num_threads();
   const int row_threads = problem.batch >= threads ? 1 : threads;
-  GemmConfig c = default_gemm_config(col ? problem.n : problem.m, col ? problem.m : problem.n, problem.k,
-                                     problem.dtype, row_threads);
   // This CPU's dot instruction for the input types, when it has one (the row-major problem's A is
   // the column-major one's B: vpdpbusd takes either order of signedness). The dot instructions need
-  // B packed group-innermost; with few rows of C that copy of B costs more than the product (1 x 4096
-  // x 4096 bfloat16: 24 ms packed, 2 ms reading B in place), so such products widen and multiply-add.
+  // B packed group-innermost; with one to three rows of C that copy of B costs more than the product
+  // (gemm_config.hpp), so such products widen and multiply-add.
   const CpuCacheInfo& cpu = CpuCacheInfo::host();
   const DType a = problem.a_type(), b = problem.b_type();
+  const bool bf16_dot = a == bf16 && b == bf16 && cpu.bf16_dot,
+             int8_dot = ((a == i8 && b == u8) || (a == u8 && b == i8)) && cpu.int8_dot;
+  GemmConfig c = gemm_config_model(col ? problem.n : problem.m, col ? problem.m : problem.n, problem.k,
+                                   problem.dtype, row_threads, cpu, bf16_dot || int8_dot);
   const bool packs_b = c.pack_b || (col ? problem.m : problem.n) % c.nr != 0;  // padded columns: packed
-  if (packs_b && a == bf16 && b == bf16 && cpu.bf16_dot) c.dot = DotInstruction::Vdpbf16ps;
-  if (packs_b && ((a == i8 && b == u8) || (a == u8 && b == i8)) && cpu.int8_dot)
-    c.dot = DotInstruction::Vpdpbusd;
+  if (packs_b && bf16_dot) c.dot = DotInstruction::Vdpbf16ps;
+  if (packs_b && int8_dot) c.dot = DotInstruction::Vpdpbusd;
   // AMX where the CPU has it for the input types: 2 x 2 tiles of 16 x 16 (7 of the 8 tile
   // registers), and K in blocks of 2 KiB of A's rows. Not for products with fewer rows or columns
   // than a tile. Chosen from the instructions' throughput, not yet measured on a CPU with AMX:
