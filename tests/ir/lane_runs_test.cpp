@@ -40,6 +40,8 @@ TEST_CASE("lane_offsets: a packed panel's interleave is a shared base plus const
   CHECK(runs->starts == std::vector<int64_t>{0, 96});
   // Lane 2i reads element i of the first run, lane 2i + 1 element i of the second (16 + i).
   for (int l = 0; l < 32; ++l) CHECK(runs->source[static_cast<size_t>(l)] == (l % 2) * 16 + l / 2);
+  // And back: element q of the runs is read by lane 2 (q % 16) + q / 16.
+  for (int q = 0; q < 32; ++q) CHECK(runs->lane_of[static_cast<size_t>(q)] == (q % 16) * 2 + q / 16);
 }
 
 TEST_CASE("lane_offsets: ramps with constant strides, products with constants, widening casts") {

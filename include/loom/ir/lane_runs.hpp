@@ -78,9 +78,7 @@ inline std::optional<LaneOffsets> lane_offsets(const Expr& index) {
   }
   const bool div = index.as<FloorDivNode>() != nullptr;
   if (div || index.as<FloorModNode>()) {
-    const Expr& a = div ? index.as<FloorDivNode>()->a : index.as<FloorModNode>()->a;
-    const Expr& b = div ? index.as<FloorDivNode>()->b : index.as<FloorModNode>()->b;
-    auto x = lane_offsets(a), y = lane_offsets(b);
+    auto [x, y] = div ? binary(index.as<FloorDivNode>()) : binary(index.as<FloorModNode>());
     const int64_t* c = constant_of(y);
     if (!x || !c || *c <= 0) return std::nullopt;
     if (all_zero(*x))
@@ -106,11 +104,11 @@ inline std::optional<LaneOffsets> lane_offsets(const Expr& index) {
 
 /// The lanes' offsets as `starts.size()` runs of `length` consecutive elements each: run r covers
 /// starts[r] .. starts[r] + length - 1, and lane l reads element `source[l]` of the runs laid end to
-/// end (run r's element p is r * length + p).
+/// end (run r's element p is r * length + p); `lane_of` is the inverse: the lane of each element.
 struct LaneRuns {
   int64_t length = 0;
   std::vector<int64_t> starts;
-  std::vector<int> source;
+  std::vector<int> source, lane_of;
 };
 
 /// `offsets` as at most `max_runs` runs of equal length, a power of two in number, every element
@@ -141,6 +139,8 @@ inline std::optional<LaneRuns> contiguous_runs(const std::vector<int64_t>& offse
         static_cast<size_t>(std::upper_bound(r.starts.begin(), r.starts.end(), o) - r.starts.begin()) - 1;
     r.source.push_back(static_cast<int>(static_cast<int64_t>(at) * length + (o - r.starts[at])));
   }
+  r.lane_of.resize(static_cast<size_t>(lanes));
+  for (int l = 0; l < lanes; ++l) r.lane_of[static_cast<size_t>(r.source[static_cast<size_t>(l)])] = l;
   return r;
 }
 

@@ -21,6 +21,7 @@
 #include "loom/ir/dtype_arith.hpp"
 #include "loom/ir/extern_c.hpp"
 #include "loom/ir/extern_call.hpp"
+#include "loom/ir/lane_runs.hpp"
 #include "loom/ir/op.hpp"
 #include "loom/ir/printer.hpp"
 #include "loom/ir/visitor.hpp"
@@ -227,6 +228,9 @@ class CodeGenLLVM {
                          llvm::Value* buffer, int scope);
   bool store_runs(const Expr& index, llvm::Value* v, llvm::Align align, llvm::Value* active,
                   llvm::Value* buffer, int scope);
+  std::vector<std::pair<llvm::Value*, llvm::Value*>> run_accesses(const LaneOffsets& offsets,
+                                                                  const LaneRuns& runs, llvm::Type* mem,
+                                                                  llvm::Value* buffer, llvm::Value* active);
   void create_alias_scopes();
   void tag_access(llvm::Instruction* access, int scope);
   llvm::Instruction* nontemporal_store(llvm::Value* v, llvm::Value* ptr, llvm::Align align, int scope,

@@ -12,7 +12,6 @@
 
 #include "loom/codegen/llvm/codegen_llvm.hpp"
 #include "loom/codegen/written_before_read.hpp"
-#include "loom/ir/lane_runs.hpp"
 
 namespace loom::codegen {
 
@@ -255,7 +254,7 @@ inline void CodeGenLLVM::emit_store(const StoreNode* op) {
 }
 
 namespace detail {
-/// `lanes` as a shuffle mask.
+/// Elements [from, from + count) of `lanes` (all from `from` when count is 0) as a shuffle mask.
 inline llvm::SmallVector<int, 64> shuffle_mask(const std::vector<int>& lanes, size_t from = 0,
                                                size_t count = 0) {
   if (count == 0) count = lanes.size() - from;
@@ -264,37 +263,43 @@ inline llvm::SmallVector<int, 64> shuffle_mask(const std::vector<int>& lanes, si
 }
 }  // namespace detail
 
+// Where each run of a gather or scatter as runs starts, and which of `active`'s lanes (null: all)
+// it covers. With a mask the addresses are computed without `inbounds`: a run whose lanes are all
+// off may start outside the buffer, and its masked access then touches nothing.
+inline std::vector<std::pair<llvm::Value*, llvm::Value*>> CodeGenLLVM::run_accesses(
+    const LaneOffsets& offsets, const LaneRuns& runs, llvm::Type* mem, llvm::Value* buffer,
+    llvm::Value* active) {
+  llvm::Value* base = emit_index(offsets.base);
+  std::vector<std::pair<llvm::Value*, llvm::Value*>> out;
+  for (size_t r = 0; r < runs.starts.size(); ++r) {
+    llvm::Value* at = builder_.CreateAdd(base, builder_.getInt64(static_cast<uint64_t>(runs.starts[r])));
+    llvm::Value* ptr =
+        active ? builder_.CreateGEP(mem, buffer, at) : builder_.CreateInBoundsGEP(mem, buffer, at);
+    const size_t length = static_cast<size_t>(runs.length);
+    llvm::Value* run_active =
+        active ? builder_.CreateShuffleVector(active, detail::shuffle_mask(runs.lane_of, r * length, length))
+               : nullptr;
+    out.emplace_back(ptr, run_active);
+  }
+  return out;
+}
+
 // A gather whose lanes read a few contiguous runs: one vector load per run (masked by the lanes
 // that read it), the runs joined end to end, and one shuffle into lane order. The runs read just the
 // elements the lanes do. LLVM turns the shuffles of an interleave into unpacks and permutes: the
 // pairs of bfloat16 that a packed panel takes from two rows of B were 32 scalar loads and inserts.
-// The addresses are computed without `inbounds`: a run whose lanes are all masked off may start
-// outside the buffer, and the masked load then reads nothing.
 inline llvm::Value* CodeGenLLVM::load_runs(const Expr& index, llvm::Type* mem, llvm::Align align,
                                            llvm::Value* active, llvm::Value* buffer, int scope) {
   auto found = access_as_runs(index);
   if (!found) return nullptr;
   const auto& [offsets, runs] = *found;
-  const unsigned length = static_cast<unsigned>(runs.length);
-  const int lanes = static_cast<int>(runs.source.size());
-  llvm::Type* run_type = with_lanes(mem, static_cast<int>(length));
-  // lane_of[q]: the lane that reads element q of the runs laid end to end.
-  std::vector<int> lane_of(static_cast<size_t>(lanes));
-  for (int l = 0; l < lanes; ++l) lane_of[static_cast<size_t>(runs.source[static_cast<size_t>(l)])] = l;
-  llvm::Value* base = emit_index(offsets.base);
+  llvm::Type* run_type = with_lanes(mem, static_cast<int>(runs.length));
   std::vector<llvm::Value*> parts;
-  for (size_t r = 0; r < runs.starts.size(); ++r) {
-    llvm::Value* ptr = builder_.CreateGEP(
-        mem, buffer, builder_.CreateAdd(base, builder_.getInt64(static_cast<uint64_t>(runs.starts[r]))));
-    llvm::Instruction* load;
-    if (active) {
-      llvm::Value* run_active =
-          builder_.CreateShuffleVector(active, detail::shuffle_mask(lane_of, r * length, length));
-      load =
-          builder_.CreateMaskedLoad(run_type, ptr, align, run_active, llvm::Constant::getNullValue(run_type));
-    } else {
-      load = builder_.CreateAlignedLoad(run_type, ptr, align);
-    }
+  for (auto [ptr, run_active] : run_accesses(offsets, runs, mem, buffer, active)) {
+    llvm::Instruction* load =
+        run_active ? static_cast<llvm::Instruction*>(builder_.CreateMaskedLoad(
+                         run_type, ptr, align, run_active, llvm::Constant::getNullValue(run_type)))
+                   : builder_.CreateAlignedLoad(run_type, ptr, align);
     tag_access(load, scope);
     parts.push_back(load);
   }
@@ -311,32 +316,24 @@ inline llvm::Value* CodeGenLLVM::load_runs(const Expr& index, llvm::Type* mem, l
   return builder_.CreateShuffleVector(parts[0], detail::shuffle_mask(runs.source));
 }
 
-// A scatter whose lanes write a few contiguous runs: the value shuffled into the runs' order, and one
-// (masked) vector store per run. The runs write just the elements the lanes do, each once.
+// A scatter whose lanes write a few contiguous runs: each run's part of the value gathered by a
+// shuffle, and one (masked) vector store per run. The runs write just the elements the lanes do,
+// each once; the value and the base are computed before the first store.
 inline bool CodeGenLLVM::store_runs(const Expr& index, llvm::Value* v, llvm::Align align, llvm::Value* active,
                                     llvm::Value* buffer, int scope) {
   auto found = access_as_runs(index);
   if (!found) return false;
   const auto& [offsets, runs] = *found;
-  const unsigned length = static_cast<unsigned>(runs.length);
-  const int lanes = static_cast<int>(runs.source.size());
   llvm::Type* mem = llvm::cast<llvm::VectorType>(v->getType())->getElementType();
-  std::vector<int> lane_of(static_cast<size_t>(lanes));
-  for (int l = 0; l < lanes; ++l) lane_of[static_cast<size_t>(runs.source[static_cast<size_t>(l)])] = l;
-  llvm::Value* base = emit_index(offsets.base);
-  for (size_t r = 0; r < runs.starts.size(); ++r) {
-    llvm::Value* ptr = builder_.CreateGEP(
-        mem, buffer, builder_.CreateAdd(base, builder_.getInt64(static_cast<uint64_t>(runs.starts[r]))));
-    llvm::Value* part = builder_.CreateShuffleVector(v, detail::shuffle_mask(lane_of, r * length, length));
-    llvm::Instruction* store;
-    if (active) {
-      llvm::Value* run_active =
-          builder_.CreateShuffleVector(active, detail::shuffle_mask(lane_of, r * length, length));
-      store = builder_.CreateMaskedStore(part, ptr, align, run_active);
-    } else {
-      store = builder_.CreateAlignedStore(part, ptr, align);
-    }
-    tag_access(store, scope);
+  const size_t length = static_cast<size_t>(runs.length);
+  size_t r = 0;
+  for (auto [ptr, run_active] : run_accesses(offsets, runs, mem, buffer, active)) {
+    llvm::Value* part =
+        builder_.CreateShuffleVector(v, detail::shuffle_mask(runs.lane_of, r++ * length, length));
+    tag_access(run_active
+                   ? static_cast<llvm::Instruction*>(builder_.CreateMaskedStore(part, ptr, align, run_active))
+                   : builder_.CreateAlignedStore(part, ptr, align),
+               scope);
   }
   return true;
 }
