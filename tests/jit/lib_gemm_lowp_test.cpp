@@ -137,7 +137,7 @@ TEST_CASE("lib::gemm: narrow types stream C's stores (stream_c), exact or within
   }
 }
 
-TEST_CASE("lib::gemm: narrow types with few rows on one thread pack B's panels side by side") {
+TEST_CASE("lib::gemm: narrow types with few rows pack B's panels side by side, on one thread or two") {
   // All rows one block of A and the register-tile columns not shared: each copy of B covers several
   // dot-layout panels (1 KB of a row of B: 16 of bfloat16, 32 of bytes, dividing 22 or 44 panels).
   // One product of 67 rows: the copy covers two or more of B's panels, and C is right.
@@ -151,10 +151,13 @@ TEST_CASE("lib::gemm: narrow types with few rows on one thread pack B's panels s
       check_lowp<decltype(a_element), decltype(b_element), decltype(c_element)>(p, dot);
     }
   };
-  with_threads(1, [&] {
-    check(bfloat16{}, bfloat16{}, float{}, 700, bf16, bf16, lib::DotInstruction::Vdpbf16ps);
-    check(uint8_t{}, int8_t{}, int32_t{}, 1400, u8, i8, lib::DotInstruction::Vpdpbusd);
-  });
+  // On two threads, too: 22 or 44 panels, each thread copying its own side by side.
+  for (int threads : {1, 2})
+    with_threads(threads, [&] {
+      CAPTURE(threads);
+      check(bfloat16{}, bfloat16{}, float{}, 700, bf16, bf16, lib::DotInstruction::Vdpbf16ps);
+      check(uint8_t{}, int8_t{}, int32_t{}, 1400, u8, i8, lib::DotInstruction::Vpdpbusd);
+    });
 }
 
 TEST_CASE("lib::gemm: narrow types transposed, column-major, batched and with an epilogue") {
