@@ -10,6 +10,7 @@
 
 #include "../runtime/interp_test_util.hpp"
 #include "../support/jit_harness.hpp"
+#include "../support/text_count.hpp"
 
 using namespace loom;
 using namespace loom::test;
@@ -205,11 +206,6 @@ Expr interleave_index(Expr base, int lanes, int rows, int stride) {
   return splat(std::move(base), lanes) +
          floormod(lane, splat(Expr(rows), lanes)) * splat(Expr(stride), lanes) +
          floordiv(lane, splat(Expr(rows), lanes));
-}
-int count_of(const std::string& text, const std::string& what) {
-  int found = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++found;
-  return found;
 }
 }  // namespace
 

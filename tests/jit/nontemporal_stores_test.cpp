@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "../support/text_count.hpp"
+
 using namespace loom;
 
 namespace {
@@ -49,12 +51,6 @@ void check_scaled_copy(Kernel& k, int64_t n, int64_t offset) {
   CHECK(wrong == 0);
 }
 
-int count(const std::string& text, const std::string& what) {
-  int found = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++found;
-  return found;
-}
-
 }  // namespace
 
 TEST_CASE("nontemporal_stores: whole vectors stream where aligned, and the loop is fenced") {
@@ -64,11 +60,11 @@ TEST_CASE("nontemporal_stores: whole vectors stream where aligned, and the loop 
     // The streaming store (and its ordinary twin for a misaligned address), then the fence. Where
     // 16 does not divide n, every vector is a masked store (the split's guard): it streams where all
     // its lanes are active, and the last, partial one is a masked ordinary store.
-    CHECK(count(streamed.llvm_ir(), "!nontemporal") >= 1);
-    CHECK(count(streamed.assembly(), "movnt") >= 1);
-    CHECK(count(streamed.assembly(), "sfence") == 1);
-    CHECK(count(cached.assembly(), "movnt") == 0);
-    CHECK(count(cached.assembly(), "sfence") == 0);
+    CHECK(test::count_of(streamed.llvm_ir(), "!nontemporal") >= 1);
+    CHECK(test::count_of(streamed.assembly(), "movnt") >= 1);
+    CHECK(test::count_of(streamed.assembly(), "sfence") == 1);
+    CHECK(test::count_of(cached.assembly(), "movnt") == 0);
+    CHECK(test::count_of(cached.assembly(), "sfence") == 0);
     // Aligned and misaligned outputs.
     for (int64_t offset : {int64_t{0}, int64_t{1}, int64_t{4}, int64_t{16}})
       check_scaled_copy(streamed, n, offset);
@@ -78,8 +74,8 @@ TEST_CASE("nontemporal_stores: whole vectors stream where aligned, and the loop 
 TEST_CASE("nontemporal_stores: a parallel loop fences in each thread's share") {
   for (int64_t n : {int64_t{100000}, int64_t{48}}) {
     Kernel streamed = scaled_copy(n, true, true);
-    CHECK(count(streamed.assembly(), "movnt") >= 1);
-    CHECK(count(streamed.assembly(), "sfence") >= 1);
+    CHECK(test::count_of(streamed.assembly(), "movnt") >= 1);
+    CHECK(test::count_of(streamed.assembly(), "sfence") >= 1);
     for (int64_t offset : {int64_t{0}, int64_t{3}}) check_scaled_copy(streamed, n, offset);
   }
 }
@@ -102,8 +98,8 @@ TEST_CASE("nontemporal_stores: the function's own temporaries are stored as usua
   s[T].vectorize(ti);
   (void)to;
   Kernel k = build(s, {A, C}, Target::cpu(), "with_temporary");
-  CHECK(count(k.assembly(), "movnt") == 0);
-  CHECK(count(k.assembly(), "sfence") == 1);  // the marked loop is still fenced
+  CHECK(test::count_of(k.assembly(), "movnt") == 0);
+  CHECK(test::count_of(k.assembly(), "sfence") == 1);  // the marked loop is still fenced
   Buffer<float> a({n, m}), c({n});
   for (int64_t i = 0; i < a.num_elements(); ++i) a.at_flat(i) = static_cast<float>(i % 7);
   k(a, c);
@@ -130,7 +126,7 @@ TEST_CASE("nontemporal_stores: a buffer the loop also reads is stored as usual")
   s[C].vectorize(ji);
   s[C].pragma(C.axis(0), "nontemporal_stores");
   Kernel kernel = build(s, {A, B, C}, Target::cpu(), "in_place");
-  CHECK(count(kernel.assembly(), "movnt") == 0);
+  CHECK(test::count_of(kernel.assembly(), "movnt") == 0);
   Buffer<float> a({n, n}), b({n, n}), c({n, n});
   for (int64_t i = 0; i < n * n; ++i) {
     a.at_flat(i) = static_cast<float>(i % 5) - 2.0f;
