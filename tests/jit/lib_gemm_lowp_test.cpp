@@ -86,9 +86,10 @@ TEST_CASE("lib::gemm: 8-bit integers -> int32, exact, for every mix of signednes
   for (auto [a, b] : std::vector<std::array<DType, 2>>{{i8, u8}, {u8, i8}, {i8, i8}, {u8, u8}}) {
     CAPTURE(a.str());
     CAPTURE(b.str());
-    const bool mixed = a != b;
+    // Same-signed bytes take vpdpbusd too: B's sign bits flipped in its copy, 128 x A's row sums
+    // taken back as C is written.
     for (lib::DotInstruction dot : {lib::DotInstruction::Vpdpbusd, lib::DotInstruction::MultiplyAdd}) {
-      if ((dot == lib::DotInstruction::Vpdpbusd && !mixed) || !cpu_has(dot)) continue;
+      if (!cpu_has(dot)) continue;
       CAPTURE(lib::dot_instruction_name(dot));
       for (auto [m, n, k] : kOddShapes) {
         const lib::GemmProblem p = typed(m, n, k, a, b);
@@ -102,13 +103,15 @@ TEST_CASE("lib::gemm: 8-bit integers -> int32, exact, for every mix of signednes
   if (cpu_has(lib::DotInstruction::Vpdpbusd)) {
     check_lowp<int8_t, uint8_t, int32_t>(typed(45, 70, 301, i8, u8), lib::DotInstruction::Vpdpbusd, 64);
     check_lowp<uint8_t, int8_t, int32_t>(typed(48, 70, 320, u8, i8), lib::DotInstruction::Vpdpbusd, 64);
+    check_lowp<int8_t, int8_t, int32_t>(typed(45, 70, 301, i8, i8), lib::DotInstruction::Vpdpbusd, 64);
+    check_lowp<uint8_t, uint8_t, int32_t>(typed(48, 70, 320, u8, u8), lib::DotInstruction::Vpdpbusd, 64);
   }
 }
 
 TEST_CASE("lib::gemm: the model multiplies with the dot instruction from 4 rows, widening below") {
   // The dot instructions read B packed; from 4 rows of C that copy costs less than widening B in
-  // place (gemm_config.hpp). Same-signed bytes have no dot instruction (vpdpbusd takes one signed,
-  // one unsigned): they stay in place. 640 columns are whole register tiles for every row count
+  // place (gemm_config.hpp), for every mix of byte signedness (same-signed ones flip B's sign bits).
+  // 640 columns are whole register tiles for every row count
   // here (tiles of 128, 80, 64 or 32 columns), so nothing is packed for padding. Each choice is
   // also computed right.
   const bool bf16_dot = cpu_has(lib::DotInstruction::Vdpbf16ps),
@@ -121,10 +124,12 @@ TEST_CASE("lib::gemm: the model multiplies with the dot instruction from 4 rows,
           (bf16_dot && m >= 4 ? lib::DotInstruction::Vdpbf16ps : lib::DotInstruction::MultiplyAdd));
     CHECK(lib::gemm(q).config.dot ==
           (int8_dot && m >= 4 ? lib::DotInstruction::Vpdpbusd : lib::DotInstruction::MultiplyAdd));
-    CHECK(lib::gemm(same).config.dot == lib::DotInstruction::MultiplyAdd);
-    CHECK(lib::gemm(same).config.pack_b == false);
+    CHECK(lib::gemm(same).config.dot ==
+          (int8_dot && m >= 4 ? lib::DotInstruction::Vpdpbusd : lib::DotInstruction::MultiplyAdd));
+    CHECK(lib::gemm(same).config.pack_b == (int8_dot && m >= 4));
     check_typed_gemm<bfloat16, bfloat16, float>(h);
     check_typed_gemm<uint8_t, int8_t, int32_t>(q);
+    check_typed_gemm<int8_t, int8_t, int32_t>(same);
   }
 }
 
@@ -175,17 +180,57 @@ TEST_CASE("lib::gemm: narrow types transposed, column-major, batched and with an
       q.transpose_a = ta;
       q.transpose_b = tb;
       check_lowp<uint8_t, int8_t, int32_t>(q, vnni);
+      lib::GemmProblem same = typed(37, 45, 23, i8, i8), unsigned_bytes = typed(37, 45, 64, u8, u8);
+      same.transpose_a = unsigned_bytes.transpose_a = ta;
+      same.transpose_b = unsigned_bytes.transpose_b = tb;
+      check_lowp<int8_t, int8_t, int32_t>(same, vnni);
+      check_lowp<uint8_t, uint8_t, int32_t>(unsigned_bytes, vnni);
     }
   // Column-major exchanges A and B inside gemm(): their types go with them.
   lib::GemmProblem col = typed(29, 41, 19, i8, u8);
   col.layout = lib::Layout::ColMajor;
   check_lowp<int8_t, uint8_t, int32_t>(col, vnni);
+  col = typed(29, 41, 32, i8, i8);
+  col.layout = lib::Layout::ColMajor;
+  check_lowp<int8_t, int8_t, int32_t>(col, vnni);
   lib::GemmProblem batched = typed(19, 33, 15, bf16, bf16);
   batched.batch = 3;
   check_lowp<bfloat16, bfloat16, float>(batched, bf);
+  // The row sums of a batch's A, each its own (and, with 16 | K, summed 16 lanes at a time).
+  for (int64_t k : {15, 48}) {
+    lib::GemmProblem bytes = typed(19, 33, k, u8, u8);
+    bytes.batch = 3;
+    check_lowp<uint8_t, uint8_t, int32_t>(bytes, vnni);
+  }
 
   // bias + ReLU on the float32 accumulator, applied as C is written.
   check_bf16_bias_relu(Target::cpu());
+  // And on int8 x int8's int32 product, after its row sums are taken back.
+  {
+    const int64_t M = 21, N = 35, K = 40;
+    lib::GemmProblem e = typed(M, N, K, i8, i8);
+    Tensor bias = placeholder({static_cast<int>(N)}, i32, "bias");
+    e.epilogue = lib::bias_activation(bias, "relu");
+    lib::GemmConfig cfg = lib::model_gemm_config(e);
+    cfg.dot = vnni;
+    lib::Gemm g = lib::gemm(e, cfg);
+    CAPTURE(g.config.str());
+    Kernel f = build(g.schedule, g.args(), Target::cpu(), "s8s8_bias_relu");
+    Buffer<int8_t> a({M, K}), b({K, N});
+    Buffer<int32_t> vb({N}), c({M, N});
+    fill_operand(a, 5);
+    fill_operand(b, 6);
+    for (int64_t j = 0; j < N; ++j) vb.at_flat(j) = static_cast<int32_t>(j * 997 % 4001) - 2000;
+    f(a, b, vb, c);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        int32_t sum = vb.at_flat(j);
+        for (int64_t k = 0; k < K; ++k) sum += int32_t{a.at_flat(i * K + k)} * int32_t{b.at_flat(k * N + j)};
+        bad += c.at_flat(i * N + j) != std::max(sum, 0);
+      }
+    CHECK(bad == 0);
+  }
 }
 
 TEST_CASE("lib::gemm: the narrow types' refusals") {
@@ -208,14 +253,12 @@ TEST_CASE("lib::gemm: the narrow types' refusals") {
                        "lib::gemm: dot = vdpbf16ps multiplies bfloat16, but A is float32 and B float32; use "
                        "DotInstruction::MultiplyAdd",
                        Error);
-  lib::GemmProblem s8 = typed(32, 32, 32, i8, i8);
-  cfg = lib::model_gemm_config(s8);
+  cfg = lib::model_gemm_config(problem(32, 32, 32));
   cfg.dot = lib::DotInstruction::Vpdpbusd;
-  CHECK_THROWS_WITH_AS(
-      lib::gemm(s8, cfg),
-      "lib::gemm: dot = vpdpbusd multiplies an unsigned by a signed byte, but A is int8 and B "
-      "int8; use DotInstruction::MultiplyAdd",
-      Error);
+  CHECK_THROWS_WITH_AS(lib::gemm(problem(32, 32, 32), cfg),
+                       "lib::gemm: dot = vpdpbusd multiplies 8-bit integers, but A is float32 and B float32; "
+                       "use DotInstruction::MultiplyAdd",
+                       Error);
   lib::GemmProblem bp = typed(32, 32, 32, bf16, bf16);
   cfg = lib::model_gemm_config(bp);
   cfg.dot = lib::DotInstruction::Vdpbf16ps;
@@ -302,5 +345,5 @@ TEST_CASE("lib::gemm: the dot instructions are in the code, and the model picks 
   const lib::GemmConfig bytes = lib::model_gemm_config(typed(256, 256, 256, u8, i8));
   CHECK(bytes.dot ==
         (CpuCacheInfo::host().int8_dot ? lib::DotInstruction::Vpdpbusd : lib::DotInstruction::MultiplyAdd));
-  CHECK(lib::model_gemm_config(typed(256, 256, 256, i8, i8)).dot == lib::DotInstruction::MultiplyAdd);
+  CHECK(lib::model_gemm_config(typed(256, 256, 256, i8, i8)).dot == bytes.dot);  // B flipped
 }

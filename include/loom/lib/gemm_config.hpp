@@ -316,8 +316,8 @@ inline GemmConfig gemm_config_model(int64_t m, int64_t n, int64_t k, DType dtype
 
 /// Tile sizes for C[m, n] (+)= sum_k A[m, k] * B[k, n] of element type `dtype` on `cpu`.
 /// threads_hint: the threads that will share the work (blocks of rows are sized so each gets some).
-/// 8-bit types are taken as the pair of signednesses the CPU's dot instruction multiplies (one
-/// signed, one unsigned); gemm() knows both types and asks for the products it will compute.
+/// gemm() tells the model whether the input types have a dot instruction on the CPU it runs on;
+/// here every bfloat16 and 8-bit product is taken to have one where the CPU does.
 inline GemmConfig default_gemm_config(int64_t m, int64_t n, int64_t k, DType dtype, int threads_hint = 1,
                                       const CpuCacheInfo& cpu = CpuCacheInfo::host()) {
   const bool dot = (dtype == bf16 && cpu.bf16_dot) || ((dtype == i8 || dtype == u8) && cpu.int8_dot);

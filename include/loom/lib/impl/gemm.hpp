@@ -41,6 +41,12 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
     cfg.pack_a = cfg.pack_a || p.transpose_a || K % group != 0;
     cfg.kc = round_up(cfg.kc, group);
   }
+  // vpdpbusd multiplies unsigned by signed bytes. Same-signed bytes flip the sign bit of B's bytes
+  // as they are packed, which makes B' = B + 128 as uint8 (int8 B) or B - 128 as int8 (uint8 B);
+  // the products A x B' are mixed-signed, and C takes back 128 x each row's sum of A:
+  // sum A B = sum A B' -+ 128 sum A (exact in int32's wrap-around, like the products themselves).
+  const bool flip_b = cfg.dot == DotInstruction::Vpdpbusd && a_type == b_type;
+  const DType packed_b_type = flip_b ? (b_type == i8 ? u8 : i8) : b_type;
 
   // The cache blocks divide the padded rows and columns: a block that does not puts a guard on
   // every row of the micro-kernel (mr = 12, mc = 96 over 1032 padded rows: 10 GFLOP/s instead of
@@ -103,7 +109,9 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
           const int o = split_batch(v, b);
           Expr jo = v[o], k = packed_k(v, o), ji = v[o + 2];
           Expr j = jo * static_cast<int>(nr) + ji;
-          return zero_padded(bm(b, k, j), j, N, Np, k, K, Kp);
+          Expr value = bm(b, k, j);
+          if (flip_b) value = cast(packed_b_type, cast(c_type, value) + (b_type == i8 ? 128 : -128));
+          return zero_padded(value, j, N, Np, k, K, Kp);
         },
         "packedB");
   }
@@ -129,7 +137,7 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   // block, C is then a stage of its own too (its register tile stored once, as with an epilogue).
   // The accumulation straight into C updates C in memory at every k step (LLVM keeps the tile in
   // registers and stores it after the k loop, but only its own store, which no pragma reaches).
-  const bool separate_c = padded || epilogue || (cfg.stream_c && one_k_block);
+  const bool separate_c = padded || epilogue || flip_b || (cfg.stream_c && one_k_block);
   cfg.stream_c = cfg.stream_c && separate_c;  // else C is updated in place at every block of K
   // With K in one block and C a stage of its own (an epilogue, or padded rows or columns), the
   // register tile goes straight from registers to C: C's stage carries the loop nest, and the
@@ -162,6 +170,19 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
       : separate_c ? "C_product"
                    : "C");
   const int o = batched ? 1 : 0;
+  // The sums of A's rows that a flipped B's products take back (flip_b above).
+  Tensor row_sums;
+  if (flip_b) {
+    IterVar kr = reduce_axis(0, static_cast<int>(K), "k");
+    row_sums = compute(
+        batched ? std::vector<Expr>{i32(nb), i32(M)} : std::vector<Expr>{i32(M)},
+        [&](const std::vector<Var>& v) {
+          std::vector<Expr> b;
+          const int o = split_batch(v, b);
+          return sum(cast(c_type, a(b, v[o], kr->var)), {kr});
+        },
+        "A_row_sums");
+  }
   Tensor C = acc;
   if (separate_c) {
     C = compute(
@@ -174,7 +195,12 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
           Expr &i = idx[o], &j = idx[o + 1];
           if (pad_m && !tile_store) i = select(i < static_cast<int>(M), i, Expr(static_cast<int>(Mp - 1)));
           if (pad_n && !tile_store) j = select(j < static_cast<int>(N), j, Expr(static_cast<int>(Np - 1)));
-          return epilogue ? apply_epilogue(p, acc(idx), std::vector<Expr>(v.begin(), v.end())) : acc(idx);
+          Expr product = acc(idx);
+          if (flip_b) {
+            std::vector<Expr> row(v.begin(), v.begin() + o + 1);  // [batch,] row: v's own, not clamped
+            product = product + Expr(b_type == i8 ? -128 : 128) * row_sums(row);
+          }
+          return epilogue ? apply_epilogue(p, product, std::vector<Expr>(v.begin(), v.end())) : product;
         },
         "C");
   }
@@ -281,7 +307,7 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   if (cfg.dot == DotInstruction::Vdpbf16ps)
     mk.tensorize(mk_l, x86::dot_bf16_intrin());
   else if (cfg.dot == DotInstruction::Vpdpbusd)
-    mk.tensorize(mk_l, x86::dot_8bit_intrin(a_type, b_type));
+    mk.tensorize(mk_l, x86::dot_8bit_intrin(a_type, packed_b_type));
   else
     mk.vectorize(mk_l);
   // acc + a * b as one FMA per lane (more accurate, and what the FMA units execute).
@@ -358,6 +384,27 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
     if (cfg.parallel) sc.parallel(C.axis(o));
     if (cfg.stream_c) sc.pragma(C.axis(o), "nontemporal_stores");
   }
+  if (flip_b) {
+    // One pass over A before the product, rows in parallel. Rows of A in memory: 16 partial sums
+    // per row (rfactor; the last 16 of K masked where 16 does not divide it), combined once. A
+    // transposed (k-major): 16 rows at a time, as vectors along its contiguous rows.
+    Stage sr = s[row_sums];
+    const IterVar kr = row_sums.reduce_axis(0);
+    if (!p.transpose_a) {
+      auto [kro, kri] = sr.split(kr, x86::kDotLanes);
+      (void)kro;
+      Tensor partial = s.rfactor(row_sums, kri, o + 1);  // partial[[batch,] i, kri]
+      s[partial].compute_at(sr, row_sums.axis(o));
+      s[partial].reorder({partial.axis(o), partial.reduce_axis(0), partial.axis(o + 1)});
+      s[partial].vectorize(partial.axis(o + 1));
+    } else {
+      auto [ro, ri] = sr.split(row_sums.axis(o), x86::kDotLanes);
+      sr.reorder({ro, kr, ri});
+      sr.vectorize(ri);
+      if (cfg.parallel) sr.parallel(ro);
+    }
+    if (cfg.parallel && !p.transpose_a) sr.parallel(row_sums.axis(o));
+  }
   g.config = cfg;
   return g;
 }
@@ -412,13 +459,11 @@ inline GemmConfig heuristic_gemm_config(const GemmProblem& problem, bool allow_a
   // (gemm_config.hpp), so such products widen and multiply-add.
   const CpuCacheInfo& cpu = CpuCacheInfo::host();
   const DType a = problem.a_type(), b = problem.b_type();
-  const bool bf16_dot = a == bf16 && b == bf16 && cpu.bf16_dot,
-             int8_dot = ((a == i8 && b == u8) || (a == u8 && b == i8)) && cpu.int8_dot;
+  const DotInstruction dot = vector_dot_for(a, b, cpu);
   GemmConfig c = gemm_config_model(col ? problem.n : problem.m, col ? problem.m : problem.n, problem.k,
-                                   problem.dtype, row_threads, cpu, bf16_dot || int8_dot);
+                                   problem.dtype, row_threads, cpu, dot != DotInstruction::MultiplyAdd);
   const bool packs_b = c.pack_b || (col ? problem.m : problem.n) % c.nr != 0;  // padded columns: packed
-  if (packs_b && bf16_dot) c.dot = DotInstruction::Vdpbf16ps;
-  if (packs_b && int8_dot) c.dot = DotInstruction::Vpdpbusd;
+  if (packs_b) c.dot = dot;
   // AMX where the CPU has it for the input types: 2 x 2 tiles of 16 x 16 (7 of the 8 tile
   // registers), and K in blocks of 2 KiB of A's rows. Not for products with fewer rows or columns
   // than a tile. Chosen from the instructions' throughput, not yet measured on a CPU with AMX:

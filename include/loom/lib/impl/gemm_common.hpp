@@ -60,6 +60,15 @@ inline void check_amx_config(const GemmProblem& p, const GemmConfig& cfg) {
             cfg.mr, " and nr = ", cfg.nr));
 }
 
+/// The 512-bit dot instruction this CPU has for A and B's element types (MultiplyAdd: none):
+/// vdpbf16ps for bfloat16, vpdpbusd for bytes of any signedness (same-signed ones through B's
+/// flipped copy, gemm.hpp).
+inline DotInstruction vector_dot_for(DType a, DType b, const CpuCacheInfo& cpu) {
+  if (a == bf16 && b == bf16 && cpu.bf16_dot) return DotInstruction::Vdpbf16ps;
+  if ((a == i8 || a == u8) && (b == i8 || b == u8) && cpu.int8_dot) return DotInstruction::Vpdpbusd;
+  return DotInstruction::MultiplyAdd;
+}
+
 /// A dot instruction in `cfg` needs the input types it multiplies and a register tile of whole
 /// 16-lane vectors (AMX: of whole tiles, check_amx_config).
 inline void check_dot_config(const GemmProblem& p, const GemmConfig& cfg) {
@@ -70,9 +79,9 @@ inline void check_dot_config(const GemmProblem& p, const GemmConfig& cfg) {
   if (cfg.dot == DotInstruction::Vdpbf16ps && !(a == bf16 && b == bf16))
     throw Error(cat("lib::gemm: dot = vdpbf16ps multiplies bfloat16, but A is ", a.str(), " and B ", b.str(),
                     "; use DotInstruction::MultiplyAdd"));
-  if (cfg.dot == DotInstruction::Vpdpbusd && !((a == i8 && b == u8) || (a == u8 && b == i8)))
-    throw Error(cat("lib::gemm: dot = vpdpbusd multiplies an unsigned by a signed byte, but A is ", a.str(),
-                    " and B ", b.str(), "; use DotInstruction::MultiplyAdd"));
+  if (cfg.dot == DotInstruction::Vpdpbusd && !((a == i8 || a == u8) && (b == i8 || b == u8)))
+    throw Error(cat("lib::gemm: dot = vpdpbusd multiplies 8-bit integers, but A is ", a.str(), " and B ",
+                    b.str(), "; use DotInstruction::MultiplyAdd"));
   if (cfg.dot != DotInstruction::Amx && (cfg.lanes != x86::kDotLanes || cfg.nr % x86::kDotLanes != 0))
     throw Error(cat("lib::gemm: dot = ", name, " updates ", x86::kDotLanes,
                     "-lane vectors: it needs lanes = ", x86::kDotLanes, " and nr a multiple of ",

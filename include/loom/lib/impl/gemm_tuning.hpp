@@ -65,9 +65,7 @@ LOOM_DECL GemmConfig gemm_config_knobs(tune::Config& cfg, const GemmConfig& mode
   // boundary is a guess the search may overrule either way.
   const CpuCacheInfo& cpu = CpuCacheInfo::host();
   const DType a = problem.a_type(), b = problem.b_type();
-  DotInstruction dot = DotInstruction::MultiplyAdd;
-  if (a == bf16 && b == bf16 && cpu.bf16_dot) dot = DotInstruction::Vdpbf16ps;
-  if (((a == i8 && b == u8) || (a == u8 && b == i8)) && cpu.int8_dot) dot = DotInstruction::Vpdpbusd;
+  const DotInstruction dot = detail::vector_dot_for(a, b, cpu);
   if (dot != DotInstruction::MultiplyAdd && base.dot != DotInstruction::Amx) {
     const int64_t uses_dot = base.dot == dot ? 1 : 0;
     c.dot = cfg.choice("dot", {uses_dot, 1 - uses_dot}) != 0 ? dot : DotInstruction::MultiplyAdd;
