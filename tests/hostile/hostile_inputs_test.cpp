@@ -32,6 +32,20 @@ using doctest::Contains;
 namespace {
 
 constexpr float kSentinel = -31337.0f;
+
+/// lib::gemm of a size^3 bfloat16 product on `dot` with an nr-column register tile (and mr rows,
+/// where given), the model's configuration otherwise.
+lib::Gemm bf16_gemm_on(int64_t size, lib::DotInstruction dot, int64_t nr, int64_t mr = 0) {
+  lib::GemmProblem p;
+  p.m = p.n = p.k = size;
+  p.dtype = bf16;
+  lib::GemmConfig cfg = lib::model_gemm_config(p);
+  cfg.lanes = 16;
+  cfg.nr = nr;
+  if (mr > 0) cfg.mr = mr;
+  cfg.dot = dot;
+  return lib::gemm(p, cfg);
+}
 // Sizes that do not divide the split factors below (8, 32).
 constexpr int64_t kRows = 13, kCols = 37;
 
@@ -438,22 +452,14 @@ TEST_CASE("E-TARGET-CPU-FEATURE: a CPU feature that is misspelled or lacks its +
 
 TEST_CASE("E-BUILD-INTRINSIC-FEATURE: an LLVM intrinsic built for a target without its CPU feature") {
   // lib::gemm's bfloat16 micro-kernel with vdpbf16ps, built for AVX2: refused, not an LLVM abort.
-  lib::GemmProblem p;
-  p.m = p.n = p.k = 32;
-  p.dtype = bf16;
-  lib::GemmConfig cfg = lib::model_gemm_config(p);
-  cfg.lanes = 16;
-  cfg.nr = 32;
-  cfg.dot = lib::DotInstruction::Vdpbf16ps;
-  lib::Gemm g = lib::gemm(p, cfg);
+  lib::Gemm g = bf16_gemm_on(32, lib::DotInstruction::Vdpbf16ps, 32);
   CHECK_THROWS_WITH_AS(
       build(g.schedule, g.args(), Target::cpu("x86-64-v3"), "bf16_gemm"),
       Contains("kernel 'bf16_gemm' calls the LLVM intrinsic 'llvm.x86.avx512bf16.dpbf16ps.512', "
                "which needs the CPU feature 'avx512bf16'; the target (llvm-19"),
       Error);
   // The same kernel with the widened multiply-add builds for any x86-64.
-  cfg.dot = lib::DotInstruction::MultiplyAdd;
-  g = lib::gemm(p, cfg);
+  g = bf16_gemm_on(32, lib::DotInstruction::MultiplyAdd, 32);
   CHECK_NOTHROW(build(g.schedule, g.args(), Target::cpu("x86-64-v3"), "bf16_gemm"));
 }
 
@@ -516,13 +522,7 @@ TEST_CASE("jit: LOOM_JIT_REMARKS names the kernel's function instead of an unkno
 }
 
 TEST_CASE("E-BUILD-AMX-FEATURE: an AMX tile product built for a target without AMX") {
-  lib::GemmProblem p;
-  p.m = p.n = p.k = 64;
-  p.dtype = bf16;
-  lib::GemmConfig cfg = lib::model_gemm_config(p);
-  cfg.dot = lib::DotInstruction::Amx;
-  cfg.mr = cfg.nr = 32;
-  lib::Gemm g = lib::gemm(p, cfg);
+  const lib::Gemm g = bf16_gemm_on(64, lib::DotInstruction::Amx, 32, 32);
   CHECK_THROWS_WITH_AS(
       build(g.schedule, g.args(), Target::cpu("x86-64-v4"), "amx_gemm"),
       Contains("kernel 'amx_gemm' uses the AMX instruction tdpbf16ps, which needs the CPU feature "

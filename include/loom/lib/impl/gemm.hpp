@@ -232,8 +232,8 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   // register-tile columns.
   enum class Shared { None, Batch, RowBlocks, ColumnBlocks, Panels };
   Shared shared = Shared::None;
+  const int64_t threads = runtime::ThreadPool::global().num_threads();
   if (cfg.parallel) {
-    const int64_t threads = runtime::ThreadPool::global().num_threads();
     if (batched && nb >= threads)
       shared = Shared::Batch;
     else if ((Mp + cfg.mc - 1) / cfg.mc >= threads)
@@ -248,14 +248,6 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   // of B is then read 1 KB at a time instead of one panel's nr elements (f32: 16 cache lines
   // instead of 2, which the prefetchers follow). One Zen 4 core, 64 x 4096 x 4096: f32 27.4 -> 25.3
   // ms, f64 57-65 -> 51 ms; two cores f32 13.7 -> 12.8 ms; bfloat16 and 8-bit within the noise.
-  // Where the threads share the panels: below.
-  IterVar jp;
-  int64_t panels_in_copy = 1;  // B's micro-panels one copy packs side by side (the extent of jr in jp)
-  const int64_t threads = runtime::ThreadPool::global().num_threads(), block_panels = cfg.nc / nr;
-  if (cfg.pack_b && one_row_block && shared != Shared::Panels) {
-    panels_in_copy = panels_per_b_copy(cfg.nc, nr, b_type.bytes());
-    if (panels_in_copy > 1) std::tie(jp, jr) = st.split(jr, panels_in_copy);
-  }
   // Where the threads share the panels of a dot instruction (a group-innermost copy) and C has at
   // most 16 tiles of rows, each thread copies panels of its own side by side, as many copies for
   // each thread, and prefetches the next copy's rows: few rows reuse each copy, so the copy is much
@@ -264,9 +256,12 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   // 1.79, 64 rows 3.13 -> 2.82, 128 rows 5.58 -> 5.01; 256 rows the same. Not for float32, whose
   // few-row products mostly share blocks of columns instead, and where copies lost elsewhere (100 x
   // 1000 x 1000 0.48 -> 0.51 ms; 256^3 0.066 -> 0.079 ms with all its rows).
-  if (cfg.pack_b && one_row_block && shared == Shared::Panels && group > 1 && block_panels % threads == 0 &&
-      Mp <= 16 * mr) {
-    panels_in_copy = panels_per_b_copy(cfg.nc / threads, nr, b_type.bytes());
+  const bool own_copies =
+      shared == Shared::Panels && group > 1 && (cfg.nc / nr) % threads == 0 && Mp <= 16 * mr;
+  IterVar jp;
+  int64_t panels_in_copy = 1;  // B's micro-panels one copy packs side by side (the extent of jr in jp)
+  if (cfg.pack_b && one_row_block && (shared != Shared::Panels || own_copies)) {
+    panels_in_copy = panels_per_b_copy(own_copies ? cfg.nc / threads : cfg.nc, nr, b_type.bytes());
     if (panels_in_copy > 1) std::tie(jp, jr) = st.split(jr, panels_in_copy);
   }
   std::vector<IterVar> order;
