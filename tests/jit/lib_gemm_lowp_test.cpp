@@ -144,24 +144,30 @@ TEST_CASE("lib::gemm: narrow types stream C's stores (stream_c), exact or within
 
 TEST_CASE("lib::gemm: narrow types with few rows pack B's panels side by side, on one thread or two") {
   // All rows one block of A and the register-tile columns not shared: each copy of B covers several
-  // dot-layout panels (1 KB of a row of B: 16 of bfloat16, 32 of bytes, dividing 22 or 44 panels).
-  // One product of 67 rows: the copy covers two or more of B's panels, and C is right.
+  // dot-layout panels (a row of the copy, one group of K deep, spans 1 KB: 8 panels of 32 columns of
+  // bfloat16 pairs or byte quads, fewer where 8 does not divide 40 or 44 panels). One product of 67
+  // rows: the copy covers two or more of B's panels, as many as the rule says, and C is right.
   auto check = [](auto a_element, auto b_element, auto c_element, int64_t n, DType a, DType b,
-                  lib::DotInstruction dot) {
+                  lib::DotInstruction dot, int64_t threads) {
     if (!cpu_has(dot)) return;
+    const int64_t group = dot == lib::DotInstruction::Vdpbf16ps ? 2 : 4;
     for (int64_t k : {31, 64}) {
       const lib::GemmProblem p = typed(67, n, k, a, b);
       const lib::Gemm g = lib::gemm(p);
-      CHECK(packed_elements(g, "packedB") >= 2 * g.config.nr * k);  // 2+ panels
+      const int64_t nr = g.config.nr,
+                    panels = lib::detail::panels_per_b_copy(g.config.nc / threads, nr, b.bytes(), group);
+      CAPTURE(panels);
+      CHECK(panels >= 2);
+      CHECK(packed_elements(g, "packedB") == panels * nr * ((k + group - 1) / group * group));
       check_lowp<decltype(a_element), decltype(b_element), decltype(c_element)>(p, dot);
     }
   };
-  // On two threads, too: 22 or 44 panels, each thread copying its own side by side.
+  // On two threads, too: each thread copies its own 20 or 22 panels side by side.
   for (int threads : {1, 2})
     with_threads(threads, [&] {
       CAPTURE(threads);
-      check(bfloat16{}, bfloat16{}, float{}, 700, bf16, bf16, lib::DotInstruction::Vdpbf16ps);
-      check(uint8_t{}, int8_t{}, int32_t{}, 1400, u8, i8, lib::DotInstruction::Vpdpbusd);
+      check(bfloat16{}, bfloat16{}, float{}, 1260, bf16, bf16, lib::DotInstruction::Vdpbf16ps, threads);
+      check(uint8_t{}, int8_t{}, int32_t{}, 1400, u8, i8, lib::DotInstruction::Vpdpbusd, threads);
     });
 }
 

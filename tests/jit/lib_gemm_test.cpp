@@ -56,7 +56,7 @@ TEST_CASE("lib::gemm: few rows in one block pack several B micro-panels side by 
       CAPTURE(k);
       const lib::Gemm g = lib::gemm(problem(m, n, k, t));
       const int64_t nr = g.config.nr, kc = g.config.kc;
-      const int64_t panels = lib::detail::panels_per_b_copy(g.config.nc, nr, t.bytes());
+      const int64_t panels = lib::detail::panels_per_b_copy(g.config.nc, nr, t.bytes(), 1);
       CAPTURE(panels);
       CHECK(panels > 1);
       CHECK(packed_elements(g, "packedB") == panels * kc * nr);  // kc x nr per panel

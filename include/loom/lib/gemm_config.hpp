@@ -151,10 +151,11 @@ inline int64_t row_block(int64_t mp, int64_t mr, int64_t kc, int64_t elem, bool 
 }
 
 /// How many of B's nr-column micro-panels (of a block of nc columns) one copy packs side by side
-/// when all rows are one block: 1 KB of each row of B (f32, nr 32: 8 panels), fewer where that many
-/// do not divide the block's panels.
-inline int64_t panels_per_b_copy(int64_t nc, int64_t nr, int64_t b_bytes) {
-  return dividing_block(nc / nr, std::max<int64_t>(1, 1024 / (nr * b_bytes)), 1);
+/// when all rows are one block: a row of the copy (one group of K deep: `group` rows of B) spans 1 KB
+/// (f32, nr 32: 8 panels, 1 KB of each row of B; bytes, nr 32, quads: 8 panels, 256 B of each of 4
+/// rows), fewer where that many do not divide the block's panels.
+inline int64_t panels_per_b_copy(int64_t nc, int64_t nr, int64_t b_bytes, int64_t group) {
+  return dividing_block(nc / nr, std::max<int64_t>(1, 1024 / (nr * b_bytes * group)), 1);
 }
 
 }  // namespace detail

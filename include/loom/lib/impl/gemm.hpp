@@ -247,7 +247,12 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   // One block of rows packs B's micro-panels where they are used (below), a few side by side: a row
   // of B is then read 1 KB at a time instead of one panel's nr elements (f32: 16 cache lines
   // instead of 2, which the prefetchers follow). One Zen 4 core, 64 x 4096 x 4096: f32 27.4 -> 25.3
-  // ms, f64 57-65 -> 51 ms; two cores f32 13.7 -> 12.8 ms; bfloat16 and 8-bit within the noise.
+  // ms, f64 57-65 -> 51 ms; two cores f32 13.7 -> 12.8 ms. A dot instruction's copy reads `group`
+  // rows of B at once, 1 KB in all (panels_per_b_copy): 1 KB of each of them made a copy of 1 MB
+  // with kc 1024, which the register tiles read back from beyond L2. Zen 5, x 4096 x 4096, best of
+  // 3 interleaved rounds, 1 KB of each row -> 1 KB in all, one core: 8-bit 8 rows 1.28 -> 0.71 ms,
+  // 32 rows 2.00 -> 1.48, 64 rows 3.14 -> 2.62, 128 rows 5.27 -> 4.90; bfloat16 16 rows 2.39 ->
+  // 2.03, 64 rows 5.47 -> 4.96; two cores 8-bit 64 rows 1.67 -> 1.37; 256 rows within the noise.
   // Where the threads share the panels of a dot instruction (a group-innermost copy) and C has at
   // most 16 tiles of rows, each thread copies panels of its own side by side, as many copies for
   // each thread, and prefetches the next copy's rows: few rows reuse each copy, so the copy is much
@@ -261,7 +266,7 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   IterVar jp;
   int64_t panels_in_copy = 1;  // B's micro-panels one copy packs side by side (the extent of jr in jp)
   if (cfg.pack_b && one_row_block && (shared != Shared::Panels || own_copies)) {
-    panels_in_copy = panels_per_b_copy(own_copies ? cfg.nc / threads : cfg.nc, nr, b_type.bytes());
+    panels_in_copy = panels_per_b_copy(own_copies ? cfg.nc / threads : cfg.nc, nr, b_type.bytes(), group);
     if (panels_in_copy > 1) std::tie(jp, jr) = st.split(jr, panels_in_copy);
   }
   std::vector<IterVar> order;
