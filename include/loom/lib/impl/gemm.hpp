@@ -133,6 +133,8 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   // epilogue as it writes each element.
   const bool padded = pad_m || pad_n, epilogue = !p.epilogue.empty();
   const bool one_k_block = Kp == cfg.kc;
+  // A flipped B (flip_b) makes C a stage of its own as well: it adds the row sums' correction to
+  // each element (with K in several blocks, as a pass of its own over an m x n temporary).
   // Streaming C's stores (cfg.stream_c) needs a store of each element's final value: with K in one
   // block, C is then a stage of its own too (its register tile stored once, as with an epilogue).
   // The accumulation straight into C updates C in memory at every k step (LLVM keeps the tile in
@@ -178,7 +180,7 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
         batched ? std::vector<Expr>{i32(nb), i32(M)} : std::vector<Expr>{i32(M)},
         [&](const std::vector<Var>& v) {
           std::vector<Expr> b;
-          const int o = split_batch(v, b);
+          split_batch(v, b);  // the row is v[o], o as above
           return sum(cast(c_type, a(b, v[o], kr->var)), {kr});
         },
         "A_row_sums");
@@ -397,13 +399,13 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
       s[partial].compute_at(sr, row_sums.axis(o));
       s[partial].reorder({partial.axis(o), partial.reduce_axis(0), partial.axis(o + 1)});
       s[partial].vectorize(partial.axis(o + 1));
+      if (cfg.parallel) sr.parallel(row_sums.axis(o));
     } else {
       auto [ro, ri] = sr.split(row_sums.axis(o), x86::kDotLanes);
       sr.reorder({ro, kr, ri});
       sr.vectorize(ri);
       if (cfg.parallel) sr.parallel(ro);
     }
-    if (cfg.parallel && !p.transpose_a) sr.parallel(row_sums.axis(o));
   }
   g.config = cfg;
   return g;
