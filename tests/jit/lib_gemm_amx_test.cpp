@@ -2,7 +2,8 @@
 // product: built with Target::set_amx_emulation() (the LLVM backend's own loops and addresses, the
 // tile instructions computed by the runtime) on every machine, and with Target::cpu() where the CPU
 // has AMX; bfloat16 and every signedness of 8-bit, shapes no tile divides, K in blocks, transposed,
-// batched, column-major, an epilogue, other register tiles; the refusals, and where the model picks AMX.
+// batched, column-major, an epilogue, other register tiles, C copied from each tile's block and
+// streamed; the refusals, and where the model picks AMX.
 #include <doctest/doctest.h>
 
 #include <loom/backend/build.hpp>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/text_count.hpp"
 #include "lib_gemm_test_util.hpp"
 
 using namespace loom;
@@ -105,6 +107,38 @@ TEST_CASE("lib::gemm on AMX tiles: transposed, batched, column-major, and with a
   // bias + ReLU on the float32 accumulator, in C's pass over the tiles' product.
   check_bf16_bias_relu(Target::cpu().set_amx_emulation(),
                        [](const lib::GemmProblem& p) { return amx_config(p); });
+}
+
+TEST_CASE("lib::gemm on AMX tiles: with K in one block, C copies each tile from a block in L1") {
+  // Padded rows and columns, an epilogue or streamed stores, and K in one block: the tiles are stored
+  // to an mr x nr block that C's own loops copy, not to an m x n product read back by a pass of its own.
+  const lib::GemmProblem padded = typed(37, 50, 70, bf16, bf16);
+  CHECK(packed_elements(lib::gemm(padded, amx_config(padded)), "C_padded") == 32 * 32);
+  lib::GemmProblem with_epilogue = typed(64, 64, 64, bf16, bf16);
+  with_epilogue.epilogue = lib::bias_activation(placeholder({64}, f32, "bias"), "relu");
+  CHECK(packed_elements(lib::gemm(with_epilogue, amx_config(with_epilogue)), "C_product") == 32 * 32);
+  // K in blocks: the tiles accumulate in the whole padded product between them.
+  const lib::GemmProblem blocks = typed(45, 70, 301, bf16, bf16);
+  const lib::Gemm in_blocks = lib::gemm(blocks, amx_config(blocks, 32, 32, 64));
+  const int64_t nc = in_blocks.config.nc;
+  CHECK(packed_elements(in_blocks, "C_padded") == 64 * ((70 + nc - 1) / nc * nc));
+
+  // Streamed stores (stream_c): the copy from each tile's block streams, unpadded or padded; with K
+  // in blocks, C's pass over the product does.
+  for (auto [m, n, k, kc] :
+       std::vector<std::array<int64_t, 4>>{{64, 96, 64, 0}, {37, 50, 70, 0}, {45, 70, 301, 64}}) {
+    CAPTURE(m);
+    CAPTURE(k);
+    const lib::GemmProblem p = typed(m, n, k, u8, i8);
+    lib::GemmConfig cfg = amx_config(p, 32, 32, kc);
+    cfg.stream_c = true;
+    const lib::Gemm g = lib::gemm(p, cfg);
+    CHECK(g.config.stream_c);
+    if (kc == 0) CHECK(packed_elements(g, m == 64 ? "C_product" : "C_padded") == 32 * 32);
+    const Kernel kernel = build(g.schedule, g.args(), Target::cpu().set_amx_emulation(), "amx_streamed");
+    CHECK(test::count_of(kernel.llvm_ir(), "!nontemporal") >= 1);
+    check_amx<uint8_t, int8_t, int32_t>(p, cfg);
+  }
 }
 
 TEST_CASE("lib::gemm on AMX tiles: refusals, and the model picks AMX only where the CPU has it") {

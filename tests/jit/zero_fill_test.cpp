@@ -3,6 +3,7 @@
 // loops (whole covers, and each way a cover can fall short), then kernels through the JIT: the
 // fill's memset is gone from whole covers, kept for partial ones, and both match the interpreter.
 #include <loom/codegen/written_before_read.hpp>
+#include <loom/ir/amx_tile_product.hpp>
 #include <loom/loom.hpp>
 
 #include <doctest/doctest.h>
@@ -63,6 +64,32 @@ TEST_CASE("zero fill: whole covers are proven") {
   CHECK(whole(tmp, 64,
               SeqNode::make(
                   {store(other, Expr(3.0f), Expr(0)), loop(k, 0, 64, StoreNode::make(tmp, Expr(1.0f), k))})));
+}
+
+TEST_CASE("zero fill: an AMX tile product from zero writes its block of tiles") {
+  // A 2 x 2 block of 16 x 16 float32 tiles into tmp (rows 32 elements apart, m-tiles 512), bfloat16
+  // A and B elsewhere: the tiles' 16-element rows cover 1024 elements.
+  Var tmp("tmp", handle_type), a("a", handle_type), b("b", handle_type), j("j");
+  auto product = [&](Expr offset, int64_t row, bool accumulate, const Var& a_data) {
+    AmxTileProduct p;
+    p.m_tiles = p.n_tiles = 2;
+    p.accumulate = accumulate;
+    p.steps = Expr(3);
+    p.c = AmxOperand{
+        tmp, f32, std::move(offset), Expr(static_cast<int>(row)), Expr(static_cast<int>(16 * row)), Expr(0)};
+    p.a = AmxOperand{a_data, bf16, Expr(0), Expr(96), Expr(1536), Expr(32)};
+    p.b = AmxOperand{b, bf16, Expr(0), Expr(64), Expr(32), Expr(1024)};
+    return p.make("zero fill test");
+  };
+  CHECK(whole(tmp, 1024, product(Expr(0), 32, false, a)));
+  // Blocks side by side in a loop: offset 1024 j.
+  CHECK(whole(tmp, 2048, loop(j, 0, 2, product(j * 1024, 32, false, a))));
+  // Short of a cover: accumulating (tileloadd reads C first), rows 48 apart (gaps, and past the end
+  // of 1024), one block of two, A read from the buffer itself.
+  CHECK_FALSE(whole(tmp, 1024, product(Expr(0), 32, true, a)));
+  CHECK_FALSE(whole(tmp, 1536, product(Expr(0), 48, false, a)));
+  CHECK_FALSE(whole(tmp, 2048, product(Expr(0), 32, false, a)));
+  CHECK_FALSE(whole(tmp, 1024, product(Expr(0), 32, false, tmp)));
 }
 
 TEST_CASE("zero fill: anything short of a proven whole cover keeps the fill") {

@@ -7,7 +7,9 @@
 // The proof is deliberately narrow: the first statement that names the buffer must be a tree of
 // loops with constant bounds and sequences whose leaves are stores (none masked, none reading the
 // buffer), the stores to the buffer indexed affinely by the loop variables (scalars or contiguous
-// ramps, of the buffer's element type), the loops' variables 32 or 64 bits wide; walking the tree
+// ramps, of the buffer's element type), the loops' variables 32 or 64 bits wide. An AMX tile product
+// that starts from zero counts as its tiles' stores (16 elements of each row of each C tile, at
+// constant strides): it writes the block it computes without reading it. Walking the tree
 // marks every element they write, and all of [0, elements) must be marked. What writes nothing to
 // the buffer (other buffers' stores, loops of those) is checked for reads of it and left out of the
 // walk, whose length (store executions) is counted before it starts: beyond kMaxWalkSteps the fill
@@ -22,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "loom/ir/amx_tile_product.hpp"
 #include "loom/ir/free_vars.hpp"
 #include "loom/ir/linear_form.hpp"
 #include "loom/ir/stmt.hpp"
@@ -136,6 +139,7 @@ class WriteCover {
       if (out.extent == 0 || writes_nothing(out.body[0])) out = Node();  // checked, then left out
       return ok;
     }
+    if (const EvaluateNode* eval = s.as<EvaluateNode>()) return read_tile_product(*eval, out);
     const StoreNode* store = s.as<StoreNode>();
     if (!store || store->predicate.defined() || names_buffer(store->value, buffer_) ||
         names_buffer(store->index, buffer_))
@@ -155,15 +159,48 @@ class WriteCover {
     } else if (store->index.dtype().lanes != 1) {
       return false;  // a scatter
     }
-    if (!LinearForm::applies_to(base.dtype())) return false;
-    const LinearForm form = LinearForm::parse(base);
-    out.constant = form.constant();
+    return read_affine(base, out);
+  }
+
+  /// `index` as `store`'s constant and terms over the enclosing loops' depths; false where it is not
+  /// affine in those loops' variables.
+  bool read_affine(const Expr& index, Node& store) {
+    if (!LinearForm::applies_to(index.dtype())) return false;
+    const LinearForm form = LinearForm::parse(index);
+    store.constant = form.constant();
     for (const LinearTerm& t : form.terms()) {
       const VarNode* v = t.atom.as<VarNode>();
       auto it = v ? depths_.find(v) : depths_.end();
       if (it == depths_.end()) return false;  // not a variable of an enclosing loop of the tree
-      out.terms.emplace_back(it->second, t.coeff);
+      store.terms.emplace_back(it->second, t.coeff);
     }
+    return true;
+  }
+
+  /// An AMX tile product into the buffer from zero (tilezero, then tilestored of each C tile): a
+  /// sequence of stores of 16 elements, one per row of each tile. It must name the buffer only as C,
+  /// at constant strides of the buffer's element type; anything else evaluated fails.
+  bool read_tile_product(const EvaluateNode& eval, Node& out) {
+    const CallNode* call = eval.value.as<CallNode>();
+    if (!call || call->name != intrinsic::amx_tile_product) return false;
+    const AmxTileProduct p = AmxTileProduct::decode(call);
+    if (p.accumulate || p.c.data.get() != buffer_ || p.c.dtype != element_) return false;
+    constexpr size_t kCData = 6;  // the argument that is C's buffer (AmxTileProduct::make)
+    for (size_t i = 0; i < call->args.size(); ++i)
+      if (i != kCData && names_buffer(call->args[i], buffer_)) return false;
+    const int64_t* row = as_const_int(p.c.row_stride);
+    const int64_t* tile = as_const_int(p.c.tile_stride);
+    Node first;
+    first.kind = Node::Store;
+    first.lanes = 16;  // a tile row's columns
+    if (!row || !tile || !read_affine(p.c.offset, first)) return false;
+    for (int mi = 0; mi < p.m_tiles; ++mi)
+      for (int nj = 0; nj < p.n_tiles; ++nj)
+        for (int r = 0; r < p.rows; ++r) {
+          Node st = first;
+          st.constant += mi * *tile + r * *row + nj * 16;  // C's n-tiles are 16 elements apart
+          out.body.push_back(std::move(st));
+        }
     return true;
   }
 

@@ -34,8 +34,9 @@ class LlvmCpuBackend final : public runtime::CpuBackend {
   /// load of one address is a scalar load, and masked accesses inside a stack slot are whole ones;
   /// 16: float tanh and erf from tables of polynomials; 17: loops marked nontemporal_stores stream
   /// their whole-vector stores to parameters; 19: gathers and scatters of a few contiguous runs are
-  /// vector accesses and shuffles.
-  static constexpr int kCodegenVersion = 19;
+  /// vector accesses and shuffles; 20: a buffer an AMX tile product from zero writes whole is not
+  /// zero-filled.
+  static constexpr int kCodegenVersion = 20;
 
   static LlvmCpuBackend& instance() {
     static LlvmCpuBackend* backend = new LlvmCpuBackend();

@@ -324,11 +324,7 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
     if (jp.defined()) loops.emplace_back(jp, panels / side_by_side);
     loops.emplace_back(jr, side_by_side == 1 ? panels : side_by_side);
     loops.emplace_back(ir, (std::min(cfg.mc, Mp) + mr - 1) / mr);
-    for (const auto& [loop, count] : loops)
-      if (count > 1) {
-        st.pragma(loop, "nontemporal_stores");
-        break;
-      }
+    stream_stores_under(st, loops);
   }
   switch (shared) {
     case Shared::None: break;
@@ -466,6 +462,16 @@ inline GemmConfig heuristic_gemm_config(const GemmProblem& problem, bool allow_a
                                    problem.dtype, row_threads, cpu, dot != DotInstruction::MultiplyAdd);
   const bool packs_b = c.pack_b || (col ? problem.m : problem.n) % c.nr != 0;  // padded columns: packed
   if (packs_b) c.dot = dot;
+  // A C written once (K in one block) and as large as the L3 (counted as 4 to 32 MiB: some VMs
+  // report a whole host's L3, or more, or none) leaves the caches anyway: streaming stores write it without
+  // reading each line first. One Zen 5 core, 4096 x 4096 x 64: int8 6.2 -> 2.6 ms, bfloat16 6.1 ->
+  // 4.1, float32 8.7 -> 8.0, float64 17.9 -> 16.5 (two cores: int8 3.3 -> 1.6 ms).
+  const int64_t c_bytes =
+      std::max<int64_t>(problem.batch, 1) * problem.m * problem.n * problem.c_type().bytes();
+  auto streams_c = [&](int64_t kc) {
+    return kc >= problem.k &&
+           c_bytes >= std::clamp<int64_t>(cpu.l3_bytes, int64_t{4} << 20, int64_t{32} << 20);
+  };
   // AMX where the CPU has it for the input types: 2 x 2 tiles of 16 x 16 (7 of the 8 tile
   // registers), and K in blocks of 2 KiB of A's rows. Not for products with fewer rows or columns
   // than a tile. Chosen from the instructions' throughput, not yet measured on a CPU with AMX:
@@ -476,7 +482,7 @@ inline GemmConfig heuristic_gemm_config(const GemmProblem& problem, bool allow_a
     c.dot = DotInstruction::Amx;
     c.mr = c.nr = 32;
     c.kc = 2048 / a.bytes();
-    c.stream_c = false;
+    c.stream_c = streams_c(c.kc);  // from each tile's block in L1 (gemm_amx.hpp); not measured
     return c;
   }
   // A dot instruction needs A's groups side by side, so a transposed A is packed (before the
@@ -485,14 +491,7 @@ inline GemmConfig heuristic_gemm_config(const GemmProblem& problem, bool allow_a
   const int64_t rows = round_up(col ? problem.n : problem.m, c.mr);
   if (c.dot != DotInstruction::MultiplyAdd && a_transposed && row_threads > 1 && c.mc >= rows)
     c.mc = row_block(rows, c.mr, c.kc, problem.a_type().bytes(), true, row_threads, cpu);
-  // A C written once (K in one block) and as large as the L3 (counted as 4 to 32 MiB: some VMs
-  // report a whole host's L3, or more, or none) leaves the caches anyway: streaming stores write it without
-  // reading each line first. One Zen 5 core, 4096 x 4096 x 64: int8 6.2 -> 2.6 ms, bfloat16 6.1 ->
-  // 4.1, float32 8.7 -> 8.0, float64 17.9 -> 16.5 (two cores: int8 3.3 -> 1.6 ms).
-  const int64_t c_bytes =
-      std::max<int64_t>(problem.batch, 1) * problem.m * problem.n * problem.c_type().bytes();
-  c.stream_c =
-      c.kc >= problem.k && c_bytes >= std::clamp<int64_t>(cpu.l3_bytes, int64_t{4} << 20, int64_t{32} << 20);
+  c.stream_c = streams_c(c.kc);
   return c;
 }
 }  // namespace detail

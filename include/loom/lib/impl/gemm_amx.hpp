@@ -3,10 +3,12 @@
 // of them, 16 x 16 accumulators each) tensorized with x86::amx_intrin, whose accumulators stay in
 // tile registers over a block of K. B is packed "VNNI-style" (the group of one column side by
 // side: [columns / nr][k / group][nr][group]); A is read in place when its rows hold K contiguously
-// and nothing needs padding, else packed as [rows / mr][mr][k]. The tiles are stored to C (or to a
-// padded product, which a pass of its own trims and runs the epilogue over): AMX stores tiles to
-// memory, so the epilogue is not applied in registers as on the vector path. A batch is a leading
-// dimension of every operand, shared by the threads when it has a share for each.
+// and nothing needs padding, else packed as [rows / mr][mr][k]. The tiles are stored to C. With an
+// epilogue, padded rows or columns, or streaming stores, and K in one block, they are stored to an
+// mr x nr block in L1 that C's own loops then copy to C a vector at a time, applying the epilogue
+// and leaving out the padding (AMX stores tiles only to memory, and has no streaming store); with K
+// in several blocks, C is a pass of its own over an m x n product. A batch is a leading dimension of
+// every operand, shared by the threads when it has a share for each.
 #pragma once
 
 #include "loom/support/config.hpp"
@@ -47,7 +49,6 @@ inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
   const bool pad_m = Mp != M, pad_n = Np != N;
   cfg.pack_b = true;
   cfg.pack_a = cfg.pack_a || pad_m || p.transpose_a || Kp != K;
-  cfg.stream_c = false;  // tiles are stored by tilestored, which has no streaming form
   cfg.lanes = x86::kDotLanes;
 
   Gemm g;
@@ -98,7 +99,14 @@ inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
         "packedA");
   }
 
-  const bool padded = pad_m || pad_n, epilogue = !p.epilogue.empty(), separate_c = padded || epilogue;
+  // C a stage of its own: for the epilogue, to leave out the padding, or to stream C's stores (which
+  // tilestored has no form of). With K in one block it copies each tile from a block in L1
+  // (tile_store); else it is a pass over the m x n product the tiles accumulate in.
+  const bool padded = pad_m || pad_n, epilogue = !p.epilogue.empty();
+  const bool one_k_block = Kp == cfg.kc;
+  const bool separate_c = padded || epilogue || (cfg.stream_c && one_k_block);
+  cfg.stream_c = cfg.stream_c && separate_c;
+  const bool tile_store = separate_c && one_k_block;
   IterVar kk = reduce_axis(0, static_cast<int>(Kp / group), "k"),
           kt = reduce_axis(0, static_cast<int>(group), "t");
   Tensor acc = compute(
@@ -119,11 +127,13 @@ inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
     C = compute(
         batched({c32(M), c32(N)}),
         [&](const std::vector<Var>& v) {
-          // The select (always its first value) widens the region bound inference asks of acc to the
-          // whole padded domain, so that the tiles cover it without a guard.
-          const Expr i = pad_m ? select(v[o] < static_cast<int>(M), v[o], c32(Mp - 1)) : Expr(v[o]);
-          const Expr j =
-              pad_n ? select(v[o + 1] < static_cast<int>(N), v[o + 1], c32(Np - 1)) : Expr(v[o + 1]);
+          // In a pass of its own, the select (always its first value) widens the region bound
+          // inference asks of acc to the whole padded domain, so that the tiles cover it without a
+          // guard. Copying each tile, C's loops are acc's: its tile is the region.
+          const Expr i =
+              pad_m && !tile_store ? select(v[o] < static_cast<int>(M), v[o], c32(Mp - 1)) : Expr(v[o]);
+          const Expr j = pad_n && !tile_store ? select(v[o + 1] < static_cast<int>(N), v[o + 1], c32(Np - 1))
+                                              : Expr(v[o + 1]);
           const Expr product = acc(in_batch(v, {i, j}));
           return epilogue ? apply_epilogue(p, product, std::vector<Expr>(v.begin(), v.end())) : product;
         },
@@ -134,27 +144,50 @@ inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
   g.schedule = s;
 
   // BLIS's loop order around the tile block: jc (nc columns), pc (kc of K), ic (mc rows), jr (nr),
-  // ir (mr), then the block of tiles, tensorized over its rows, columns and the kc block of K.
-  Stage st = s[acc];
-  auto [jc, j1] = st.split(acc.axis(o + 1), cfg.nc);
+  // ir (mr), then the block of tiles, tensorized over its rows, columns and the kc block of K. The
+  // loops are C's where it copies each tile (the block of tiles computed inside them), else acc's.
+  const Tensor nest = tile_store ? C : acc;
+  Stage st = s[nest];
+  auto [jc, j1] = st.split(nest.axis(o + 1), cfg.nc);
   auto [jr, ji] = st.split(j1, nr);
-  auto [ic, i1] = st.split(acc.axis(o), cfg.mc);
+  auto [ic, i1] = st.split(nest.axis(o), cfg.mc);
   auto [ir, ii] = st.split(i1, mr);
-  const bool one_k_block = Kp == cfg.kc;
   IterVar ko, ki = kk;
   if (!one_k_block) std::tie(ko, ki) = st.split(kk, cfg.kc / group);
   std::vector<IterVar> order;
-  if (nb > 0) order.push_back(acc.axis(0));
+  if (nb > 0) order.push_back(nest.axis(0));
   order.push_back(jc);
   if (!one_k_block) order.push_back(ko);
-  order.insert(order.end(), {ic, jr, ir, ii, ji, ki, kt});
+  order.insert(order.end(), {ic, jr, ir, ii, ji});
+  if (!tile_store) order.insert(order.end(), {ki, kt});
   st.reorder(order);
-  st.tensorize(ii, x86::amx_intrin(a_type, b_type, static_cast<int>(mr / 16), static_cast<int>(nr / 16),
-                                   static_cast<int>(cfg.kc)));
+  const TensorIntrin tiles = x86::amx_intrin(a_type, b_type, static_cast<int>(mr / 16),
+                                             static_cast<int>(nr / 16), static_cast<int>(cfg.kc));
+  if (tile_store) {
+    // The block of tiles into an mr x nr block in L1, copied to C (through the epilogue) a row's 16
+    // lanes at a time.
+    Stage blk = s[acc];
+    blk.compute_at(st, ir);
+    std::vector<IterVar> block_order;
+    if (nb > 0) block_order.push_back(acc.axis(0));
+    block_order.insert(block_order.end(), {acc.axis(o), acc.axis(o + 1), kk, kt});
+    blk.reorder(block_order);
+    blk.tensorize(acc.axis(o), tiles);
+    auto [jv, jl] = st.split(ji, x86::kDotLanes);
+    (void)jv;
+    st.vectorize(jl);
+    if (cfg.stream_c)
+      stream_stores_under(st, {{jc, (Np + cfg.nc - 1) / cfg.nc},
+                               {ic, (Mp + cfg.mc - 1) / cfg.mc},
+                               {jr, (std::min(cfg.nc, Np) + nr - 1) / nr},
+                               {ir, (std::min(cfg.mc, Mp) + mr - 1) / mr}});
+  } else {
+    st.tensorize(ii, tiles);
+  }
   if (cfg.parallel) {
     const int64_t threads = runtime::ThreadPool::global().num_threads();
     if (nb >= threads)
-      st.parallel(acc.axis(0));
+      st.parallel(nest.axis(0));
     else if (Mp / cfg.mc >= threads)
       st.parallel(ic);
     else
@@ -173,12 +206,13 @@ inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
     (void)ko_a;
     if (!p.transpose_a) sa.vectorize(ki_a);
   }
-  if (separate_c) {
+  if (separate_c && !tile_store) {
     Stage sc = s[C];
     auto [cjo, cji] = sc.split(C.axis(o + 1), x86::kDotLanes);
     (void)cjo;
     sc.vectorize(cji);
     if (cfg.parallel) sc.parallel(C.axis(0));
+    if (cfg.stream_c) sc.pragma(C.axis(0), "nontemporal_stores");
   }
   g.config = cfg;
   return g;

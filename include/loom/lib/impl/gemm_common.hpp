@@ -7,6 +7,7 @@ LOOM_IMPLEMENTATION_FILE("loom/lib/gemm.hpp");
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "loom/ir/amx_tile_product.hpp"
@@ -189,6 +190,18 @@ inline void interleave_groups(Stage& packed, const IterVar& column, const IterVa
   auto [outer, inner] = packed.split(both, lanes);
   packed.unroll(outer);
   packed.vectorize(inner);
+}
+
+/// Marks the outermost of `loops` (outermost first, each with its trip count) that runs more than
+/// once with pragma "nontemporal_stores": its stores stream, and the fence that orders them follows
+/// it (in each thread, where the threads share it). A loop of one iteration is dropped, and its
+/// pragma with it.
+inline void stream_stores_under(Stage& stage, const std::vector<std::pair<IterVar, int64_t>>& loops) {
+  for (const auto& [loop, count] : loops)
+    if (count > 1) {
+      stage.pragma(loop, "nontemporal_stores");
+      return;
+    }
 }
 
 }  // namespace detail
