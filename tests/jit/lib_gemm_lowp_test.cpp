@@ -108,25 +108,25 @@ TEST_CASE("lib::gemm: 8-bit integers -> int32, exact, for every mix of signednes
   }
 }
 
-TEST_CASE("lib::gemm: the model multiplies with the dot instruction from 4 rows, widening below") {
-  // The dot instructions read B packed; from 4 rows of C that copy costs less than widening B in
+TEST_CASE("lib::gemm: the model multiplies with the dot instruction from 3 rows, widening below") {
+  // The dot instructions read B packed; from 3 rows of C that copy costs less than widening B in
   // place (gemm_config.hpp), for every mix of byte signedness (same-signed ones flip B's sign bits).
-  // 640 columns are whole register tiles for every row count
-  // here (tiles of 128, 80, 64 or 32 columns), so nothing is packed for padding. Each choice is
+  // 640 columns are whole register tiles for every row count here (tiles of 128, 64 or 32 columns:
+  // the model takes the widest that divides N), so nothing is packed for padding. Each choice is
   // also computed right.
   const bool bf16_dot = cpu_has(lib::DotInstruction::Vdpbf16ps),
              int8_dot = cpu_has(lib::DotInstruction::Vpdpbusd);
-  for (int64_t m : {1, 3, 4, 6, 12}) {  // below 16 rows: not AMX, where a CPU has it
+  for (int64_t m : {1, 2, 3, 4, 6, 12}) {  // below 16 rows: not AMX, where a CPU has it
     CAPTURE(m);
     const lib::GemmProblem h = typed(m, 640, 130, bf16, bf16), q = typed(m, 640, 130, u8, i8),
                            same = typed(m, 640, 130, i8, i8);
     CHECK(lib::gemm(h).config.dot ==
-          (bf16_dot && m >= 4 ? lib::DotInstruction::Vdpbf16ps : lib::DotInstruction::MultiplyAdd));
+          (bf16_dot && m >= 3 ? lib::DotInstruction::Vdpbf16ps : lib::DotInstruction::MultiplyAdd));
     CHECK(lib::gemm(q).config.dot ==
-          (int8_dot && m >= 4 ? lib::DotInstruction::Vpdpbusd : lib::DotInstruction::MultiplyAdd));
+          (int8_dot && m >= 3 ? lib::DotInstruction::Vpdpbusd : lib::DotInstruction::MultiplyAdd));
     CHECK(lib::gemm(same).config.dot ==
-          (int8_dot && m >= 4 ? lib::DotInstruction::Vpdpbusd : lib::DotInstruction::MultiplyAdd));
-    CHECK(lib::gemm(same).config.pack_b == (int8_dot && m >= 4));
+          (int8_dot && m >= 3 ? lib::DotInstruction::Vpdpbusd : lib::DotInstruction::MultiplyAdd));
+    CHECK(lib::gemm(same).config.pack_b == (int8_dot && m >= 3));
     check_typed_gemm<bfloat16, bfloat16, float>(h);
     check_typed_gemm<uint8_t, int8_t, int32_t>(q);
     check_typed_gemm<int8_t, int8_t, int32_t>(same);

@@ -279,14 +279,16 @@ TEST_CASE("lib::gemm: the default tiles follow the cache sizes and the vector wi
   CHECK(lib::default_gemm_config(1500, 1500, 1500, f32, 1, cpu).nc == 768);
   CHECK(lib::default_gemm_config(1500, 1500, 1500, f64, 1, cpu).nc == 512);
   // Narrow types take K in one block up to 4096, except when all rows are one block of A (B's
-  // micro-panels are then packed one at a time, from rows of B a page apart): 1024 there.
+  // micro-panels are then packed a few at a time, from rows of B a page apart): 512 there.
   CHECK(lib::default_gemm_config(2048, 4096, 4096, bf16, 1, cpu).kc == 4096);
   const lib::GemmConfig few_rows = lib::default_gemm_config(64, 4096, 4096, bf16, 1, cpu);
   CHECK(few_rows.mc >= 64);
-  CHECK(few_rows.kc == 1024);
-  CHECK(lib::default_gemm_config(64, 4096, 4096, u8, 2, cpu).kc == 1024);
-  CHECK(lib::default_gemm_config(64, 4096, 1000, bf16, 1, cpu).kc == 1000);  // K under 1024: one block
-  // The 1024 rows are whole groups that divide K (A stays in place), and not too short.
+  CHECK(few_rows.kc == 512);
+  CHECK(lib::default_gemm_config(64, 4096, 4096, u8, 2, cpu).kc == 512);
+  CHECK(lib::default_gemm_config(64, 4096, 500, bf16, 1, cpu).kc == 500);  // K under 512: one block
+  CHECK(lib::default_gemm_config(64, 4096, 1000, bf16, 1, cpu).kc == 500);
+  // The 512 rows are whole groups that divide K (A stays in place), and not too short; else near
+  // 1024 (4100: 164 is too short, 820 is not).
   CHECK(lib::default_gemm_config(64, 4096, 4100, u8, 1, cpu).kc == 820);
   CHECK(lib::default_gemm_config(64, 4096, 1100, u8, 1, cpu).kc == 1100);  // 220 would be too short
   // Two threads and all of A in L2, read in place: the rows stay one block (the threads share B's
@@ -331,6 +333,23 @@ TEST_CASE("lib::gemm: the default tiles follow the cache sizes and the vector wi
   lib::GemmConfig d = lib::default_gemm_config(1024, 1024, 1024, f64, 1, cpu);
   CHECK(d.lanes == 8);
   CHECK(d.nr == 16);
+  // Fewer rows than mr: a wider tile, a power of two vectors within half the registers, the widest
+  // whose columns divide N (a tile that pads N pads and packs B); one row of a narrow type as wide as
+  // the registers allow (16 vectors), float32 8.
+  auto nr_for = [&](int64_t m, int64_t n, DType t) {
+    return lib::default_gemm_config(m, n, 4096, t, 1, cpu).nr;
+  };
+  CHECK(nr_for(1, 4096, f32) == 128);
+  CHECK(nr_for(1, 4096, bf16) == 256);
+  CHECK(nr_for(1, 4096, u8) == 256);
+  CHECK(nr_for(1, 640, bf16) == 128);  // 256 does not divide 640
+  CHECK(nr_for(1, 100, bf16) == 112);  // N covered by 7 vectors
+  CHECK(nr_for(2, 4096, f32) == 128);
+  CHECK(nr_for(3, 4096, f32) == 64);  // 4 vectors, not 5 (80 columns pad 4096 to 4160)
+  CHECK(nr_for(3, 1000, f32) == 64);  // N padded whatever the tile: the widest
+  CHECK(nr_for(5, 4096, f32) == 32);
+  CHECK(nr_for(7, 4096, bf16) == 32);
+  CHECK(nr_for(3, 48, f32) == 16);  // 48 columns: 1 vector divides them, 4 and 2 do not
   cpu.vector_bytes = 32;
   cpu.registers = 16;
   lib::GemmConfig avx2 = lib::default_gemm_config(1024, 1024, 1024, f32, 1, cpu);

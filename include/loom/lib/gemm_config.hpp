@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <string>
 
@@ -178,12 +179,23 @@ inline GemmConfig gemm_config_model(int64_t m, int64_t n, int64_t k, DType dtype
   // room for the loads of the next k to be in flight).
   c.nr = 2 * c.lanes;
   c.mr = cpu.registers >= 32 ? 8 : 4;
-  // A wider tile with fewer rows when C has few rows (a row of C is an accumulator row).
+  // A wider tile with fewer rows when C has few rows (a row of C is an accumulator row): up to 8
+  // vectors, and for one row of a narrow type (B read in place, widened) as many as the registers
+  // allow (16 with AVX-512: 512 B of a row of bfloat16 per k, as float32's 8 vectors read; one Zen 5
+  // core, 1 x 4096 x 4096, 8-bit 0.30 -> 0.27 ms; float32 1.43 -> 1.65, so it keeps 8). A power of
+  // two vectors, the widest whose columns divide N: a tile that pads N makes the product pad and
+  // pack B, 2-5x slower here (3 rows of 5 vectors padded 4096 columns to 4160; one Zen 5 core, x
+  // 4096 x 4096, 3 rows of 80 -> 64 columns, bfloat16 3.2 -> 2.4 ms, 8-bit 1.85 -> 0.79, float32
+  // 3.5 -> 2.4; 5 rows of 48 -> 32 columns, bfloat16 6.6 -> 1.3 ms, 8-bit 2.7 -> 0.59).
   if (m < c.mr) {
     c.mr = std::max<int64_t>(1, m);
-    c.nr = std::min<int64_t>(8 * c.lanes, detail::round_up(std::max<int64_t>(n, 1), c.lanes));
-    if (c.mr * (c.nr / c.lanes) > cpu.registers / 2)
-      c.nr = std::max<int64_t>(c.lanes, (cpu.registers / 2 / c.mr) * c.lanes);
+    const int64_t most =
+        std::min<int64_t>(narrow && m == 1 ? cpu.registers / 2 : 8, cpu.registers / 2 / c.mr);
+    int64_t vectors = static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(std::max<int64_t>(1, most))));
+    while (vectors > 1 && n % (vectors * c.lanes) != 0) vectors /= 2;
+    if (n % (vectors * c.lanes) != 0)  // N is padded whatever the tile: the widest
+      vectors = static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(std::max<int64_t>(1, most))));
+    c.nr = std::min<int64_t>(vectors * c.lanes, detail::round_up(std::max<int64_t>(n, 1), c.lanes));
   }
 
   // kc: the rows of a kc x nr micro-panel of B. K is padded to a multiple of kc (packing fills
@@ -246,11 +258,12 @@ inline GemmConfig gemm_config_model(int64_t m, int64_t n, int64_t k, DType dtype
   // one / two cores: float32 1024^3 249 / 485 -> 260 / 508 GFLOP/s, 2048^3 246 / 465 -> 261 / 497,
   // 4096^3 236 / 458 -> 246 / 472; float64 2048^3 110 / 204 -> 119 / 221.
   // A narrow type that this CPU multiplies with a dot instruction (vdpbf16ps, vpdpbusd: gemm()
-  // uses them on packed panels only) packs B from 4 rows of C: the dot instruction's product then
+  // uses them on packed panels only) packs B from 3 rows of C: the dot instruction's product then
   // costs less than widening B in place. One Zen 5 core, 4096 x 4096, in place -> packed: bfloat16
   // 4 rows 2.6 -> 1.7 ms, 8 rows 4.1 -> 2.1, 16 rows 4.0 -> 2.5; 8-bit 4 rows 1.9 -> 0.8, 8 rows
-  // 3.1 -> 1.3, 16 rows 3.2 -> 1.5 (2 rows: bfloat16 1.6 -> 1.9, in place stays).
-  c.pack_b = m > 2 * c.mr || (dot && m >= 4);
+  // 3.1 -> 1.3, 16 rows 3.2 -> 1.5; 3 rows (64 columns, kc 512 packed) bfloat16 1.85 -> 1.29,
+  // 8-bit 0.66 -> 0.53 (2 rows: bfloat16 1.37 -> 1.29, 8-bit 0.37 -> 0.47, in place stays).
+  c.pack_b = m > 2 * c.mr || (dot && m >= 3);
   const bool aliased_rows =
       (k * elem) % 4096 == 0 && n >= 8 * c.nr && cpu.l1d_associativity() <= std::max<int64_t>(c.mr, 8);
   c.pack_a = m % c.mr != 0 || k % c.kc != 0 || aliased_rows;
@@ -288,15 +301,22 @@ inline GemmConfig gemm_config_model(int64_t m, int64_t n, int64_t k, DType dtype
     c.mc = mp;
   // All rows in one block: gemm() packs each B micro-panel right before its tiles use it, reading
   // kc rows of B, each in a page of its own, and the next micro-panel reads the lines beside those.
-  // A narrow type's kc then stays at 1024, like the wide types' (measured; likely the TLB and the
-  // caches keep 1024 of those pages from one micro-panel to the next, not 4096). One Zen 4 core,
-  // bfloat16 64 x 4096 x 4096: 18.1 -> 14.0 ms, 8-bit 9.8 -> 7.3 ms; two cores 9.6 -> 7.4 and 5.0
-  // -> 3.6 ms. With several blocks of rows B is packed a kc x nc block at a time, and K in one block
-  // is faster. Only a kc of whole groups that divides K (so A stays in place), and not below 256.
-  if (narrow && c.mc >= mp && c.kc > 1024 && whole_groups) {
-    const int64_t kc = detail::dividing_block(k, 1024, group);
-    if (k % kc == 0 && kc >= 256) c.kc = kc;
-  }
+  // A narrow type's kc then stays at 512 (measured; likely the TLB and the caches keep those pages
+  // from one micro-panel to the next, not 4096 of them). One Zen 4 core, kc 4096 -> 1024, bfloat16
+  // 64 x 4096 x 4096: 18.1 -> 14.0 ms, 8-bit 9.8 -> 7.3 ms; two cores 9.6 -> 7.4 and 5.0 -> 3.6 ms.
+  // One Zen 5 core, x 4096 x 4096, kc 1024 -> 512: 8-bit 4 rows 0.55 -> 0.55 ms, 8 rows 0.73 -> 0.60,
+  // 16 rows 1.04 -> 0.84, 128 rows 5.04 -> 4.76; bfloat16 4 rows 1.76 -> 1.13, 8 rows 1.65 -> 1.35,
+  // 16 rows 2.08 -> 1.74, 64 rows 5.13 -> 5.00 (two cores, 8 rows, 1.13 -> 0.87). With several
+  // blocks of rows B is packed a kc x nc block at a time, and K in one block is faster. Only a kc
+  // of whole groups that divides K (so A stays in place), and not below 256 (or else one near 1024).
+  if (narrow && c.mc >= mp && c.kc > 512 && whole_groups)
+    for (int64_t target : {512, 1024}) {  // 1024 where no block near 512 divides K
+      const int64_t kc = detail::dividing_block(k, target, group);
+      if (k % kc == 0 && kc >= 256 && kc < c.kc) {
+        c.kc = kc;
+        break;
+      }
+    }
   c.nc = nc_for(c.kc);
   // Few rows (B read in place, once): B's rows are N apart, so a register tile's walk down all of K
   // touches a new page every row or so. In blocks of 16 rows of K, the tiles sweep 16 rows of B
@@ -304,10 +324,15 @@ inline GemmConfig gemm_config_model(int64_t m, int64_t n, int64_t k, DType dtype
   // on one Zen 4 core, 1 x 4096 x 4096 float32 6 -> 12 GFLOP/s, 4 x 4096 x 4096 23 -> 35. The
   // threads then share the columns in blocks of their own (gemm() parallelizes those), so that each
   // runs its K blocks with no barrier between them.
+  // One or two rows of bfloat16 walk 128 rows of B per block instead: interleaved rounds, one Zen 5
+  // core, kc 16 -> 128 (with one row's wider tile, above): 1 x 4096 x 4096 1.24 -> 0.84 ms (two
+  // cores 0.59 -> 0.40), 1 x 4096 x 16384 5.7 -> 3.9, 1 x 16384 x 4096 5.4 -> 4.0; 2 x 4096 x 4096
+  // 1.52 -> 1.33. Longer blocks lost for bytes (one row 0.27 -> 0.35 ms), float32 (1.4 -> 1.9 ms)
+  // and 3 rows of bfloat16 (1.85 -> 2.41).
   if (!c.pack_b && m % c.mr == 0) {
     c.pack_a = false;
-    const int64_t kc16 = detail::dividing_block(k, 16, 1);
-    c.kc = kc16 >= 8 ? kc16 : k;
+    const int64_t block = detail::dividing_block(k, dtype == bf16 && m <= 2 ? 128 : 16, 1);
+    c.kc = block >= 8 ? block : k;
     if (c.kc < k)
       c.nc = detail::dividing_block(np, detail::round_up((np + threads - 1) / threads, c.nr), c.nr);
   }
