@@ -235,6 +235,7 @@ class CodeGenLLVM {
   void tag_access(llvm::Instruction* access, int scope);
   llvm::Instruction* nontemporal_store(llvm::Value* v, llvm::Value* ptr, llvm::Align align, int scope,
                                        llvm::Value* active);
+  llvm::Value* all_lanes(llvm::Value* active);
   void store_fence();
   int nontemporal_depth_ = 0;  // loops marked nontemporal_stores around the statement being generated
   // Buffers the outermost of those loops loads: stores to them stay cached (a loop that updates its
