@@ -385,25 +385,9 @@ inline llvm::Value* CodeGenLLVM::emit_let(const LetNode* op) {
 /// in those lanes only), then selects lane by lane.
 inline llvm::Value* CodeGenLLVM::emit_if_then_else(const CallNode* op) {
   llvm::Value* c = to_bool(emit(op->args[0]));
-  if (!c->getType()->isVectorTy()) {
-    llvm::BasicBlock* then_bb = llvm::BasicBlock::Create(ctx_, "ite.then", fn_.function);
-    llvm::BasicBlock* else_bb = llvm::BasicBlock::Create(ctx_, "ite.else", fn_.function);
-    llvm::BasicBlock* merge = llvm::BasicBlock::Create(ctx_, "ite.end", fn_.function);
-    builder_.CreateCondBr(c, then_bb, else_bb);
-    builder_.SetInsertPoint(then_bb);
-    llvm::Value* a = emit(op->args[1]);
-    llvm::BasicBlock* then_end = builder_.GetInsertBlock();
-    builder_.CreateBr(merge);
-    builder_.SetInsertPoint(else_bb);
-    llvm::Value* b = emit(op->args[2]);
-    llvm::BasicBlock* else_end = builder_.GetInsertBlock();
-    builder_.CreateBr(merge);
-    builder_.SetInsertPoint(merge);
-    llvm::PHINode* phi = builder_.CreatePHI(a->getType(), 2);
-    phi->addIncoming(a, then_end);
-    phi->addIncoming(b, else_end);
-    return phi;
-  }
+  if (!c->getType()->isVectorTy())
+    return emit_branches(
+        c, "ite", [&] { return emit(op->args[1]); }, [&] { return emit(op->args[2]); });
   llvm::Value* outer = mask_;
   mask_ = outer ? builder_.CreateAnd(outer, c) : c;
   llvm::Value* a = emit(op->args[1]);

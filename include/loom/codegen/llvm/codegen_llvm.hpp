@@ -236,6 +236,28 @@ class CodeGenLLVM {
   llvm::Instruction* nontemporal_store(llvm::Value* v, llvm::Value* ptr, llvm::Align align, int scope,
                                        llvm::Value* active);
   llvm::Value* all_lanes(llvm::Value* active);
+  /// `cond ? then() : otherwise()` as two blocks that a PHI joins, so that each side's code runs
+  /// only on its branch (blocks `name`.then, `name`.else, `name`.end).
+  template <typename Then, typename Else>
+  llvm::Value* emit_branches(llvm::Value* cond, const std::string& name, Then then, Else otherwise) {
+    llvm::BasicBlock* then_bb = llvm::BasicBlock::Create(ctx_, name + ".then", fn_.function);
+    llvm::BasicBlock* else_bb = llvm::BasicBlock::Create(ctx_, name + ".else", fn_.function);
+    llvm::BasicBlock* merge = llvm::BasicBlock::Create(ctx_, name + ".end", fn_.function);
+    builder_.CreateCondBr(cond, then_bb, else_bb);
+    builder_.SetInsertPoint(then_bb);
+    llvm::Value* a = then();
+    llvm::BasicBlock* then_end = builder_.GetInsertBlock();  // `then` may have added blocks
+    builder_.CreateBr(merge);
+    builder_.SetInsertPoint(else_bb);
+    llvm::Value* b = otherwise();
+    llvm::BasicBlock* else_end = builder_.GetInsertBlock();
+    builder_.CreateBr(merge);
+    builder_.SetInsertPoint(merge);
+    llvm::PHINode* phi = builder_.CreatePHI(a->getType(), 2);
+    phi->addIncoming(a, then_end);
+    phi->addIncoming(b, else_end);
+    return phi;
+  }
   void store_fence();
   int nontemporal_depth_ = 0;  // loops marked nontemporal_stores around the statement being generated
   // Buffers the outermost of those loops loads: stores to them stay cached (a loop that updates its

@@ -322,23 +322,8 @@ inline llvm::Value* CodeGenLLVM::load_runs(const Expr& index, llvm::Type* mem, l
     return builder_.CreateShuffleVector(parts[0], detail::shuffle_mask(runs.source));
   };
   if (!active || llvm::isa<llvm::Constant>(active)) return load(active);
-  llvm::BasicBlock* whole = llvm::BasicBlock::Create(ctx_, "runs.whole", fn_.function);
-  llvm::BasicBlock* masked = llvm::BasicBlock::Create(ctx_, "runs.masked", fn_.function);
-  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "runs.done", fn_.function);
-  builder_.CreateCondBr(all_lanes(active), whole, masked);
-  builder_.SetInsertPoint(whole);
-  llvm::Value* plain = load(nullptr);
-  llvm::BasicBlock* whole_end = builder_.GetInsertBlock();
-  builder_.CreateBr(done);
-  builder_.SetInsertPoint(masked);
-  llvm::Value* partial = load(active);
-  llvm::BasicBlock* masked_end = builder_.GetInsertBlock();
-  builder_.CreateBr(done);
-  builder_.SetInsertPoint(done);
-  llvm::PHINode* value = builder_.CreatePHI(plain->getType(), 2);
-  value->addIncoming(plain, whole_end);
-  value->addIncoming(partial, masked_end);
-  return value;
+  return emit_branches(
+      all_lanes(active), "runs", [&] { return load(nullptr); }, [&] { return load(active); });
 }
 
 /// Whether every lane of the mask `active` (a vector of i1) is on.
