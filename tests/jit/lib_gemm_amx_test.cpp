@@ -125,11 +125,14 @@ TEST_CASE("lib::gemm on AMX tiles: with K in one block, C copies each tile from 
 
   // Streamed stores (stream_c): the copy from each tile's block streams, unpadded or padded; with K
   // in blocks, C's pass over the product does.
-  for (auto [m, n, k, kc] :
-       std::vector<std::array<int64_t, 4>>{{64, 96, 64, 0}, {37, 50, 70, 0}, {45, 70, 301, 64}}) {
+  // A batch of one, too (C's pass streams along its rows, not along the batch's one iteration).
+  for (auto [m, n, k, kc, batch] : std::vector<std::array<int64_t, 5>>{
+           {64, 96, 64, 0, 0}, {37, 50, 70, 0, 0}, {45, 70, 301, 64, 0}, {45, 70, 301, 64, 1}}) {
     CAPTURE(m);
     CAPTURE(k);
-    const lib::GemmProblem p = typed(m, n, k, u8, i8);
+    CAPTURE(batch);
+    lib::GemmProblem p = typed(m, n, k, u8, i8);
+    p.batch = batch;
     lib::GemmConfig cfg = amx_config(p, 32, 32, kc);
     cfg.stream_c = true;
     const lib::Gemm g = lib::gemm(p, cfg);
@@ -139,6 +142,11 @@ TEST_CASE("lib::gemm on AMX tiles: with K in one block, C copies each tile from 
     CHECK(test::count_of(kernel.llvm_ir(), "!nontemporal") >= 1);
     check_amx<uint8_t, int8_t, int32_t>(p, cfg);
   }
+  // C one tile: nothing streams, and the configuration says so.
+  const lib::GemmProblem one_tile = typed(16, 16, 64, u8, i8);
+  lib::GemmConfig one_tile_cfg = amx_config(one_tile, 32, 32);
+  one_tile_cfg.stream_c = true;
+  CHECK_FALSE(lib::gemm(one_tile, one_tile_cfg).config.stream_c);
 }
 
 TEST_CASE("lib::gemm on AMX tiles: refusals, and the model picks AMX only where the CPU has it") {

@@ -184,10 +184,11 @@ class WriteCover {
     const CallNode* call = eval.value.as<CallNode>();
     if (!call || call->name != intrinsic::amx_tile_product) return false;
     const AmxTileProduct p = AmxTileProduct::decode(call);
-    if (p.accumulate || p.c.data.get() != buffer_ || p.c.dtype != element_) return false;
-    constexpr size_t kCData = 6;  // the argument that is C's buffer (AmxTileProduct::make)
+    // C's elements are 32-bit (float32 or int32): a tile row is 16 of them.
+    if (p.accumulate || p.c.data.get() != buffer_ || p.c.dtype != element_ || element_.bytes() != 4)
+      return false;
     for (size_t i = 0; i < call->args.size(); ++i)
-      if (i != kCData && names_buffer(call->args[i], buffer_)) return false;
+      if (i != AmxTileProduct::kFirstOperand && names_buffer(call->args[i], buffer_)) return false;
     const int64_t* row = as_const_int(p.c.row_stride);
     const int64_t* tile = as_const_int(p.c.tile_stride);
     Node first;

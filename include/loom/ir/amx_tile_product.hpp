@@ -85,6 +85,9 @@ struct AmxTileProduct {
   /// AMX has 8 tile registers: the accumulators, the smaller side's tiles (loaded once per step) and
   /// one tile of the other side (loaded for each of its products).
   static constexpr int kTileRegisters = 8;
+  /// The call's arguments (make): the mnemonic, m_tiles, n_tiles, rows, accumulate and steps, then
+  /// six for each of C, A and B (the buffer first); C's buffer is argument kFirstOperand.
+  static constexpr size_t kFirstOperand = 6;
   /// The tile registers an m x n block uses.
   static int registers_used(int m, int n) { return m * n + std::min(m, n) + 1; }
 
@@ -146,7 +149,7 @@ struct AmxTileProduct {
 
   /// The product a call of intrinsic::amx_tile_product describes (the call make() built).
   static AmxTileProduct decode(const CallNode* call) {
-    internal_check(call->name == intrinsic::amx_tile_product && call->args.size() == 6 + 3 * 6,
+    internal_check(call->name == intrinsic::amx_tile_product && call->args.size() == kFirstOperand + 3 * 6,
                    "not an AMX tile product: ", call->name);
     AmxTileProduct p;
     const std::string& name = call->args[0].as<StringImmNode>()->value;
@@ -161,7 +164,7 @@ struct AmxTileProduct {
     p.steps = call->args[5];
     AmxOperand* operands[] = {&p.c, &p.a, &p.b};
     for (size_t k = 0; k < 3; ++k) {
-      const size_t at = 6 + 6 * k;
+      const size_t at = kFirstOperand + 6 * k;
       internal_check(call->args[at].as<VarNode>() != nullptr, "AMX tile product: operand ", k,
                      " is not a buffer");
       *operands[k] = AmxOperand{Var(Ref<const ExprNode>(call->args[at].get())),

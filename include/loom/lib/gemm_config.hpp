@@ -183,7 +183,8 @@ inline GemmConfig gemm_config_model(int64_t m, int64_t n, int64_t k, DType dtype
   // vectors, and for one row of a narrow type (B read in place, widened) as many as the registers
   // allow (16 with AVX-512: 512 B of a row of bfloat16 per k, as float32's 8 vectors read; one Zen 5
   // core, 1 x 4096 x 4096, 8-bit 0.30 -> 0.27 ms; float32 1.43 -> 1.65, so it keeps 8). A power of
-  // two vectors, the widest whose columns divide N: a tile that pads N makes the product pad and
+  // two vectors (or N in whole vectors, where that is narrower), the widest whose columns divide N:
+  // a tile that pads N makes the product pad and
   // pack B, 2-5x slower here (3 rows of 5 vectors padded 4096 columns to 4160; one Zen 5 core, x
   // 4096 x 4096, 3 rows of 80 -> 64 columns, bfloat16 3.2 -> 2.4 ms, 8-bit 1.85 -> 0.79, float32
   // 3.5 -> 2.4; 5 rows of 48 -> 32 columns, bfloat16 6.6 -> 1.3 ms, 8-bit 2.7 -> 0.59).

@@ -324,7 +324,7 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
     if (jp.defined()) loops.emplace_back(jp, panels / side_by_side);
     loops.emplace_back(jr, side_by_side == 1 ? panels : side_by_side);
     loops.emplace_back(ir, (std::min(cfg.mc, Mp) + mr - 1) / mr);
-    stream_stores_under(st, loops);
+    cfg.stream_c = stream_stores_under(st, loops);
   }
   switch (shared) {
     case Shared::None: break;

@@ -177,10 +177,10 @@ inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
     (void)jv;
     st.vectorize(jl);
     if (cfg.stream_c)
-      stream_stores_under(st, {{jc, (Np + cfg.nc - 1) / cfg.nc},
-                               {ic, (Mp + cfg.mc - 1) / cfg.mc},
-                               {jr, (std::min(cfg.nc, Np) + nr - 1) / nr},
-                               {ir, (std::min(cfg.mc, Mp) + mr - 1) / mr}});
+      cfg.stream_c = stream_stores_under(st, {{jc, (Np + cfg.nc - 1) / cfg.nc},
+                                              {ic, (Mp + cfg.mc - 1) / cfg.mc},
+                                              {jr, (std::min(cfg.nc, Np) + nr - 1) / nr},
+                                              {ir, (std::min(cfg.mc, Mp) + mr - 1) / mr}});
   } else {
     st.tensorize(ii, tiles);
   }
@@ -212,7 +212,7 @@ inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
     (void)cjo;
     sc.vectorize(cji);
     if (cfg.parallel) sc.parallel(C.axis(0));
-    if (cfg.stream_c) sc.pragma(C.axis(0), "nontemporal_stores");
+    if (cfg.stream_c) sc.pragma(C.axis(o), "nontemporal_stores");
   }
   g.config = cfg;
   return g;

@@ -195,13 +195,14 @@ inline void interleave_groups(Stage& packed, const IterVar& column, const IterVa
 /// Marks the outermost of `loops` (outermost first, each with its trip count) that runs more than
 /// once with pragma "nontemporal_stores": its stores stream, and the fence that orders them follows
 /// it (in each thread, where the threads share it). A loop of one iteration is dropped, and its
-/// pragma with it.
-inline void stream_stores_under(Stage& stage, const std::vector<std::pair<IterVar, int64_t>>& loops) {
+/// pragma with it: false when every loop runs once (nothing streams; C is one tile).
+inline bool stream_stores_under(Stage& stage, const std::vector<std::pair<IterVar, int64_t>>& loops) {
   for (const auto& [loop, count] : loops)
     if (count > 1) {
       stage.pragma(loop, "nontemporal_stores");
-      return;
+      return true;
     }
+  return false;
 }
 
 }  // namespace detail
