@@ -184,18 +184,18 @@ inline GemmConfig gemm_config_model(int64_t m, int64_t n, int64_t k, DType dtype
   // allow (16 with AVX-512: 512 B of a row of bfloat16 per k, as float32's 8 vectors read; one Zen 5
   // core, 1 x 4096 x 4096, 8-bit 0.30 -> 0.27 ms; float32 1.43 -> 1.65, so it keeps 8). A power of
   // two vectors (or N in whole vectors, where that is narrower), the widest whose columns divide N:
-  // a tile that pads N makes the product pad and
-  // pack B, 2-5x slower here (3 rows of 5 vectors padded 4096 columns to 4160; one Zen 5 core, x
-  // 4096 x 4096, 3 rows of 80 -> 64 columns, bfloat16 3.2 -> 2.4 ms, 8-bit 1.85 -> 0.79, float32
+  // a tile that pads N makes the product pad and pack B, 2-5x slower here (one Zen 5 core, x 4096 x
+  // 4096: 3 rows of 80 -> 64 columns in place, bfloat16 3.2 -> 2.4 ms, 8-bit 1.85 -> 0.79, float32
   // 3.5 -> 2.4; 5 rows of 48 -> 32 columns, bfloat16 6.6 -> 1.3 ms, 8-bit 2.7 -> 0.59).
   if (m < c.mr) {
     c.mr = std::max<int64_t>(1, m);
     const int64_t most =
         std::min<int64_t>(narrow && m == 1 ? cpu.registers / 2 : 8, cpu.registers / 2 / c.mr);
-    int64_t vectors = static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(std::max<int64_t>(1, most))));
+    const auto widest =
+        static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(std::max<int64_t>(1, most))));
+    int64_t vectors = widest;
     while (vectors > 1 && n % (vectors * c.lanes) != 0) vectors /= 2;
-    if (n % (vectors * c.lanes) != 0)  // N is padded whatever the tile: the widest
-      vectors = static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(std::max<int64_t>(1, most))));
+    if (n % (vectors * c.lanes) != 0) vectors = widest;  // N is padded whatever the tile
     c.nr = std::min<int64_t>(vectors * c.lanes, detail::round_up(std::max<int64_t>(n, 1), c.lanes));
   }
 
