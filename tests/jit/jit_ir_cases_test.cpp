@@ -574,3 +574,24 @@ TEST_CASE("jit ir: a parallel loop with a private allocation and an error in one
   Kernel k = build(f, Target::cpu());
   CHECK_THROWS_WITH_AS(k(a, b, 17), doctest::Contains("integer division by zero in (100 / (d - i))"), Error);
 }
+
+TEST_CASE("jit ir: a ramp under a border's clamp is one vector load inside the border, a gather at it") {
+  // Y[16q + lane] = X[max(min(16q + lane + 1, n - 1), 0)] + X[min(16q + lane, n - 1)]: a stencil's
+  // right neighbour clamped at the edge, for 4 vectors; n = 64 clamps only the last lane of the
+  // last vector, n = 40 the last two vectors, n = 7 all but the first vector's first lanes.
+  Var nv("n"), q("q");
+  BufferParam X = buffer_param("X", f32, {nv}), Y = buffer_param("Y", f32, {64});
+  auto splat16 = [](Expr e) { return BroadcastNode::make(std::move(e), 16); };
+  Expr right = max(min(RampNode::make(q * 16 + 1, 1, 16), splat16(nv - 1)), splat16(Expr(0)));
+  Expr here = min(RampNode::make(q * 16, 1, 16), splat16(nv - 1));
+  Stmt body = loop(q, 0, 4, store(Y, load(X, right) + load(X, here), RampNode::make(q * 16, 1, 16)));
+  LoweredFunc f = make_func("clamped", {param(X), param(Y)}, body, {nv});
+  for (int n : {64, 40, 7}) {
+    CAPTURE(n);
+    Buffer<float> x({n}), y({64});
+    fill_random(x, 15);
+    Kernel k = check_jit_matches_interpreter(f, x, y);
+    // The branch to one vector load; the gather stays for the vectors at the border.
+    CHECK(count_of(k.llvm_ir(), "clamp.then") >= 1);
+  }
+}

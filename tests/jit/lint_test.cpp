@@ -104,6 +104,20 @@ TEST_CASE("lint: an interleave of two rows is two contiguous runs, not a gather"
   check_runs(lower(s, {B, P}, "pairs"));
 }
 
+TEST_CASE("lint: a stencil's neighbour clamped at the edge is a vector load inside it, not a gather") {
+  // C[i][j] = A[i][min(j + 1, 63)] + A[i][max(j - 1, 0)], vectorized along j: a ramp under a clamp,
+  // one vector load wherever the lanes are inside the edge (ir/clamped_ramp.hpp).
+  Tensor A = placeholder({4, 64}, f32, "A");
+  Tensor C = compute(
+      {4, 64}, [&](Expr i, Expr j) { return A(i, min(j + 1, Expr(63))) + A(i, max(j - 1, Expr(0))); }, "C");
+  Schedule s = create_schedule(C);
+  auto [outer, inner] = s[C].split(C.axis(1), 16);
+  (void)outer;
+  s[C].vectorize(inner);
+  CHECK_MESSAGE(lint(lower(s, {A, C}, "edges"), 4).empty(), messages_of(lint(lower(s, {A, C}), 4)));
+  check_runs(lower(s, {A, C}, "edges"));
+}
+
 TEST_CASE("lint: the naive matmul's innermost k loop strides through B") {
   const int n = 24;
   Tensor A = placeholder({n, n}, f32, "A"), B = placeholder({n, n}, f32, "B");

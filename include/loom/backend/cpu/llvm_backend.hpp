@@ -35,7 +35,8 @@ class LlvmCpuBackend final : public runtime::CpuBackend {
   /// 16: float tanh and erf from tables of polynomials; 17: loops marked nontemporal_stores stream
   /// their whole-vector stores to parameters; 19: gathers and scatters of a few contiguous runs are
   /// vector accesses and shuffles; 20: a buffer an AMX tile product from zero writes whole is not
-  /// zero-filled; 21: masked runs take plain loads where every lane is active.
+  /// zero-filled; 21: masked runs take plain loads where every lane is active, and a ramp under a
+  /// border's clamp or select one vector load where every lane is inside.
   static constexpr int kCodegenVersion = 21;
 
   static LlvmCpuBackend& instance() {

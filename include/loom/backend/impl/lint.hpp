@@ -8,11 +8,13 @@ LOOM_IMPLEMENTATION_FILE("loom/backend/lint.hpp");
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
 #include "loom/backend/lint.hpp"
 #include "loom/codegen/llvm/math_lanes.hpp"
+#include "loom/ir/clamped_ramp.hpp"
 #include "loom/ir/lane_runs.hpp"
 #include "loom/ir/simplify.hpp"
 #include "loom/ir/substitute.hpp"
@@ -135,6 +137,8 @@ class Linter : public IRVisitor {
       std::optional<int64_t> stride = lane_stride(index);
       if (stride && (*stride == 1 || *stride == 0)) return;
       if (access_as_runs(index)) return;  // a few contiguous runs and a shuffle (ir/lane_runs.hpp)
+      // A load of a ramp under a border's clamp: one vector inside the border (ir/clamped_ramp.hpp).
+      if (std::string_view(what) == "loads of" && clamped_ramp(index)) return;
       report(
           "strided-access", name, buffer.name(),
           cat(what, " '", buffer.name(), "' in loop '", name, "' are ",

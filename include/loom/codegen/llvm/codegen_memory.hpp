@@ -12,6 +12,7 @@
 
 #include "loom/codegen/llvm/codegen_llvm.hpp"
 #include "loom/codegen/written_before_read.hpp"
+#include "loom/ir/clamped_ramp.hpp"
 
 namespace loom::codegen {
 
@@ -183,6 +184,33 @@ inline llvm::Value* CodeGenLLVM::emit_load(const LoadNode* op) {
   } else if (llvm::Value* joined = load_runs(op->index, mem, align, active, buffer.ptr, buffer.scope)) {
     mask_ = saved;
     return from_memory(element, joined);
+  } else if (std::optional<ClampedRamp> clamped = clamped_ramp(op->index)) {
+    // A ramp under a border's clamp or select: where every active lane is inside the border, one
+    // (masked) vector load at the ramp, else the gather. lib::gemm's pass over a padded product
+    // (select(j < n, j, n - 1) under the store's mask j < n, so LLVM drops the branch) gathered every
+    // vector, and a stencil's clamped neighbours do: bfloat16 64 x 4090 x 4096, one Zen 5 core, 6.1
+    // -> 5.9-6.0 ms.
+    llvm::Value* inside = to_bool(emit(clamped->condition));
+    if (active) inside = builder_.CreateOr(inside, builder_.CreateNot(active));
+    const RampNode* ramp_at = clamped->ramp.as<RampNode>();
+    llvm::Value* v = emit_branches(
+        all_lanes(inside), "clamp",
+        [&]() -> llvm::Value* {
+          llvm::Value* ptr = builder_.CreateInBoundsGEP(mem, buffer.ptr, emit_index(ramp_at->base));
+          llvm::Instruction* dense = active ? static_cast<llvm::Instruction*>(builder_.CreateMaskedLoad(
+                                                  vector_mem, ptr, align, active, passthru))
+                                            : builder_.CreateAlignedLoad(vector_mem, ptr, align);
+          tag_access(dense, buffer.scope);
+          return dense;
+        },
+        [&]() -> llvm::Value* {
+          llvm::Value* ptrs = builder_.CreateInBoundsGEP(mem, buffer.ptr, emit_index(op->index));
+          llvm::Instruction* gather = builder_.CreateMaskedGather(vector_mem, ptrs, align, active, passthru);
+          tag_access(gather, buffer.scope);
+          return gather;
+        });
+    mask_ = saved;
+    return from_memory(element, v);
   } else {
     llvm::Value* ptrs = builder_.CreateInBoundsGEP(mem, buffer.ptr, emit_index(op->index));
     access = builder_.CreateMaskedGather(vector_mem, ptrs, align, active, passthru);
