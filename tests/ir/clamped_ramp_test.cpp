@@ -48,6 +48,11 @@ TEST_CASE("clamped_ramp: anything else is not one") {
   CHECK_FALSE(clamped_ramp(min(ramp, ramp + splat(Expr(3)))).has_value());
   CHECK_FALSE(clamped_ramp(select(ramp < splat(n), splat(Expr(0)), ramp)).has_value());
   CHECK_FALSE(clamped_ramp(min(j, n)).has_value());
+  // Parts that may fail or have an effect: the branch would skip or repeat them (a division by a
+  // zero divisor in the select's false value must still be reported).
+  Var d("d");
+  CHECK_FALSE(clamped_ramp(select(ramp < splat(n), ramp, splat(Expr(100) / d))).has_value());
+  CHECK_FALSE(clamped_ramp(min(ramp, splat(floordiv(n, d)))).has_value());
   // A float vector is no index.
   CHECK_FALSE(clamped_ramp(min(cast(f32.with_lanes(16), ramp), splat(Expr(1.0f)))).has_value());
 }

@@ -10,6 +10,7 @@
 
 #include "loom/ir/expr.hpp"
 #include "loom/ir/op.hpp"
+#include "loom/ir/visitor.hpp"
 
 namespace loom {
 
@@ -63,13 +64,28 @@ inline std::optional<ClampedRamp> ramp_under(const Expr& index) {
   }
   return std::nullopt;
 }
+
+/// Whether evaluating `e` can neither fail nor have an effect: no load, no call, no division (a
+/// checked one fails on a zero divisor). The code generator evaluates such an index's condition
+/// and then either the ramp or the whole index, so each part may be evaluated once, twice or not
+/// at all.
+inline bool plain_arithmetic(const Expr& e) {
+  bool plain = true;
+  for_each_expr(e, [&](const Expr& x) {
+    if (x.as<LoadNode>() || x.as<ProducerLoadNode>() || x.as<CallNode>() || x.as<DivNode>() ||
+        x.as<ModNode>() || x.as<FloorDivNode>() || x.as<FloorModNode>())
+      plain = false;
+  });
+  return plain;
+}
 }  // namespace detail
 
 /// `index` (an integer vector) as a ramp of stride 1 where a condition holds, when a select, min or
-/// max stands between it and the ramp (see the file comment); nothing for a plain ramp or any other
-/// index.
+/// max stands between it and the ramp (see the file comment), and evaluating it can neither fail
+/// nor have an effect; nothing for a plain ramp or any other index.
 inline std::optional<ClampedRamp> clamped_ramp(const Expr& index) {
-  if (index.dtype().lanes < 2 || !index.dtype().is_int()) return std::nullopt;
+  if (index.dtype().lanes < 2 || !index.dtype().is_int() || !detail::plain_arithmetic(index))
+    return std::nullopt;
   std::optional<ClampedRamp> found = detail::ramp_under(index);
   if (!found || !found->condition.defined()) return std::nullopt;
   return found;

@@ -196,7 +196,10 @@ inline llvm::Value* CodeGenLLVM::emit_load(const LoadNode* op) {
     llvm::Value* v = emit_branches(
         all_lanes(inside), "clamp",
         [&]() -> llvm::Value* {
-          llvm::Value* ptr = builder_.CreateInBoundsGEP(mem, buffer.ptr, emit_index(ramp_at->base));
+          // Not inbounds under a mask: with its first lanes off, the ramp may start outside the buffer.
+          llvm::Value* at = emit_index(ramp_at->base);
+          llvm::Value* ptr = active ? builder_.CreateGEP(mem, buffer.ptr, at)
+                                    : builder_.CreateInBoundsGEP(mem, buffer.ptr, at);
           llvm::Instruction* dense = active ? static_cast<llvm::Instruction*>(builder_.CreateMaskedLoad(
                                                   vector_mem, ptr, align, active, passthru))
                                             : builder_.CreateAlignedLoad(vector_mem, ptr, align);
