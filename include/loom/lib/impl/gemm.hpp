@@ -135,18 +135,15 @@ inline Gemm gemm_row_major(const GemmProblem& p, GemmConfig cfg) {
   const bool one_k_block = Kp == cfg.kc;
   // A flipped B (flip_b) makes C a stage of its own as well: it adds the row sums' correction to
   // each element (with K in several blocks, as a pass of its own over an m x n temporary).
-  // Streaming C's stores (cfg.stream_c) needs a store of each element's final value: with K in one
-  // block, C is then a stage of its own too (its register tile stored once, as with an epilogue).
-  // The accumulation straight into C updates C in memory at every k step (LLVM keeps the tile in
+  // Streaming C's stores (cfg.stream_c) needs a store of each element's final value (c_write). The
+  // accumulation straight into C updates C in memory at every k step (LLVM keeps the tile in
   // registers and stores it after the k loop, but only its own store, which no pragma reaches).
-  const bool separate_c = padded || epilogue || flip_b || (cfg.stream_c && one_k_block);
-  cfg.stream_c = cfg.stream_c && separate_c;  // else C is updated in place at every block of K
-  // With K in one block and C a stage of its own (an epilogue, or padded rows or columns), the
-  // register tile goes straight from registers to C: C's stage carries the loop nest, and the
-  // accumulation is an mr x nr tile computed at C's register-tile loop, whose store applies the
-  // epilogue and leaves out the padding. No m x n temporary, no second pass over it. With K in
-  // several blocks the tile is left in memory between them, so C stays a pass of its own.
-  const bool tile_store = separate_c && one_k_block;
+  // With K in one block and C a stage of its own, the register tile goes straight from registers
+  // to C: C's stage carries the loop nest, and the accumulation is an mr x nr tile computed at C's
+  // register-tile loop, whose store applies the epilogue and leaves out the padding.
+  const CWrite c_out = c_write(padded || epilogue || flip_b, one_k_block, cfg.stream_c);
+  const bool separate_c = c_out.separate, tile_store = c_out.tile_store;
+  cfg.stream_c = c_out.stream;
   IterVar kk = reduce_axis(0, static_cast<int>(Kp / group), "k");
   IterVar kt = reduce_axis(0, static_cast<int>(group), "t");  // a group's place (group > 1 only)
   std::vector<Expr> acc_shape = matrix_shape(nb, padded ? Mp : M, padded ? Np : N);

@@ -104,9 +104,9 @@ inline Gemm gemm_amx_row_major(const GemmProblem& p, GemmConfig cfg) {
   // (tile_store); else it is a pass over the m x n product the tiles accumulate in.
   const bool padded = pad_m || pad_n, epilogue = !p.epilogue.empty();
   const bool one_k_block = Kp == cfg.kc;
-  const bool separate_c = padded || epilogue || (cfg.stream_c && one_k_block);
-  cfg.stream_c = cfg.stream_c && separate_c;
-  const bool tile_store = separate_c && one_k_block;
+  const CWrite c_out = c_write(padded || epilogue, one_k_block, cfg.stream_c);
+  const bool separate_c = c_out.separate, tile_store = c_out.tile_store;
+  cfg.stream_c = c_out.stream;
   IterVar kk = reduce_axis(0, static_cast<int>(Kp / group), "k"),
           kt = reduce_axis(0, static_cast<int>(group), "t");
   Tensor acc = compute(

@@ -192,6 +192,24 @@ inline void interleave_groups(Stage& packed, const IterVar& column, const IterVa
   packed.vectorize(inner);
 }
 
+/// How a GEMM schedule writes C (both the vector and the AMX paths).
+struct CWrite {
+  bool separate;    ///< C is a stage of its own, not the accumulation itself
+  bool tile_store;  ///< ... whose loops carry the nest, each register tile (or block of AMX tiles)
+                    ///< computed inside them and stored once (K in one block)
+  bool stream;      ///< C's stores stream (pragma "nontemporal_stores")
+};
+
+/// C is a stage of its own where it must be (`needs_own_stage`: an epilogue, padded rows or
+/// columns, a correction) or to stream its stores with K in one block: streaming needs one store of
+/// each element's final value, which accumulating straight into C, updated at every block of K, is
+/// not. With K in one block that stage stores each tile (no m x n temporary, no second pass); with K
+/// in several blocks the tiles stay in memory between them and C is a pass of its own.
+inline CWrite c_write(bool needs_own_stage, bool one_k_block, bool stream) {
+  const bool separate = needs_own_stage || (stream && one_k_block);
+  return CWrite{separate, separate && one_k_block, stream && separate};
+}
+
 /// Marks the outermost of `loops` (outermost first, each with its trip count) that runs more than
 /// once with pragma "nontemporal_stores": its stores stream, and the fence that orders them follows
 /// it (in each thread, where the threads share it). A loop of one iteration is dropped, and its
