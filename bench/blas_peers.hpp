@@ -104,6 +104,16 @@ F symbol(void* library, const char* name) {
   return reinterpret_cast<F>(dlsym(library, name));
 }
 
+// MKL's thread count: MKL_Set_Num_Threads, and its OpenMP runtime's own, which MKL 2026.2's
+// cblas_gemm_bf16bf16f32 follows instead: on a 2-core Zen 3 (AVX2) it ran on both cores after
+// MKL_Set_Num_Threads(1) (CPU time 1.9x the wall time; 85 GFLOP/s at 1024^3 against 40 on one).
+inline void (*mkl_set_num_threads)(int) = nullptr;
+inline void (*mkl_omp_set_num_threads)(int) = nullptr;
+inline void set_mkl_threads(int n) {
+  mkl_set_num_threads(n);
+  if (mkl_omp_set_num_threads) mkl_omp_set_num_threads(n);
+}
+
 // The CBLAS enum values MKL's low-precision products take (as ints: OpenBLAS's cblas.h has no
 // CBLAS_OFFSET). mkl_cblas.h numbers the offset modes row 171, column 172, fixed 173; a run with
 // co = {1000, 2000, ...} on MKL 2026.2 agreed: 173 added co[0] to every element, 171 added co[j] to
@@ -222,11 +232,15 @@ inline std::vector<BlasPeer> load_blas_peers(const std::string& venv) {
     p.version = v ? std::string(v + 8, std::strcspn(v + 8, "- ")) : "unknown";
     p.sgemm = detail::symbol<BlasPeer::Sgemm>(mkl, "cblas_sgemm");
     p.dgemm = detail::symbol<BlasPeer::Dgemm>(mkl, "cblas_dgemm");
-    p.set_threads = detail::symbol<void (*)(int)>(mkl, "MKL_Set_Num_Threads");
-    if (p.sgemm && p.dgemm && p.set_threads) {
+    detail::mkl_set_num_threads = detail::symbol<void (*)(int)>(mkl, "MKL_Set_Num_Threads");
+    if (p.sgemm && p.dgemm && detail::mkl_set_num_threads) {
       float one = 1, out = 0;
       p.gemm(1, 1, 1, &one, &one, &out);  // loads the kernel library that the CPU gets
       p.kernel = detail::mkl_kernel_library();
+      // The OpenMP runtime MKL loaded with its threading layer (not loaded again here).
+      if (void* omp = dlopen((fs::path(venv) / "lib" / "libiomp5.so").c_str(), RTLD_NOW | RTLD_NOLOAD))
+        detail::mkl_omp_set_num_threads = detail::symbol<void (*)(int)>(omp, "omp_set_num_threads");
+      p.set_threads = detail::set_mkl_threads;
       p.gemm_bf16 = detail::symbol<BlasPeer::GemmBf16>(mkl, "cblas_gemm_bf16bf16f32");
       p.gemm_8bit = detail::symbol<BlasPeer::Gemm8bit>(mkl, "cblas_gemm_s8u8s32");
       if (p.gemm_8bit && !detail::probe_8bit_signedness(p.gemm_8bit, &p.a8_signed, &p.b8_signed)) {
