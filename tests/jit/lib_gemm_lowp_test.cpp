@@ -116,6 +116,8 @@ TEST_CASE("lib::gemm: the model multiplies with the dot instruction from 3 rows,
   // also computed right.
   const bool bf16_dot = cpu_has(lib::DotInstruction::Vdpbf16ps),
              int8_dot = cpu_has(lib::DotInstruction::Vpdpbusd);
+  // Without a dot instruction B is packed from more than two register tiles of rows (AVX2: 4 rows).
+  const int64_t f32_rows = lib::model_gemm_config(problem(256, 256, 256)).mr;
   for (int64_t m : {1, 2, 3, 4, 6, 12}) {  // below 16 rows: not AMX, where a CPU has it
     CAPTURE(m);
     const lib::GemmProblem h = typed(m, 640, 130, bf16, bf16), q = typed(m, 640, 130, u8, i8),
@@ -126,10 +128,69 @@ TEST_CASE("lib::gemm: the model multiplies with the dot instruction from 3 rows,
           (int8_dot && m >= 3 ? lib::DotInstruction::Vpdpbusd : lib::DotInstruction::MultiplyAdd));
     CHECK(lib::gemm(same).config.dot ==
           (int8_dot && m >= 3 ? lib::DotInstruction::Vpdpbusd : lib::DotInstruction::MultiplyAdd));
-    CHECK(lib::gemm(same).config.pack_b == (int8_dot && m >= 3));
+    CHECK(lib::gemm(same).config.pack_b == ((int8_dot && m >= 3) || m > 2 * f32_rows));
     check_typed_gemm<bfloat16, bfloat16, float>(h);
     check_typed_gemm<uint8_t, int8_t, int32_t>(q);
     check_typed_gemm<int8_t, int8_t, int32_t>(same);
+  }
+}
+
+TEST_CASE("lib::gemm: without a dot instruction, narrow panels are packed widened, with float32's blocks") {
+  // The multiply-add micro-kernel reads panels of C's type; the dot instructions the narrow type
+  // (a same-signed B flipped to the other signedness). 67 x 129: rows and columns padded, so both
+  // operands are packed whatever the model says.
+  for (auto [a, b, acc, dot] : std::vector<std::tuple<DType, DType, DType, lib::DotInstruction>>{
+           {bf16, bf16, f32, lib::DotInstruction::Vdpbf16ps},
+           {u8, i8, i32, lib::DotInstruction::Vpdpbusd},
+           {i8, i8, i32, lib::DotInstruction::Vpdpbusd}}) {
+    CAPTURE(a.str());
+    CAPTURE(b.str());
+    const lib::GemmProblem p = typed(67, 129, 32, a, b);
+    lib::GemmConfig cfg = lib::model_gemm_config(p);
+    cfg.lanes = 16;  // the dot instructions' (lowered only: this CPU need not have them)
+    cfg.mr = 8;
+    cfg.nr = 32;
+    cfg.dot = lib::DotInstruction::MultiplyAdd;
+    const lib::Gemm widened = lib::gemm(p, cfg);
+    CHECK(packed_allocation(widened, "packedA").dtype == acc);
+    CHECK(packed_allocation(widened, "packedB").dtype == acc);
+    cfg.dot = dot;
+    const lib::Gemm narrow = lib::gemm(p, cfg);
+    CHECK(packed_allocation(narrow, "packedA").dtype == a);
+    const bool flipped = a == i8 && b == i8;
+    CHECK(packed_allocation(narrow, "packedB").dtype == (flipped ? u8 : b));
+  }
+  // The model on CPUs without the dot instructions (AVX-512 without BF16 and VNNI, and AVX2): where
+  // B is packed, a narrow product packs A too and takes float32's register tile and blocks; with
+  // two register tiles of rows or fewer, B is read in place, widened in the micro-kernel.
+  lib::CpuCacheInfo avx512 = lib::CpuCacheInfo::host();
+  avx512.vector_bytes = 64;
+  avx512.registers = 32;
+  avx512.bf16_dot = avx512.int8_dot = false;
+  lib::CpuCacheInfo avx2 = avx512;
+  avx2.vector_bytes = 32;
+  avx2.registers = 16;
+  for (const lib::CpuCacheInfo& cpu : {avx512, avx2}) {
+    CAPTURE(cpu.registers);
+    for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
+             {256, 256, 256}, {64, 4096, 4096}, {1000, 1000, 777}, {4096, 4096, 64}}) {
+      CAPTURE(m);
+      const lib::GemmConfig wide = lib::default_gemm_config(m, n, k, f32, 1, cpu);
+      for (DType t : {bf16, u8}) {
+        CAPTURE(t.str());
+        const lib::GemmConfig c = lib::default_gemm_config(m, n, k, t, 1, cpu);
+        CHECK(c.dot == lib::DotInstruction::MultiplyAdd);
+        CHECK(c.pack_a);
+        CHECK(c.pack_b);
+        CHECK(c.mr == wide.mr);
+        CHECK(c.nr == wide.nr);
+        CHECK(c.kc == wide.kc);
+        CHECK(c.nc == wide.nc);
+      }
+    }
+    const int64_t two_tiles = 2 * lib::default_gemm_config(256, 256, 256, f32, 1, cpu).mr;
+    CHECK_FALSE(lib::default_gemm_config(two_tiles, 4096, 4096, bf16, 1, cpu).pack_b);
+    CHECK(lib::default_gemm_config(two_tiles + 1, 4096, 4096, bf16, 1, cpu).pack_a);
   }
 }
 
@@ -268,6 +329,7 @@ TEST_CASE("lib::gemm: the narrow types' refusals") {
   lib::GemmProblem bp = typed(32, 32, 32, bf16, bf16);
   cfg = lib::model_gemm_config(bp);
   cfg.dot = lib::DotInstruction::Vdpbf16ps;
+  cfg.lanes = 16;  // an AVX-512 CPU's (on AVX2 the model gives 8)
   cfg.nr = 24;
   CHECK_THROWS_WITH_AS(
       lib::gemm(bp, cfg),
@@ -335,6 +397,7 @@ TEST_CASE("lib::gemm: the dot instructions are in the code, and the model picks 
     cfg.mr = 8;
     cfg.nr = 32;
     cfg.dot = a == bf16 ? lib::DotInstruction::Vdpbf16ps : lib::DotInstruction::Vpdpbusd;
+    cfg.pack_a = false;  // the model packs A where this CPU widens instead
     lib::Gemm g = lib::gemm(p, cfg);
     CHECK(g.config.pack_a == false);  // row-major A with whole tiles and K groups: read in place
     CHECK(g.config.pack_b == true);

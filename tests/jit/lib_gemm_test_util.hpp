@@ -159,21 +159,30 @@ inline void check_bf16_bias_relu(const Target& target,
   CHECK(bad == 0);
 }
 
-/// The elements of the allocation of `buffer` in g's lowered function (-1: none).
-inline int64_t packed_elements(const lib::Gemm& g, const std::string& buffer) {
+/// The allocation of `buffer` in g's lowered function: its elements (-1: none) and element type.
+struct PackedAllocation {
+  int64_t elements = -1;
+  DType dtype;
+};
+inline PackedAllocation packed_allocation(const lib::Gemm& g, const std::string& buffer) {
   struct Finder : IRVisitor {
     std::string name;
-    int64_t elements = -1;
+    PackedAllocation found;
     using IRVisitor::visit;
     void visit(const AllocateNode* op) override {
       if (op->buffer.name() == name && op->extents.size() == 1 && as_const_int(op->extents[0]))
-        elements = *as_const_int(op->extents[0]);
+        found = {*as_const_int(op->extents[0]), op->dtype};
       IRVisitor::visit(op);
     }
   } finder;
   finder.name = buffer;
   finder.visit_stmt(lower(g.schedule, g.args(), "lib_gemm").body);
-  return finder.elements;
+  return finder.found;
+}
+
+/// The elements of the allocation of `buffer` in g's lowered function (-1: none).
+inline int64_t packed_elements(const lib::Gemm& g, const std::string& buffer) {
+  return packed_allocation(g, buffer).elements;
 }
 
 /// check_typed_gemm with A, B and C all of type T.

@@ -171,7 +171,12 @@ inline GemmConfig gemm_config_model(int64_t m, int64_t n, int64_t k, DType dtype
                     " is not supported; use float32, float64, bfloat16, int8 or uint8"));
   GemmConfig c;
   // The accumulator's lanes set the register tile; a narrow type's packed panels hold the input type.
-  const int64_t acc_bytes = narrow ? 4 : dtype.bytes(), elem = dtype.bytes();
+  // Without a dot instruction, gemm() widens the packed panels of a narrow type to the accumulator's
+  // type: with B packed (more than two register tiles of rows, below) such a product is float32's
+  // or int32's, and takes their blocks, with A packed as well (widened once, not in every tile).
+  const bool widened = narrow && !dot && m > 2 * (cpu.registers >= 32 ? 8 : 4);
+  const bool narrow_panels = narrow && !widened;
+  const int64_t acc_bytes = narrow ? 4 : dtype.bytes(), elem = widened ? acc_bytes : dtype.bytes();
   c.lanes = static_cast<int>(cpu.vector_bytes / acc_bytes);
 
   // Register tile: nr = two vectors wide, mr rows; mr * (nr / lanes) accumulators plus the B
@@ -211,7 +216,8 @@ inline GemmConfig gemm_config_model(int64_t m, int64_t n, int64_t k, DType dtype
   // 83 -> 105 GFLOP/s and 4096^3 72 -> 104 with kc 128 -> 1024 (kc 2048 no better).
   const int64_t l1_rows = cpu.l1d_bytes * 2 / 3 / (c.nr * elem), l2_rows = cpu.l2_bytes / 8 / (c.nr * elem);
   const int64_t kc_target =
-      narrow ? 4096 : detail::floor_multiple(std::clamp<int64_t>(std::max(l1_rows, l2_rows), 16, 1024), 16);
+      narrow_panels ? 4096
+                    : detail::floor_multiple(std::clamp<int64_t>(std::max(l1_rows, l2_rows), 16, 1024), 16);
   // With many rows per thread, K is one block up to twice that all the same: C's tile then starts
   // from zero in registers and is stored once (no pass that zeroes C, no loads and stores of it
   // between blocks), and gemm() stores it through an epilogue or past padding straight from
@@ -230,14 +236,14 @@ inline GemmConfig gemm_config_model(int64_t m, int64_t n, int64_t k, DType dtype
   // (bench/gemm_streamk_cpu.cpp).
   const int64_t mp = detail::round_up(m, c.mr), np = detail::round_up(n, c.nr);
   const int64_t threads = std::max(1, threads_hint);
-  const bool long_blocks = !narrow && mp / threads >= 64 * c.mr;
+  const bool long_blocks = !narrow_panels && mp / threads >= 64 * c.mr;
   const int64_t block_target = long_blocks && cpu.huge_pages ? 8 * kc_target : kc_target;
   c.kc = long_blocks && k <= 2 * block_target ? k : detail::dividing_block(k, block_target, 1);
   if (c.kc < block_target / 2) {  // no good divisor: pad K to equal blocks
     const int64_t blocks = (k + block_target - 1) / block_target;
     c.kc = (k + blocks - 1) / blocks;
   }
-  c.mc = detail::row_block(mp, c.mr, c.kc, elem, narrow, threads, cpu);
+  c.mc = detail::row_block(mp, c.mr, c.kc, elem, narrow_panels, threads, cpu);
   // nc: a kc x nc block of packed B in (a share of) L3.
   // Where only small blocks divide the columns, gemm() pads them to whole blocks (covering_block).
   // A K block longer than twice the L2-sized kc (huge pages) sizes nc as that kc would: a block of B
@@ -267,7 +273,7 @@ inline GemmConfig gemm_config_model(int64_t m, int64_t n, int64_t k, DType dtype
   c.pack_b = m > 2 * c.mr || (dot && m >= 3);
   const bool aliased_rows =
       (k * elem) % 4096 == 0 && n >= 8 * c.nr && cpu.l1d_associativity() <= std::max<int64_t>(c.mr, 8);
-  c.pack_a = m % c.mr != 0 || k % c.kc != 0 || aliased_rows;
+  c.pack_a = widened || m % c.mr != 0 || k % c.kc != 0 || aliased_rows;
   // A read in place with K in one block longer than the L2-sized kc: A's block does not stay in L2
   // whatever its height, and each of B's micro-panels (kc x nr, much of L2) comes into L2 once per
   // block of rows. Taller blocks bring B in less often, while A's block still stays in L3 as B
@@ -279,12 +285,12 @@ inline GemmConfig gemm_config_model(int64_t m, int64_t n, int64_t k, DType dtype
   // 4096^3, each thread's block 2 -> 4 -> 8 MB: 463.3 -> 483.1 -> 465.5 (Debian OpenBLAS 476.3).
   const int64_t a_in_l3 = std::max(cpu.l2_bytes / 2, std::min<int64_t>(cpu.l3_bytes / 4, 8 << 20));
   if (!c.pack_a && c.kc > kc_target)
-    c.mc = detail::row_block(mp, c.mr, c.kc, elem, narrow, threads, cpu,
+    c.mc = detail::row_block(mp, c.mr, c.kc, elem, narrow_panels, threads, cpu,
                              std::max(cpu.l2_bytes / 2, a_in_l3 / threads));
   // The dot instructions take K in groups (pairs of bfloat16, quads of bytes); gemm() packs A when
   // K is not whole groups.
   const int64_t group = dtype == bf16 ? 2 : 4;
-  const bool whole_groups = !narrow || k % group == 0;
+  const bool whole_groups = !narrow_panels || k % group == 0;
   // All of A fits in L2, is read in place, and every thread has panels of B in each block of
   // columns: the rows stay one block and the threads share the panels (each packs its own, with no
   // pass over B before the product), reading A from their own L2. Two Zen 4 cores, best of 7
@@ -298,7 +304,8 @@ inline GemmConfig gemm_config_model(int64_t m, int64_t n, int64_t k, DType dtype
   // 800^3, 25 panels, 491 -> 470.
   const int64_t panels = nc_for(c.kc) / c.nr, a_bytes = mp * k * elem;
   if (threads > 1 && c.pack_b && !c.pack_a && whole_groups && panels >= 4 * threads &&
-      (a_bytes <= cpu.l2_bytes || (!narrow && threads == 2 && a_bytes <= a_in_l3 && panels % threads == 0)))
+      (a_bytes <= cpu.l2_bytes ||
+       (!narrow_panels && threads == 2 && a_bytes <= a_in_l3 && panels % threads == 0)))
     c.mc = mp;
   // All rows in one block: gemm() packs each B micro-panel right before its tiles use it, reading
   // kc rows of B, each in a page of its own, and the next micro-panel reads the lines beside those.
@@ -310,7 +317,7 @@ inline GemmConfig gemm_config_model(int64_t m, int64_t n, int64_t k, DType dtype
   // 16 rows 2.08 -> 1.74, 64 rows 5.13 -> 5.00 (two cores, 8 rows, 1.13 -> 0.87). With several
   // blocks of rows B is packed a kc x nc block at a time, and K in one block is faster. Only a kc
   // of whole groups that divides K (so A stays in place), and not below 256 (or else one near 1024).
-  if (narrow && c.mc >= mp && c.kc > 512 && whole_groups)
+  if (narrow_panels && c.mc >= mp && c.kc > 512 && whole_groups)
     for (int64_t target : {512, 1024}) {  // 1024 where no block near 512 divides K
       const int64_t kc = detail::dividing_block(k, target, group);
       if (k % kc == 0 && kc >= 256 && kc < c.kc) {
