@@ -237,9 +237,11 @@ inline std::vector<BlasPeer> load_blas_peers(const std::string& venv) {
       float one = 1, out = 0;
       p.gemm(1, 1, 1, &one, &one, &out);  // loads the kernel library that the CPU gets
       p.kernel = detail::mkl_kernel_library();
-      // The OpenMP runtime MKL loaded with its threading layer (not loaded again here).
-      if (void* omp = dlopen((fs::path(venv) / "lib" / "libiomp5.so").c_str(), RTLD_NOW | RTLD_NOLOAD))
-        detail::mkl_omp_set_num_threads = detail::symbol<void (*)(int)>(omp, "omp_set_num_threads");
+      // The OpenMP runtime MKL loaded with its threading layer (not loaded again here): the venv's, or
+      // whichever copy of that name it found.
+      void* omp = dlopen((fs::path(venv) / "lib" / "libiomp5.so").c_str(), RTLD_NOW | RTLD_NOLOAD);
+      if (!omp) omp = dlopen("libiomp5.so", RTLD_NOW | RTLD_NOLOAD);
+      if (omp) detail::mkl_omp_set_num_threads = detail::symbol<void (*)(int)>(omp, "omp_set_num_threads");
       p.set_threads = detail::set_mkl_threads;
       p.gemm_bf16 = detail::symbol<BlasPeer::GemmBf16>(mkl, "cblas_gemm_bf16bf16f32");
       p.gemm_8bit = detail::symbol<BlasPeer::Gemm8bit>(mkl, "cblas_gemm_s8u8s32");

@@ -152,14 +152,32 @@ TEST_CASE("lib::gemm: without a dot instruction, narrow panels are packed widene
     cfg.nr = 32;
     cfg.dot = lib::DotInstruction::MultiplyAdd;
     const lib::Gemm widened = lib::gemm(p, cfg);
-    CHECK(packed_allocation(widened, "packedA").dtype == acc);
-    CHECK(packed_allocation(widened, "packedB").dtype == acc);
+    for (const char* packed : {"packedA", "packedB"}) {
+      CAPTURE(packed);
+      CHECK(packed_allocation(widened, packed).elements > 0);
+      CHECK(packed_allocation(widened, packed).dtype == acc);
+    }
     cfg.dot = dot;
     const lib::Gemm narrow = lib::gemm(p, cfg);
     CHECK(packed_allocation(narrow, "packedA").dtype == a);
     const bool flipped = a == i8 && b == i8;
     CHECK(packed_allocation(narrow, "packedB").dtype == (flipped ? u8 : b));
   }
+  // A copy of B's panels side by side spans 1 KB of the widened type: 8 panels of 32 float32 columns
+  // (16 of bfloat16 would fill 2 KB).
+  with_threads(1, [] {
+    const lib::GemmProblem p = typed(24, 1024, 64, bf16, bf16);
+    lib::GemmConfig cfg = lib::model_gemm_config(p);
+    cfg.lanes = 16;
+    cfg.mr = 8;
+    cfg.nr = 32;
+    cfg.kc = 64;
+    cfg.mc = 24;
+    cfg.nc = 1024;
+    cfg.pack_b = true;
+    cfg.dot = lib::DotInstruction::MultiplyAdd;
+    CHECK(packed_elements(lib::gemm(p, cfg), "packedB") == 8 * 64 * 32);
+  });
   // The model on CPUs without the dot instructions (AVX-512 without BF16 and VNNI, and AVX2): where
   // B is packed, a narrow product packs A too and takes float32's register tile and blocks; with
   // two register tiles of rows or fewer, B is read in place, widened in the micro-kernel.
@@ -172,10 +190,12 @@ TEST_CASE("lib::gemm: without a dot instruction, narrow panels are packed widene
   avx2.registers = 16;
   for (const lib::CpuCacheInfo& cpu : {avx512, avx2}) {
     CAPTURE(cpu.registers);
+    int a_in_place_for_f32 = 0;  // shapes where only the widening packs A
     for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{
              {256, 256, 256}, {64, 4096, 4096}, {1000, 1000, 777}, {4096, 4096, 64}}) {
       CAPTURE(m);
       const lib::GemmConfig wide = lib::default_gemm_config(m, n, k, f32, 1, cpu);
+      a_in_place_for_f32 += wide.pack_a ? 0 : 1;
       for (DType t : {bf16, u8}) {
         CAPTURE(t.str());
         const lib::GemmConfig c = lib::default_gemm_config(m, n, k, t, 1, cpu);
@@ -188,9 +208,9 @@ TEST_CASE("lib::gemm: without a dot instruction, narrow panels are packed widene
         CHECK(c.nc == wide.nc);
       }
     }
+    CHECK(a_in_place_for_f32 > 0);
     const int64_t two_tiles = 2 * lib::default_gemm_config(256, 256, 256, f32, 1, cpu).mr;
     CHECK_FALSE(lib::default_gemm_config(two_tiles, 4096, 4096, bf16, 1, cpu).pack_b);
-    CHECK(lib::default_gemm_config(two_tiles + 1, 4096, 4096, bf16, 1, cpu).pack_a);
   }
 }
 
@@ -215,6 +235,11 @@ TEST_CASE("lib::gemm: narrow types with few rows pack B's panels side by side, o
     for (int64_t k : {31, 64}) {
       const lib::GemmProblem p = typed(67, n, k, a, b);
       const lib::Gemm g = lib::gemm(p);
+      if (g.config.dot == lib::DotInstruction::Amx) {
+        MESSAGE("the model multiplies these on AMX tiles here (lib_gemm_amx_test.cpp)");
+        return;
+      }
+      REQUIRE(g.config.dot == dot);
       const int64_t nr = g.config.nr,
                     panels = lib::detail::panels_per_b_copy(g.config.nc / threads, nr, b.bytes(), group);
       CAPTURE(panels);
@@ -409,10 +434,13 @@ TEST_CASE("lib::gemm: the dot instructions are in the code, and the model picks 
   const lib::GemmConfig big = lib::model_gemm_config(typed(256, 256, 256, bf16, bf16));
   const lib::GemmConfig row = lib::model_gemm_config(typed(1, 4096, 4096, bf16, bf16));
   CHECK(row.dot == lib::DotInstruction::MultiplyAdd);
-  CHECK(big.dot ==
-        (CpuCacheInfo::host().bf16_dot ? lib::DotInstruction::Vdpbf16ps : lib::DotInstruction::MultiplyAdd));
+  const CpuCacheInfo& cpu = CpuCacheInfo::host();  // AMX before the vector dot instructions
+  CHECK(big.dot == (cpu.amx_bf16   ? lib::DotInstruction::Amx
+                    : cpu.bf16_dot ? lib::DotInstruction::Vdpbf16ps
+                                   : lib::DotInstruction::MultiplyAdd));
   const lib::GemmConfig bytes = lib::model_gemm_config(typed(256, 256, 256, u8, i8));
-  CHECK(bytes.dot ==
-        (CpuCacheInfo::host().int8_dot ? lib::DotInstruction::Vpdpbusd : lib::DotInstruction::MultiplyAdd));
+  CHECK(bytes.dot == (cpu.amx_int8   ? lib::DotInstruction::Amx
+                      : cpu.int8_dot ? lib::DotInstruction::Vpdpbusd
+                                     : lib::DotInstruction::MultiplyAdd));
   CHECK(lib::model_gemm_config(typed(256, 256, 256, i8, i8)).dot == bytes.dot);  // B flipped
 }
