@@ -32,14 +32,16 @@ TEST_CASE("lib::gemm: f32 on 1s, primes and shapes no tile divides") {
     check_gemm<float>(problem(m, n, k));
 }
 
-TEST_CASE("lib::gemm: few rows take K in blocks of 16 with B read in place, each thread its columns") {
+TEST_CASE(
+    "lib::gemm: few rows take K in blocks of 16 (AVX2: 8) with B read in place, each thread its columns") {
   for (auto [m, n, k] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
            {1, 256, 96}, {2, 512, 80}, {3, 200, 96}, {8, 64, 48}, {4, 96, 97}}) {
     CAPTURE(m);
     CAPTURE(n);
     CAPTURE(k);
     const lib::GemmConfig c = lib::gemm(problem(m, n, k)).config;
-    CHECK(c.kc == (k == 97 ? 97 : 16));  // 97 is prime: K in one block
+    const int64_t block = CpuCacheInfo::host().registers >= 32 ? 16 : 8;  // AVX2: blocks of 8
+    CHECK(c.kc == (k == 97 ? 97 : block));                                // 97 is prime: K in one block
     check_gemm<float>(problem(m, n, k));
     check_gemm<double>(problem(m, n, k, f64));
   }
@@ -351,11 +353,17 @@ TEST_CASE("lib::gemm: the default tiles follow the cache sizes and the vector wi
   CHECK(nr_for(5, 4096, f32) == 32);
   CHECK(nr_for(7, 4096, bf16) == 32);
   CHECK(nr_for(3, 48, f32) == 16);  // 48 columns: 1 vector divides them, 4 and 2 do not
+  // Few rows walk K in blocks of 16 rows of B (one or two rows of bfloat16: 128), AVX2 CPUs in 8.
+  CHECK(lib::default_gemm_config(1, 4096, 4096, f32, 1, cpu).kc == 16);
+  CHECK(lib::default_gemm_config(1, 4096, 4096, bf16, 1, cpu).kc == 128);
   cpu.vector_bytes = 32;
   cpu.registers = 16;
   lib::GemmConfig avx2 = lib::default_gemm_config(1024, 1024, 1024, f32, 1, cpu);
   CHECK(avx2.nr == 16);
   CHECK(avx2.mr == 4);
+  CHECK(lib::default_gemm_config(1, 4096, 4096, f32, 1, cpu).kc == 8);
+  CHECK(lib::default_gemm_config(1, 4096, 4096, bf16, 1, cpu).kc == 8);
+  CHECK(lib::default_gemm_config(4, 4096, 100, f32, 1, cpu).kc == 5);  // 100 = 20 x 5: no block of 8
   CHECK(lib::CpuCacheInfo::parse_size("48K") == 48 * 1024);
   CHECK(lib::CpuCacheInfo::parse_size("32M") == 32 * 1024 * 1024);
 }

@@ -337,10 +337,15 @@ inline GemmConfig gemm_config_model(int64_t m, int64_t n, int64_t k, DType dtype
   // cores 0.59 -> 0.40), 1 x 4096 x 16384 5.7 -> 3.9, 1 x 16384 x 4096 5.4 -> 4.0; 2 x 4096 x 4096
   // 1.52 -> 1.33. Longer blocks lost for bytes (one row 0.27 -> 0.35 ms), float32 (1.4 -> 1.9 ms)
   // and 3 rows of bfloat16 (1.85 -> 2.41).
+  // AVX2 CPUs take blocks of 8: one Zen 3 core (16 vector registers), interleaved rounds, kc 16 -> 8
+  // -> 4: float32 1 x 4096 x 4096 8.3 -> 5.0 -> 4.6 ms (two cores 5.1 -> 4.8 -> 3.7), 4 x 4096 x 4096
+  // 8.1 -> 4.8 -> 5.5, float64 1 x 4096 x 4096 17.3 -> 10.0 -> 9.2; bfloat16 one row (kc 128) 11.6
+  // -> 2.9 -> 3.3. Its prefetchers follow fewer streams. (Intel AVX2 cores: not measured.)
   if (!c.pack_b && m % c.mr == 0) {
     c.pack_a = false;
-    const int64_t block = detail::dividing_block(k, dtype == bf16 && m <= 2 ? 128 : 16, 1);
-    c.kc = block >= 8 ? block : k;
+    const int64_t target = cpu.registers >= 32 ? (dtype == bf16 && m <= 2 ? 128 : 16) : 8;
+    const int64_t block = detail::dividing_block(k, target, 1);
+    c.kc = block >= std::min<int64_t>(8, target / 2) ? block : k;
     if (c.kc < k)
       c.nc = detail::dividing_block(np, detail::round_up((np + threads - 1) / threads, c.nr), c.nr);
   }
