@@ -170,7 +170,8 @@ inline GemmConfig gemm_config_model(int64_t m, int64_t n, int64_t k, DType dtype
     throw Error(cat("lib::gemm: element type ", dtype.str(),
                     " is not supported; use float32, float64, bfloat16, int8 or uint8"));
   GemmConfig c;
-  // The accumulator's lanes set the register tile; a narrow type's packed panels hold the input type.
+  // The accumulator's lanes set the register tile; a narrow type's packed panels hold the input type
+  // where a dot instruction multiplies them.
   // Without a dot instruction, gemm() widens the packed panels of a narrow type to the accumulator's
   // type: with B packed (more than two register tiles of rows, below) such a product is float32's
   // or int32's, and takes their blocks, with A packed as well (widened once, not in every tile).
