@@ -51,6 +51,15 @@ void check_lowp(const lib::GemmProblem& p, lib::DotInstruction dot, int64_t kc =
   check_typed_gemm<TA, TB, TC>(p, &cfg);
 }
 
+/// `cfg` with the register tile the 512-bit dot instructions need (16 lanes, 8 x 32), whatever this
+/// CPU's vectors: for lowering, or for building for a target that has them.
+lib::GemmConfig avx512_tile(lib::GemmConfig cfg) {
+  cfg.lanes = 16;
+  cfg.mr = 8;
+  cfg.nr = 32;
+  return cfg;
+}
+
 const std::vector<std::array<int64_t, 3>> kOddShapes = {
     {1, 1, 1},
     {7, 13, 29},
@@ -146,10 +155,7 @@ TEST_CASE("lib::gemm: without a dot instruction, narrow panels are packed widene
     CAPTURE(a.str());
     CAPTURE(b.str());
     const lib::GemmProblem p = typed(67, 129, 32, a, b);
-    lib::GemmConfig cfg = lib::model_gemm_config(p);
-    cfg.lanes = 16;  // the dot instructions' (lowered only: this CPU need not have them)
-    cfg.mr = 8;
-    cfg.nr = 32;
+    lib::GemmConfig cfg = avx512_tile(lib::model_gemm_config(p));  // lowered only
     cfg.dot = lib::DotInstruction::MultiplyAdd;
     const lib::Gemm widened = lib::gemm(p, cfg);
     for (const char* packed : {"packedA", "packedB"}) {
@@ -167,10 +173,7 @@ TEST_CASE("lib::gemm: without a dot instruction, narrow panels are packed widene
   // (16 of bfloat16 would fill 2 KB).
   with_threads(1, [] {
     const lib::GemmProblem p = typed(24, 1024, 64, bf16, bf16);
-    lib::GemmConfig cfg = lib::model_gemm_config(p);
-    cfg.lanes = 16;
-    cfg.mr = 8;
-    cfg.nr = 32;
+    lib::GemmConfig cfg = avx512_tile(lib::model_gemm_config(p));
     cfg.kc = 64;
     cfg.mc = 24;
     cfg.nc = 1024;
@@ -417,10 +420,7 @@ TEST_CASE("lib::gemm: the dot instructions are in the code, and the model picks 
            {bf16, bf16, "vdpbf16ps"}, {i8, u8, "vpdpbusd"}, {u8, i8, "vpdpbusd"}}) {
     CAPTURE(mnemonic);
     lib::GemmProblem p = typed(64, 64, 64, a, b);
-    lib::GemmConfig cfg = lib::model_gemm_config(p);
-    cfg.lanes = 16;
-    cfg.mr = 8;
-    cfg.nr = 32;
+    lib::GemmConfig cfg = avx512_tile(lib::model_gemm_config(p));
     cfg.dot = a == bf16 ? lib::DotInstruction::Vdpbf16ps : lib::DotInstruction::Vpdpbusd;
     cfg.pack_a = false;  // the model packs A where this CPU widens instead
     lib::Gemm g = lib::gemm(p, cfg);
