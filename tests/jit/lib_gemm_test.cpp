@@ -364,6 +364,27 @@ TEST_CASE("lib::gemm: the default tiles follow the cache sizes and the vector wi
   CHECK(lib::default_gemm_config(1, 4096, 4096, f32, 1, cpu).kc == 8);
   CHECK(lib::default_gemm_config(1, 4096, 4096, bf16, 1, cpu).kc == 8);
   CHECK(lib::default_gemm_config(4, 4096, 100, f32, 1, cpu).kc == 5);  // 100 = 20 x 5: no block of 8
+  // AVX2 (a Zen 3's caches): B's micro-panel in L1, A's block of 16 register tiles in a quarter of L2,
+  // B's block in a sixteenth of L3; K is one block only where all of B fits that (huge pages or not).
+  lib::CpuCacheInfo zen3 = cpu;
+  zen3.l1d_bytes = 32 * 1024;
+  zen3.l2_bytes = 512 * 1024;
+  zen3.huge_pages = true;
+  for (int threads : {1, 2}) {
+    CAPTURE(threads);
+    const lib::GemmConfig f = lib::default_gemm_config(2048, 2048, 2048, f32, threads, zen3);
+    CHECK(f.kc == 512);  // 512 rows x 16 columns x 4 B: 32 KB
+    CHECK(f.mc == 64);
+    CHECK(f.nc == 1024);  // 512 x 1024 x 4 B: 2 MB
+    const lib::GemmConfig d64 = lib::default_gemm_config(4096, 4096, 4096, f64, threads, zen3);
+    CHECK(d64.kc == 256);  // 64 rows x 256 x 8 B: 128 KB
+    CHECK(d64.mc == 64);
+    CHECK(d64.nc == 1024);
+  }
+  CHECK(lib::default_gemm_config(1024, 1024, 1024, f32, 1, zen3).kc == 512);  // B is 4 MB
+  CHECK(lib::default_gemm_config(4096, 64, 4096, f32, 1, zen3).kc == 4096);   // B is 1 MB
+  CHECK(lib::default_gemm_config(4096, 64, 4096, f64, 1, zen3).kc == 4096);   // 2 MB
+  CHECK(lib::default_gemm_config(4096, 96, 4096, f64, 1, zen3).kc == 256);    // 3 MB
   CHECK(lib::CpuCacheInfo::parse_size("48K") == 48 * 1024);
   CHECK(lib::CpuCacheInfo::parse_size("32M") == 32 * 1024 * 1024);
 }

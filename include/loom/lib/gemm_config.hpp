@@ -215,10 +215,24 @@ inline GemmConfig gemm_config_model(int64_t m, int64_t n, int64_t k, DType dtype
   // 1024 rows). The L1-sized kc of BLIS's model loaded and stored C's tile every 128 rows of K,
   // and those misses cost more than reading B from L2: on one Zen 4 core (1 MB L2), f32 1024^3
   // 83 -> 105 GFLOP/s and 4096^3 72 -> 104 with kc 128 -> 1024 (kc 2048 no better).
+  // AVX2 (16 registers) instead keeps the micro-panel in L1 and A's block of 16 register tiles in a
+  // quarter of L2 (below): its 256-bit FMAs take a vector of B every FMA at two FMAs a cycle, twice
+  // the bytes per cycle of AVX-512's 512-bit FMAs at one a cycle on Zen 4, so streaming B from L2
+  // starves them. Interleaved rounds, one Zen 3 core (32 KB L1, 512 KB L2), the Zen 4 rule (K in
+  // one block, A's block 512 KB / 1 MB) -> kc 512 and 64 rows (f32) or kc 256-512 with a 128 KB
+  // block (f64): f32 2048^3 72-76 -> 80-82 GFLOP/s, 4096^3 70 -> 77-81; f64 2048^3 35 -> 39-41,
+  // 1024^3 36 -> 39 (Debian OpenBLAS 0.3.21, Zen kernel: 86, 88, 40-41, 41).
+  const bool avx2 = cpu.registers < 32;
+  const int64_t tile_rows = 16 * c.mr;  // row_block's least rows
   const int64_t l1_rows = cpu.l1d_bytes * 2 / 3 / (c.nr * elem), l2_rows = cpu.l2_bytes / 8 / (c.nr * elem);
   const int64_t kc_target =
       narrow_panels ? 4096
-                    : detail::floor_multiple(std::clamp<int64_t>(std::max(l1_rows, l2_rows), 16, 1024), 16);
+      : avx2
+          ? detail::floor_multiple(
+                std::clamp<int64_t>(
+                    std::min(cpu.l1d_bytes / (c.nr * elem), cpu.l2_bytes / 4 / (tile_rows * elem)), 16, 1024),
+                16)
+          : detail::floor_multiple(std::clamp<int64_t>(std::max(l1_rows, l2_rows), 16, 1024), 16);
   // With many rows per thread, K is one block up to twice that all the same: C's tile then starts
   // from zero in registers and is stored once (no pass that zeroes C, no loads and stores of it
   // between blocks), and gemm() stores it through an epilogue or past padding straight from
@@ -237,14 +251,21 @@ inline GemmConfig gemm_config_model(int64_t m, int64_t n, int64_t k, DType dtype
   // (bench/gemm_streamk_cpu.cpp).
   const int64_t mp = detail::round_up(m, c.mr), np = detail::round_up(n, c.nr);
   const int64_t threads = std::max(1, threads_hint);
-  const bool long_blocks = !narrow_panels && mp / threads >= 64 * c.mr;
+  // AVX2: B's packed block gets a sixteenth of L3, not a quarter (nc, below), and K is one block only
+  // where all of B fits that. One Zen 3 core (its 32 MB L3 shared with 7 more cores, other VMs'
+  // here), 4096^3: f32, kc 512: nc 1024 / 2048 / 4096 (blocks of 2 / 4 / 8 MB) 79.3 / 80.5 / 51.5
+  // GFLOP/s; f64: kc 256 nc 1024 34.5 against nc 2048 26.6-29.7 (kc 512). With few columns K in one
+  // block still wins: f64 4096 x 64 x 4096 30.1 GFLOP/s against 19.5 with kc 256 (f32 68.7 : 63.9).
+  const int64_t b_block_bytes = cpu.l3_bytes / (avx2 ? 16 : 4);
+  const bool long_blocks =
+      !narrow_panels && mp / threads >= 64 * c.mr && (!avx2 || k * np * elem <= b_block_bytes);
   const int64_t block_target = long_blocks && cpu.huge_pages ? 8 * kc_target : kc_target;
   c.kc = long_blocks && k <= 2 * block_target ? k : detail::dividing_block(k, block_target, 1);
   if (c.kc < block_target / 2) {  // no good divisor: pad K to equal blocks
     const int64_t blocks = (k + block_target - 1) / block_target;
     c.kc = (k + blocks - 1) / blocks;
   }
-  c.mc = detail::row_block(mp, c.mr, c.kc, elem, narrow_panels, threads, cpu);
+  c.mc = detail::row_block(mp, c.mr, c.kc, elem, narrow_panels, threads, cpu, avx2 ? cpu.l2_bytes / 4 : 0);
   // nc: a kc x nc block of packed B in (a share of) L3.
   // Where only small blocks divide the columns, gemm() pads them to whole blocks (covering_block).
   // A K block longer than twice the L2-sized kc (huge pages) sizes nc as that kc would: a block of B
@@ -252,7 +273,7 @@ inline GemmConfig gemm_config_model(int64_t m, int64_t n, int64_t k, DType dtype
   // Zen 4 cores, kc 4096: nc 512 211.5 GFLOP/s, 1024 215.7, 2048 219.0).
   auto nc_for = [&](int64_t kc) {
     if (kc > 2 * kc_target) kc = kc_target;
-    return detail::covering_block(np, std::max<int64_t>(c.nr, cpu.l3_bytes / 4 / (kc * elem)), c.nr);
+    return detail::covering_block(np, std::max<int64_t>(c.nr, b_block_bytes / (kc * elem)), c.nr);
   };
 
   // Packing copies a block once per reuse: B's panels pay off when many rows of C reuse them
