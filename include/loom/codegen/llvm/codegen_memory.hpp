@@ -158,6 +158,11 @@ inline llvm::Value* CodeGenLLVM::emit_load(const LoadNode* op) {
   llvm::Value* saved = mask_;
   mask_ = active;  // the index of a masked-off lane is not evaluated either
   llvm::Instruction* access = nullptr;
+  // One address per lane: the general case, and a clamped ramp's lanes where some are outside.
+  auto gather = [&]() -> llvm::Instruction* {
+    llvm::Value* ptrs = builder_.CreateInBoundsGEP(mem, buffer.ptr, emit_index(op->index));
+    return builder_.CreateMaskedGather(vector_mem, ptrs, align, active, passthru);
+  };
   const RampNode* ramp = op->index.as<RampNode>();
   const BroadcastNode* broadcast = op->index.as<BroadcastNode>();
   if (ramp && is_const_int(ramp->stride, 1)) {
@@ -207,16 +212,14 @@ inline llvm::Value* CodeGenLLVM::emit_load(const LoadNode* op) {
           return dense;
         },
         [&]() -> llvm::Value* {
-          llvm::Value* ptrs = builder_.CreateInBoundsGEP(mem, buffer.ptr, emit_index(op->index));
-          llvm::Instruction* gather = builder_.CreateMaskedGather(vector_mem, ptrs, align, active, passthru);
-          tag_access(gather, buffer.scope);
-          return gather;
+          llvm::Instruction* each = gather();
+          tag_access(each, buffer.scope);
+          return each;
         });
     mask_ = saved;
     return from_memory(element, v);
   } else {
-    llvm::Value* ptrs = builder_.CreateInBoundsGEP(mem, buffer.ptr, emit_index(op->index));
-    access = builder_.CreateMaskedGather(vector_mem, ptrs, align, active, passthru);
+    access = gather();
   }
   mask_ = saved;
   tag_access(access, buffer.scope);
