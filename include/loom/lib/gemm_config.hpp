@@ -218,10 +218,10 @@ inline GemmConfig gemm_config_model(int64_t m, int64_t n, int64_t k, DType dtype
   // AVX2 (16 registers) instead keeps the micro-panel in L1 and A's block of 16 register tiles in a
   // quarter of L2 (below): its 256-bit FMAs take a vector of B every FMA at two FMAs a cycle, twice
   // the bytes per cycle of AVX-512's 512-bit FMAs at one a cycle on Zen 4, so streaming B from L2
-  // starves them. Interleaved rounds, one Zen 3 core (32 KB L1, 512 KB L2), the Zen 4 rule (K in
-  // one block, A's block 512 KB / 1 MB) -> kc 512 and 64 rows (f32) or kc 256-512 with a 128 KB
-  // block (f64): f32 2048^3 72-76 -> 80-82 GFLOP/s, 4096^3 70 -> 77-81; f64 2048^3 35 -> 39-41,
-  // 1024^3 36 -> 39 (Debian OpenBLAS 0.3.21, Zen kernel: 86, 88, 40-41, 41).
+  // starves them. Interleaved rounds, one Zen 3 core (32 KB L1, 512 KB L2), the Zen 4 rules (K in
+  // one block, A's block 512 KB / 1 MB) -> these (kc 512 f32, 256 f64, 64 rows): f32 2048^3 72-76
+  // -> 78-82 GFLOP/s, 4096^3 69.5 -> 72.2; f64 1024^3 28.2 -> 30.3, 2048^3 35.2 -> 36.8, 4096^3
+  // 29.4 -> 33.7 (Debian OpenBLAS 0.3.21, Zen kernel: 83-86, 84, 35, 40, 39).
   const bool avx2 = cpu.registers < 32;
   const int64_t tile_rows = 16 * c.mr;  // row_block's least rows
   const int64_t l1_rows = cpu.l1d_bytes * 2 / 3 / (c.nr * elem), l2_rows = cpu.l2_bytes / 8 / (c.nr * elem);
