@@ -364,8 +364,9 @@ TEST_CASE("lib::gemm: the default tiles follow the cache sizes and the vector wi
   CHECK(lib::default_gemm_config(1, 4096, 4096, f32, 1, cpu).kc == 8);
   CHECK(lib::default_gemm_config(1, 4096, 4096, bf16, 1, cpu).kc == 8);
   CHECK(lib::default_gemm_config(4, 4096, 100, f32, 1, cpu).kc == 5);  // 100 = 20 x 5: no block of 8
-  // AVX2 (a Zen 3's caches): B's micro-panel in L1, A's block of 16 register tiles in a quarter of L2,
-  // B's block in a sixteenth of L3; K is one block only where all of B fits that (huge pages or not).
+  // AVX2 (a Zen 3's caches), B packed: an L1-sized micro-panel, A's block of 16 register tiles in a
+  // quarter of L2, B's block in a sixteenth of L3 (at most 2 MiB); K is one block only where all of B
+  // fits that.
   lib::CpuCacheInfo zen3 = cpu;
   zen3.l1d_bytes = 32 * 1024;
   zen3.l2_bytes = 512 * 1024;
@@ -385,6 +386,17 @@ TEST_CASE("lib::gemm: the default tiles follow the cache sizes and the vector wi
   CHECK(lib::default_gemm_config(4096, 64, 4096, f32, 1, zen3).kc == 4096);   // B is 1 MB
   CHECK(lib::default_gemm_config(4096, 64, 4096, f64, 1, zen3).kc == 4096);   // 2 MB
   CHECK(lib::default_gemm_config(4096, 96, 4096, f64, 1, zen3).kc == 256);    // 3 MB
+  lib::CpuCacheInfo zen3_host_l3 = zen3;
+  zen3_host_l3.l3_bytes = int64_t{480} << 20;  // a VM's report of the host's L3: still 2 MiB
+  const lib::GemmConfig host_l3 = lib::default_gemm_config(2048, 2048, 2048, f32, 1, zen3_host_l3);
+  CHECK(host_l3.kc == 512);
+  CHECK(host_l3.nc == 1024);
+  // Few rows (B read in place) keep the other rules: kc 1024 (an eighth of L2), B's block a quarter of
+  // L3.
+  const lib::GemmConfig five_rows = lib::default_gemm_config(5, 4096, 4096, f32, 1, zen3);
+  CHECK_FALSE(five_rows.pack_b);
+  CHECK(five_rows.kc == 1024);
+  CHECK(five_rows.nc == 2048);
   CHECK(lib::CpuCacheInfo::parse_size("48K") == 48 * 1024);
   CHECK(lib::CpuCacheInfo::parse_size("32M") == 32 * 1024 * 1024);
 }

@@ -215,19 +215,22 @@ inline GemmConfig gemm_config_model(int64_t m, int64_t n, int64_t k, DType dtype
   // 1024 rows). The L1-sized kc of BLIS's model loaded and stored C's tile every 128 rows of K,
   // and those misses cost more than reading B from L2: on one Zen 4 core (1 MB L2), f32 1024^3
   // 83 -> 105 GFLOP/s and 4096^3 72 -> 104 with kc 128 -> 1024 (kc 2048 no better).
-  // AVX2 (16 registers) instead keeps the micro-panel in L1 and A's block of 16 register tiles in a
-  // quarter of L2 (below): its 256-bit FMAs take a vector of B every FMA at two FMAs a cycle, twice
-  // the bytes per cycle of AVX-512's 512-bit FMAs at one a cycle on Zen 4, so streaming B from L2
-  // starves them. Interleaved rounds, one Zen 3 core (32 KB L1, 512 KB L2), the Zen 4 rules (K in
+  // AVX2 (16 registers) instead takes an L1-sized micro-panel, with A's block of 16 register tiles
+  // in a quarter of L2 (below), where B is packed (wide types; few rows keep the rules above). Its
+  // 4-row tile loads a 32-byte vector of B for every 4 FMAs, two FMAs a cycle: 16 bytes of B a cycle,
+  // twice AVX-512's 8-row tile on Zen 4 (64 bytes for every 8 FMAs, one a cycle), so streaming B from
+  // L2 starves it. Interleaved rounds, one Zen 3 core (32 KB L1, 512 KB L2), the Zen 4 rules (K in
   // one block, A's block 512 KB / 1 MB) -> these (kc 512 f32, 256 f64, 64 rows): f32 2048^3 72-76
   // -> 78-82 GFLOP/s, 4096^3 69.5 -> 72.2; f64 1024^3 28.2 -> 30.3, 2048^3 35.2 -> 36.8, 4096^3
-  // 29.4 -> 33.7 (Debian OpenBLAS 0.3.21, Zen kernel: 83-86, 84, 35, 40, 39).
-  const bool avx2 = cpu.registers < 32;
-  const int64_t tile_rows = 16 * c.mr;  // row_block's least rows
+  // 29.4 -> 33.7 (Debian OpenBLAS 0.3.21, Zen kernel: 83-86, 84, 35, 40, 39). Not measured: mc 32
+  // (f64 2048^3 kc 512 mc 32 ran 41.2 in one sweep, against 38.8 for kc 256 mc 32).
+  const bool packs_b = m > 2 * c.mr || (dot && m >= 3);                      // B packed (c.pack_b, below)
+  const bool avx2_packed = cpu.registers < 32 && packs_b && !narrow_panels;  // the AVX2 blocks below
+  const int64_t tile_rows = 16 * c.mr;                                       // row_block's least rows
   const int64_t l1_rows = cpu.l1d_bytes * 2 / 3 / (c.nr * elem), l2_rows = cpu.l2_bytes / 8 / (c.nr * elem);
   const int64_t kc_target =
       narrow_panels ? 4096
-      : avx2
+      : avx2_packed
           ? detail::floor_multiple(
                 std::clamp<int64_t>(
                     std::min(cpu.l1d_bytes / (c.nr * elem), cpu.l2_bytes / 4 / (tile_rows * elem)), 16, 1024),
@@ -251,21 +254,24 @@ inline GemmConfig gemm_config_model(int64_t m, int64_t n, int64_t k, DType dtype
   // (bench/gemm_streamk_cpu.cpp).
   const int64_t mp = detail::round_up(m, c.mr), np = detail::round_up(n, c.nr);
   const int64_t threads = std::max(1, threads_hint);
-  // AVX2: B's packed block gets a sixteenth of L3, not a quarter (nc, below), and K is one block only
-  // where all of B fits that. One Zen 3 core (its 32 MB L3 shared with 7 more cores, other VMs'
-  // here), 4096^3: f32, kc 512: nc 1024 / 2048 / 4096 (blocks of 2 / 4 / 8 MB) 79.3 / 80.5 / 51.5
-  // GFLOP/s; f64: kc 256 nc 1024 34.5 against nc 2048 26.6-29.7 (kc 512). With few columns K in one
-  // block still wins: f64 4096 x 64 x 4096 30.1 GFLOP/s against 19.5 with kc 256 (f32 68.7 : 63.9).
-  const int64_t b_block_bytes = cpu.l3_bytes / (avx2 ? 16 : 4);
+  // AVX2: B's packed block gets a sixteenth of L3 and at most 2 MiB, not a quarter (nc, below), and
+  // K is one block only where all of B fits that. One Zen 3 core (its 32 MB L3 shared with 7 more
+  // cores, other VMs' here), 4096^3, interleaved: f32 kc 512 mc 32, nc 1024 / 2048 / 4096 (blocks
+  // of 2 / 4 / 8 MB) 79.3 / 80.5 / 51.5 GFLOP/s; f64 kc 256 mc 64, nc 1024 / 2048 (2 / 4 MB) 33.7
+  // / 29.7 in two runs (OpenBLAS 39.3 / 38.4). With few columns K in one block still wins: f64
+  // 4096 x 64 x 4096 30.1 GFLOP/s against 19.5 with kc 256. Capped: a VM may report a host's L3.
+  const int64_t b_block_bytes =
+      avx2_packed ? std::min<int64_t>(cpu.l3_bytes / 16, int64_t{2} << 20) : cpu.l3_bytes / 4;
   const bool long_blocks =
-      !narrow_panels && mp / threads >= 64 * c.mr && (!avx2 || k * np * elem <= b_block_bytes);
+      !narrow_panels && mp / threads >= 64 * c.mr && (!avx2_packed || k * np * elem <= b_block_bytes);
   const int64_t block_target = long_blocks && cpu.huge_pages ? 8 * kc_target : kc_target;
   c.kc = long_blocks && k <= 2 * block_target ? k : detail::dividing_block(k, block_target, 1);
   if (c.kc < block_target / 2) {  // no good divisor: pad K to equal blocks
     const int64_t blocks = (k + block_target - 1) / block_target;
     c.kc = (k + blocks - 1) / blocks;
   }
-  c.mc = detail::row_block(mp, c.mr, c.kc, elem, narrow_panels, threads, cpu, avx2 ? cpu.l2_bytes / 4 : 0);
+  c.mc = detail::row_block(mp, c.mr, c.kc, elem, narrow_panels, threads, cpu,
+                           avx2_packed ? cpu.l2_bytes / 4 : 0);
   // nc: a kc x nc block of packed B in (a share of) L3.
   // Where only small blocks divide the columns, gemm() pads them to whole blocks (covering_block).
   // A K block longer than twice the L2-sized kc (huge pages) sizes nc as that kc would: a block of B
@@ -292,7 +298,7 @@ inline GemmConfig gemm_config_model(int64_t m, int64_t n, int64_t k, DType dtype
   // 4 rows 2.6 -> 1.7 ms, 8 rows 4.1 -> 2.1, 16 rows 4.0 -> 2.5; 8-bit 4 rows 1.9 -> 0.8, 8 rows
   // 3.1 -> 1.3, 16 rows 3.2 -> 1.5; 3 rows (64 columns, kc 512 packed) bfloat16 1.85 -> 1.29,
   // 8-bit 0.66 -> 0.53 (2 rows: bfloat16 1.37 -> 1.29, 8-bit 0.37 -> 0.47, in place stays).
-  c.pack_b = m > 2 * c.mr || (dot && m >= 3);
+  c.pack_b = packs_b;
   const bool aliased_rows =
       (k * elem) % 4096 == 0 && n >= 8 * c.nr && cpu.l1d_associativity() <= std::max<int64_t>(c.mr, 8);
   c.pack_a = widened || m % c.mr != 0 || k % c.kc != 0 || aliased_rows;
