@@ -222,20 +222,17 @@ inline GemmConfig gemm_config_model(int64_t m, int64_t n, int64_t k, DType dtype
   // L2 starves it. Interleaved rounds, one Zen 3 core (32 KB L1, 512 KB L2), the Zen 4 rules (K in
   // one block, A's block 512 KB / 1 MB) -> these (kc 512 f32, 256 f64, 64 rows): f32 2048^3 72-76
   // -> 78-82 GFLOP/s, 4096^3 69.5 -> 72.2; f64 1024^3 28.2 -> 30.3, 2048^3 35.2 -> 36.8, 4096^3
-  // 29.4 -> 33.7 (Debian OpenBLAS 0.3.21, Zen kernel: 83-86, 84, 35, 40, 39). Not measured: mc 32
-  // (f64 2048^3 kc 512 mc 32 ran 41.2 in one sweep, against 38.8 for kc 256 mc 32).
+  // 29.4 -> 33.7 (Debian OpenBLAS 0.3.21, Zen kernel: 83-86, 84, 35, 40, 39). Blocks of 8 tiles
+  // with a longer kc (f64 512, f32 1024) were faster on two cores in later rounds (f64 2048^3 53.8
+  // -> 69.0 GFLOP/s, f32 99.5 -> 122.8) but are not yet the rule.
   const bool packs_b = m > 2 * c.mr || (dot && m >= 3);                      // B packed (c.pack_b, below)
   const bool avx2_packed = cpu.registers < 32 && packs_b && !narrow_panels;  // the AVX2 blocks below
-  const int64_t tile_rows = 16 * c.mr;                                       // row_block's least rows
-  const int64_t l1_rows = cpu.l1d_bytes * 2 / 3 / (c.nr * elem), l2_rows = cpu.l2_bytes / 8 / (c.nr * elem);
+  const int64_t row_bytes = c.nr * elem;  // one row of K of B's micro-panel
+  const int64_t wide_rows =
+      avx2_packed ? std::min(cpu.l1d_bytes / row_bytes, cpu.l2_bytes / 4 / (16 * c.mr * elem))  // 16 tiles
+                  : std::max(cpu.l1d_bytes * 2 / 3 / row_bytes, cpu.l2_bytes / 8 / row_bytes);
   const int64_t kc_target =
-      narrow_panels ? 4096
-      : avx2_packed
-          ? detail::floor_multiple(
-                std::clamp<int64_t>(
-                    std::min(cpu.l1d_bytes / (c.nr * elem), cpu.l2_bytes / 4 / (tile_rows * elem)), 16, 1024),
-                16)
-          : detail::floor_multiple(std::clamp<int64_t>(std::max(l1_rows, l2_rows), 16, 1024), 16);
+      narrow_panels ? 4096 : detail::floor_multiple(std::clamp<int64_t>(wide_rows, 16, 1024), 16);
   // With many rows per thread, K is one block up to twice that all the same: C's tile then starts
   // from zero in registers and is stored once (no pass that zeroes C, no loads and stores of it
   // between blocks), and gemm() stores it through an epilogue or past padding straight from
